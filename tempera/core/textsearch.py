@@ -1,0 +1,68 @@
+"""Identifier-aware text for FTS5. Standard library only: the hooks' keyword path uses it.
+
+FTS5's unicode61 tokenizer (with `_` as a token character) keeps snake_case whole; we add the parts of
+identifiers (snake_case, CamelCase, digits) and a joined form of dotted names and paths, to documents and
+queries alike, so `NODE_ENV`, `getUserById`, `os.path.join`, `src/auth/login.py` and `TS2345` are all findable
+whole or by their parts.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"\w+")
+_DOTTED = re.compile(r"\w+(?:[./\\:-]\w+)+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+STOPWORDS = frozenset("""
+a about above after again all also am an and any are as at be been before being below between both but by can
+could did do does doing done down during each few for from further had has have having he her here hers him his
+how i if in into is it its itself just me more most my no nor not now of off on once only or other our ours out
+over own please same she should so some such than that the their them then there these they this those through
+to too under until up very was we were what when where which while who whom why will with would you your yours
+let lets make sure get got use using used thing things like want need via one two
+""".split())
+
+
+def _parts(word: str) -> list[str]:
+    out: list[str] = []
+    pieces = [p for p in word.split("_") if p] if "_" in word else [word]
+    if len(pieces) > 1:
+        out.extend(pieces)
+    for piece in pieces:
+        camel = _CAMEL.findall(piece)
+        if len(camel) > 1:
+            out.extend(camel)
+    return out
+
+
+def expand(text: str) -> str:
+    """The text plus identifier parts and joined dotted/path forms, for indexing."""
+    extra: list[str] = []
+    for m in _DOTTED.finditer(text):
+        chunk = m.group(0)
+        extra.append(re.sub(r"\W+", "_", chunk))
+        tail = re.split(r"[/\\]", chunk)[-1]
+        if tail != chunk and "." in tail:
+            extra.append(re.sub(r"\W+", "_", tail))
+    for word in _WORD.findall(text):
+        extra.extend(_parts(word))
+    return text + ("\n" + " ".join(extra) if extra else "")
+
+
+def query_terms(text: str, limit: int = 40) -> list[str]:
+    """Distinct lowercase search terms of a query, most specific first, stopwords dropped."""
+    seen: dict[str, None] = {}
+    for tok in _WORD.findall(expand(text)):
+        t = tok.lower().strip("_")
+        if len(t) < 2 or t in STOPWORDS or t.isdigit() and len(t) < 3:
+            continue
+        seen.setdefault(t, None)
+    return list(seen)[:limit]
+
+
+def fts_query(terms: list[str]) -> str | None:
+    """An FTS5 MATCH expression that ORs the terms (each quoted, so nothing is parsed as syntax)."""
+    if not terms:
+        return None
+    return " OR ".join(f'"{t}"' for t in terms)

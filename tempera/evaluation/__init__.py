@@ -1,0 +1,1 @@
+"""Retrieval evaluation: pure metric functions and a harness over graded fixtures."""

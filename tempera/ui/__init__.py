@@ -1,0 +1,1 @@
+"""Filled by a later part of the build; see DESIGN.md."""

@@ -1,0 +1,41 @@
+"""Every test gets its own data dir (a real SQLite file) and a clean TEMPERA_* environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("TEMPERA_SHARED_DIR", REPO.parent / "shared"))
+TRANSCRIPTS = SHARED / "data" / "transcripts"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from tempera.core.db import driver_info
+
+    info = driver_info()
+    return [f"tempera: {info['driver']}, SQLite {info['sqlite_version']}, shared data: {SHARED}"]
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key in list(os.environ):
+        if key.startswith("TEMPERA_") and key != "TEMPERA_SHARED_DIR":
+            monkeypatch.delenv(key)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    d = tmp_path / "tempera-data"
+    monkeypatch.setenv("TEMPERA_DATA_DIR", str(d))
+    # one model cache for the whole run: the offline model dir is assembled once, never downloaded
+    monkeypatch.setenv("FASTEMBED_CACHE_DIR", str(REPO / ".pytest_cache" / "models"))
+    return d
+
+
+@pytest.fixture
+def memory():
+    from tempera.core.memory import Memory
+
+    mem = Memory()
+    yield mem
+    mem.close()

@@ -1,0 +1,115 @@
+"""Bad input through the real `tempera` executable: one clear line, exit 1, stored data untouched."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TEMPERA = [sys.executable, "-m", "tempera.cli"]
+
+
+def run(*args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TEMPERA, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def db_bytes(data_dir: Path) -> bytes:
+    return (data_dir / "tempera.db").read_bytes()
+
+
+@pytest.fixture
+def one_episode(data_dir: Path, tmp_path: Path) -> Path:
+    r = run("capture", "-s", "Fixed ECONNREFUSED by waiting for Postgres healthcheck", "--project", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+def assert_clean_error(r: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    assert r.stderr.startswith("Error:"), r.stderr
+    for n in needles:
+        assert n in r.stderr, r.stderr
+
+
+def count(project: Path) -> int:
+    r = run("retrieve", "--all", "--json", "--project", str(project))
+    return len(json.loads(r.stdout))
+
+
+def test_malformed_json_on_stdin(one_episode: Path) -> None:
+    assert_clean_error(run("capture", stdin='{"summary": "x",'), "not valid JSON")
+    assert_clean_error(run("capture", stdin='{"summary": "ok"}\n[1, 2]\n'), "item 2")
+    assert_clean_error(run("capture", stdin='{"summary": "ok", "outcome": "great"}'), "outcome")
+    assert count(one_episode) == 1
+
+
+def test_unknown_id_and_empty_query(one_episode: Path) -> None:
+    assert_clean_error(run("retrieve", "deadbeef00", "--project", str(one_episode)), "no episode")
+    assert_clean_error(run("retrieve", "  ", "--project", str(one_episode)), "QUERY")
+    assert_clean_error(run("feedback", "helpful", "--episodes", "abc"), "too short")
+
+
+def test_huge_summary_refused(one_episode: Path, data_dir: Path) -> None:
+    before = count(one_episode)
+    r = run("capture", "--project", str(one_episode), stdin=json.dumps({"summary": "x" * 1_000_000}))
+    assert_clean_error(r, "1,000,000 characters")
+    assert count(one_episode) == before
+
+
+def test_database_that_is_not_sqlite(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    (data_dir / "tempera.db").write_bytes(b"this is not a database\n" * 10)
+    before = db_bytes(data_dir)
+    assert_clean_error(run("retrieve", "--all"), "not a SQLite database")
+    assert_clean_error(run("capture", "-s", "anything"), "not a SQLite database")
+    assert db_bytes(data_dir) == before
+
+
+def run_read_only(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with the data dir read-only: chmod for a normal user; root ignores modes, so as root the
+    data dir is bind-mounted read-only in a private mount namespace (unshare -m)."""
+    if os.geteuid() != 0:
+        os.chmod(data_dir / "tempera.db", 0o400)
+        os.chmod(data_dir, 0o500)
+        try:
+            return run(*args)
+        finally:
+            os.chmod(data_dir, 0o700)
+            os.chmod(data_dir / "tempera.db", 0o600)
+    d = shlex.quote(str(data_dir))
+    cmd = " ".join(shlex.quote(a) for a in [*TEMPERA, *args])
+    script = f"mount --bind {d} {d} && mount -o remount,bind,ro {d} && exec {cmd}"
+    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+
+
+def test_read_only_data_dir(one_episode: Path, data_dir: Path) -> None:
+    before = db_bytes(data_dir)
+    assert_clean_error(run_read_only(data_dir, "capture", "-s", "more"), "read-only")
+    assert db_bytes(data_dir) == before
+    assert count(one_episode) == 1
+
+
+def test_files_are_owner_only(one_episode: Path, data_dir: Path) -> None:
+    assert data_dir.stat().st_mode & 0o777 == 0o700
+    assert (data_dir / "tempera.db").stat().st_mode & 0o777 == 0o600
+
+
+def test_help_on_every_command() -> None:
+    from tempera.cli import cli
+
+    def walk(group, prefix):  # type: ignore[no-untyped-def]
+        for name, cmd in group.commands.items():
+            yield [*prefix, name], cmd
+            if hasattr(cmd, "commands"):
+                yield from walk(cmd, [*prefix, name])
+
+    for path, cmd in walk(cli, []):
+        assert cmd.help, f"`tempera {' '.join(path)}` has no help text"
+        r = run(*path, "--help")
+        assert r.returncode == 0 and "Usage:" in r.stdout, path
