@@ -61,6 +61,52 @@ def m001_initial(conn: Connection) -> None:
     """)
 
 
+def m002_jobs_injections_links(conn: Connection) -> None:
+    """The durable job queue (Stop hook -> daemon), the injection log (implicit feedback), episode links."""
+    run_script(conn, """
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        dedupe_key TEXT,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'leased', 'done', 'dead')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        run_after REAL NOT NULL,
+        lease_until REAL,
+        last_error TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX jobs_ready ON jobs(status, run_after);
+    CREATE UNIQUE INDEX jobs_dedupe ON jobs(dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'leased');
+    CREATE TABLE injections (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        prompt TEXT,
+        episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        rank INTEGER NOT NULL,
+        scores TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        evaluated_at TEXT,
+        used REAL
+    );
+    CREATE INDEX injections_session ON injections(session_id, created_at);
+    CREATE INDEX injections_episode ON injections(episode_id);
+    CREATE TABLE episode_links (
+        src_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        dst_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        relationship TEXT NOT NULL,
+        weight REAL NOT NULL DEFAULT 1.0,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (src_id, dst_id, relationship)
+    );
+    CREATE INDEX episode_links_dst ON episode_links(dst_id);
+    """)
+
+
 MIGRATIONS: list[Migration] = [
     ("core.001_initial", m001_initial),
+    ("core.002_jobs_injections_links", m002_jobs_injections_links),
 ]
