@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tempera.core import paths
+from tempera.core import defaults, paths
 from tempera.core.errors import InvalidInput
 
 
@@ -40,6 +40,9 @@ class RetrievalConfig(_Section):
     min_similarity: float = Field(0.3, ge=0, le=1, description="Vector hits below this cosine are dropped "
                                   "(the seed's 0.5 suits BGE, whose unrelated pairs score ~0.5; MiniLM's score ~0.1)")
     rrf_k: int = Field(60, ge=1)
+    hybrid_keyword_weight: float = Field(0.5, ge=0, description="Weight of the BM25 list in hybrid RRF (vector = 1)")
+    hybrid_keyword_min_ratio: float = Field(0.5, ge=0, le=1, description="A BM25 hit counts in hybrid fusion only "
+                                            "when its score is at least this share of the best BM25 score")
     candidates: int = Field(50, ge=5, le=1000, description="Candidates drawn from each index before fusion")
 
 
@@ -50,6 +53,20 @@ class BellmanConfig(_Section):
     max_propagation_depth: int = Field(2, ge=1, le=10)
     temporal_credit_window_hours: float = Field(1.0, ge=0)
     epsilon: float = Field(0.001, gt=0)
+    neighbours: int = Field(10, ge=1, le=100, description="Nearest neighbours (sqlite-vec KNN) looked at per hop")
+    source_min_evidence: float = Field(1.0, gt=0, description="Direct (explicit + implicit) evidence weight an "
+                                       "episode needs before its value propagates")
+    temporal_credit_weight: float = Field(0.3, ge=0, description="Helpful pseudo-count a success gives the "
+                                          "episode right before it")
+    temporal_credit_decay: float = Field(0.5, ge=0, le=1, description="Factor per further step back in time")
+    temporal_credit_max_steps: int = Field(10, ge=1, le=100, description="Earlier episodes one success credits")
+    session_window_hours: float = Field(2.0, ge=0, description="Link episodes of one project across sessions "
+                                        "when this close in time (the seed's 2-hour rule)")
+    link_credit_share: float = Field(0.25, ge=0, le=1, description="Share of an episode's direct evidence its "
+                                     "linked episodes receive (times the link weight)")
+    implicit_helpful_weight: float = Field(0.7, ge=0, description="Injected, used, and the turn succeeded")
+    implicit_ignored_weight: float = Field(0.05, ge=0, description="Injected and ignored (unhelpful side)")
+    implicit_corrected_weight: float = Field(0.7, ge=0, description="Injected, used, then corrected by the user")
 
 
 class CaptureConfig(_Section):
@@ -61,11 +78,29 @@ class CaptureConfig(_Section):
     llm_max_usd: float = Field(0.01, ge=0, description="Cost cap of the optional LLM extraction per capture")
 
 
+DEFAULT_LLM_PRICES = ("claude-haiku-4-5=1/5, claude-haiku-4-5-20251001=1/5, claude-sonnet-4-5=3/15, "
+                      "claude-sonnet-4-6=3/15, claude-opus-4-5=5/25, claude-opus-4-6=5/25")
+
+
+class LLMConfig(_Section):
+    enabled: bool = Field(False, description="Allow LLM calls at all (they also need ANTHROPIC_API_KEY)")
+    model: str = Field("claude-haiku-4-5-20251001", description="Model for transcript extraction")
+    prices: str = Field(DEFAULT_LLM_PRICES, description="USD per million tokens, `model=input/output, ...`; "
+                        "a model without a price is never called")
+    base_url: str | None = Field(None, description="Messages API base URL (default: the SDK's, or ANTHROPIC_BASE_URL)")
+    timeout_seconds: float = Field(30.0, gt=0)
+
+
 class InjectConfig(_Section):
-    budget_chars: int = Field(2000, ge=200, le=9000, description="additionalContext size budget per event")
-    max_episodes: int = Field(3, ge=0, le=20)
-    min_similarity: float = Field(0.35, ge=0, le=1, description="Cosine floor for injecting an episode")
-    min_keyword_hits: int = Field(2, ge=1, description="Distinct query terms a keyword-only hit must contain")
+    budget_chars: int = Field(defaults.INJECT_BUDGET_CHARS, ge=200, le=9000,
+                              description="additionalContext size budget per event")
+    max_episodes: int = Field(defaults.INJECT_MAX_EPISODES, ge=0, le=20)
+    min_similarity: float = Field(defaults.INJECT_MIN_SIMILARITY, ge=0, le=1,
+                                  description="Cosine floor for injecting an episode")
+    min_keyword_hits: int = Field(defaults.INJECT_MIN_KEYWORD_HITS, ge=1,
+                                  description="Distinct query terms a keyword-only hit must contain")
+    daemon_timeout_seconds: float = Field(defaults.HOOK_DAEMON_TIMEOUT_SECONDS, gt=0, le=30,
+                                          description="How long a hook waits for the warm daemon's answer")
 
 
 class DaemonConfig(_Section):
@@ -91,6 +126,18 @@ class DreamConfig(_Section):
     contradict_min_confidence: float = 0.7
     templates_min_evidence: int = 3
     templates_min_verification_weight: float = 0.30
+    merge_match_window_hours: float = Field(48.0, gt=0, description="Without a recorded commit, a default-branch "
+                                            "commit touching the episode's files this soon after it counts as its merge")
+
+
+class SelfImproveConfig(_Section):
+    detect_corrections: bool = Field(True, description="Log corrections and clarifying questions found in transcripts")
+    use_llm: bool = Field(True, description="Let the LLM (when a key is set) categorise, draft ask-backs and templates")
+    llm_max_usd: float = Field(0.01, ge=0, description="Cost cap of the optional LLM calls per processed capture")
+    calibration_min_declared: int = Field(5, ge=1, description="Declared successes before a calibration warning")
+    calibration_warn_ratio: float = Field(0.5, ge=0, le=1, description="Warn when verified/declared is below this")
+    brief_top_categories: int = Field(3, ge=1, le=20, description="Correction categories shown in a brief")
+    brief_max_asks: int = Field(3, ge=0, le=20, description="Should-have-asked triggers shown in a brief")
 
 
 class StorageConfig(_Section):
@@ -113,6 +160,8 @@ class Config(BaseModel):
     inject: InjectConfig = InjectConfig()
     daemon: DaemonConfig = DaemonConfig()
     dream: DreamConfig = DreamConfig()
+    selfimprove: SelfImproveConfig = SelfImproveConfig()
+    llm: LLMConfig = LLMConfig()
     storage: StorageConfig = StorageConfig()
 
     def model_cache_dir(self) -> Path:

@@ -159,8 +159,6 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         if rowid in episodes:
             hits.setdefault(rowid, Hit(episodes[rowid])).__dict__.update(similarity=s, vector_rank=rank)
 
-    k = cfg.rrf_k
-    lists = int(bool(use_kw)) + int(use_vec)
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
     if mode == "hybrid":
         w_rel, w_sal = cfg.hybrid_similarity_weight, cfg.hybrid_utility_weight
@@ -168,8 +166,7 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         w_rel, w_sal = cfg.similarity_weight, cfg.utility_weight
     for h in hits.values():
         if mode == "hybrid":
-            rrf = sum(1.0 / (k + r) for r in (h.keyword_rank, h.vector_rank) if r is not None)
-            h.relevance = rrf / (lists / (k + 1))
+            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec)
         elif mode == "vector":
             h.relevance = max(0.0, h.similarity or 0.0)
         else:
@@ -188,8 +185,20 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     return chosen
 
 
+def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool) -> float:
+    """RRF (k from config) normalised to [0, 1]. The keyword list counts with its own weight, and only for hits
+    whose BM25 is within `hybrid_keyword_min_ratio` of the best one: a weak lexical overlap (a paraphrase that
+    shares two generic words) must not outvote the embedding."""
+    k, w_kw = cfg.rrf_k, cfg.hybrid_keyword_weight
+    w_vec = 1.0 if use_vec else 0.0
+    kw_ok = h.keyword_rank is not None and (h.bm25 or 0.0) >= cfg.hybrid_keyword_min_ratio * top_bm25
+    rrf = (w_kw / (k + h.keyword_rank) if kw_ok and h.keyword_rank else 0.0) + \
+        (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0)
+    return rrf / ((w_kw + w_vec) / (k + 1))
+
+
 def _matched(ep: Episode, terms: list[str]) -> int:
     if not terms:
         return 0
-    body = set(textsearch.query_terms(ep.search_text(), limit=100_000))
+    body = textsearch.term_set(ep.search_text())
     return sum(1 for t in terms if t in body)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 _WORD = re.compile(r"\w+")
-_DOTTED = re.compile(r"\w+(?:[./\\:-]\w+)+")
+# starts only at a word boundary and never backtracks into a word, so a 20k-char "word" stays linear
+_DOTTED = re.compile(r"(?<!\w)\w++(?:[./\\:-]\w++)+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 STOPWORDS = frozenset("""
@@ -50,15 +51,23 @@ def expand(text: str) -> str:
     return text + ("\n" + " ".join(extra) if extra else "")
 
 
-def query_terms(text: str, limit: int = 40) -> list[str]:
-    """Distinct lowercase search terms of a query, most specific first, stopwords dropped."""
+QUERY_CHARS = 4000  # the start of a huge prompt says what it is about; the rest only costs time
+
+
+def query_terms(text: str, limit: int = 40, *, max_chars: int = QUERY_CHARS) -> list[str]:
+    """Distinct lowercase search terms of a query (its first `max_chars`), stopwords dropped."""
     seen: dict[str, None] = {}
-    for tok in _WORD.findall(expand(text)):
+    for tok in _WORD.findall(expand(text[:max_chars])):
         t = tok.lower().strip("_")
         if len(t) < 2 or t in STOPWORDS or t.isdigit() and len(t) < 3:
             continue
         seen.setdefault(t, None)
     return list(seen)[:limit]
+
+
+def term_set(text: str) -> set[str]:
+    """Every search term of a whole document, to count which query terms it contains."""
+    return {t.lower() for t in _WORD.findall(expand(text))}
 
 
 def fts_query(terms: list[str]) -> str | None:

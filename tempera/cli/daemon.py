@@ -1,0 +1,96 @@
+"""`tempera daemon start|stop|status|run`: the warm background worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import click
+
+from tempera.cli.common import emit, json_option
+from tempera.core import paths
+from tempera.core.errors import TemperaError
+from tempera.hooks.client import request, spawn_daemon
+
+
+def ping(timeout: float = 1.0) -> dict[str, Any] | None:
+    return request(paths.socket_path(), {"op": "status"}, timeout=timeout)
+
+
+def _lock_pid() -> int | None:
+    try:
+        return int((paths.data_dir() / "daemon.lock").read_text().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
+@click.group()
+def daemon() -> None:
+    """The background worker that keeps the model warm and captures sessions (hooks start it by themselves)."""
+
+
+@daemon.command()
+@click.option("--wait", "wait_s", type=float, default=30.0, show_default=True, help="Seconds to wait until it answers.")
+def start(wait_s: float) -> None:
+    """Start the daemon detached (no-op when it is already running)."""
+    if ping():
+        click.echo("daemon already running")
+        return
+    data = paths.ensure_data_dir()
+    (data / "daemon.spawn").unlink(missing_ok=True)
+    spawn_daemon(data)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        reply = ping()
+        if reply:
+            click.echo(f"daemon running (pid {reply['pid']}, version {reply['version']})")
+            return
+        time.sleep(0.1)
+    raise TemperaError(f"the daemon did not answer within {wait_s:.0f}s; see {data / 'daemon.log'}")
+
+
+@daemon.command()
+@click.option("--wait", "wait_s", type=float, default=15.0, show_default=True)
+def stop(wait_s: float) -> None:
+    """Ask the daemon to exit (SIGTERM if it does not answer)."""
+    reply = request(paths.socket_path(), {"op": "shutdown"}, timeout=2.0)
+    pid = _lock_pid()
+    if reply is None and pid is None:
+        click.echo("daemon not running")
+        return
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and paths.socket_path().exists():
+        time.sleep(0.1)
+    (paths.data_dir() / "daemon.spawn").unlink(missing_ok=True)  # the next hook may start a fresh one at once
+    if paths.socket_path().exists() and pid:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    click.echo("daemon stopped")
+
+
+@daemon.command("status")
+@json_option
+def daemon_status(as_json: bool) -> None:
+    """Whether the daemon answers, its pid, version, model and job counts."""
+    reply = ping()
+    data = reply or {"ok": False, "running": False}
+    if reply:
+        data["running"] = True
+    emit(data, as_json, lambda d: click.echo(
+        f"running: pid {d['pid']}, version {d['version']}, model {d.get('model') or 'none'}, jobs {d.get('jobs')}"
+        if d.get("running") else "not running (hooks start it on demand; or `tempera daemon start`)"))
+
+
+@daemon.command()
+def run() -> None:
+    """Run the daemon in the foreground (what `start` launches)."""
+    from tempera.daemon.server import main
+
+    raise SystemExit(main())
+
+
+COMMANDS = [daemon]

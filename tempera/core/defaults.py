@@ -1,0 +1,7 @@
+"""Defaults the hooks need without pydantic (standard library only); config.py uses the same numbers."""
+
+INJECT_BUDGET_CHARS = 2000
+INJECT_MAX_EPISODES = 3
+INJECT_MIN_SIMILARITY = 0.35
+INJECT_MIN_KEYWORD_HITS = 2
+HOOK_DAEMON_TIMEOUT_SECONDS = 2.0

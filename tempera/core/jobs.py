@@ -1,0 +1,97 @@
+"""The durable job queue in SQLite. Standard library only: the Stop hook enqueues with the stdlib driver.
+
+A job is leased for a while; a worker that dies leaves the lease to expire and the job is taken again, so work
+is at-least-once and handlers must be idempotent (capture is: its cursor advances in the same transaction as
+the episodes it adds). Failures retry with exponential backoff and are dead-lettered after max attempts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+BACKOFF_BASE_SECONDS = 2.0
+BACKOFF_MAX_SECONDS = 600.0
+
+
+@dataclass
+class Job:
+    id: int
+    kind: str
+    payload: dict[str, Any]
+    attempts: int
+
+
+def enqueue(conn: Any, kind: str, payload: dict[str, Any], *, dedupe_key: str | None = None,
+            delay: float = 0.0) -> bool:
+    """Add a job; with a dedupe key, a pending or leased job with the same key absorbs this one.
+
+    Returns False when deduplicated. The caller's connection must be in autocommit mode.
+    """
+    now = time.time()
+    cur = conn.execute(
+        "INSERT INTO jobs(kind, payload, dedupe_key, status, attempts, run_after, created_at, updated_at) "
+        "VALUES (?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (kind, json.dumps(payload), dedupe_key, now + delay, now, now))
+    if cur.rowcount == 0 and dedupe_key is not None:
+        # a leased job with this key may already be past the part of the transcript this one adds: run again
+        conn.execute("UPDATE jobs SET payload = ?, updated_at = ? WHERE dedupe_key = ? AND status = 'pending'",
+                     (json.dumps(payload), now, dedupe_key))
+        leased = conn.execute("SELECT 1 FROM jobs WHERE dedupe_key = ? AND status = 'leased'", (dedupe_key,)).fetchone()
+        if leased:
+            conn.execute("INSERT INTO jobs(kind, payload, dedupe_key, status, attempts, run_after, created_at, "
+                         "updated_at) VALUES (?, ?, NULL, 'pending', 0, ?, ?, ?)",
+                         (kind, json.dumps(payload), now + delay, now, now))
+        return False
+    return True
+
+
+def lease(conn: Any, lease_seconds: float) -> Job | None:
+    """Take the oldest ready job (pending, or leased by a worker whose lease ran out)."""
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute(
+            "SELECT id, kind, payload, attempts FROM jobs WHERE (status = 'pending' AND run_after <= ?) "
+            "OR (status = 'leased' AND lease_until < ?) ORDER BY run_after, id LIMIT 1", (now, now)).fetchone()
+        if row is None:
+            conn.execute("COMMIT")
+            return None
+        conn.execute("UPDATE jobs SET status = 'leased', lease_until = ?, attempts = attempts + 1, updated_at = ? "
+                     "WHERE id = ?", (now + lease_seconds, now, row[0]))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return Job(id=row[0], kind=row[1], payload=json.loads(row[2]), attempts=row[3] + 1)
+
+
+def complete(conn: Any, job: Job) -> None:
+    conn.execute("UPDATE jobs SET status = 'done', lease_until = NULL, last_error = NULL, updated_at = ? "
+                 "WHERE id = ?", (time.time(), job.id))
+
+
+def fail(conn: Any, job: Job, error: str, *, max_attempts: int) -> str:
+    """Schedule a retry with backoff, or dead-letter the job; returns the new status."""
+    now = time.time()
+    if job.attempts >= max_attempts:
+        conn.execute("UPDATE jobs SET status = 'dead', lease_until = NULL, last_error = ?, updated_at = ? "
+                     "WHERE id = ?", (error[-4000:], now, job.id))
+        return "dead"
+    delay = min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (job.attempts - 1))
+    conn.execute("UPDATE jobs SET status = 'pending', lease_until = NULL, run_after = ?, last_error = ?, "
+                 "updated_at = ? WHERE id = ?", (now + delay, error[-4000:], now, job.id))
+    return "pending"
+
+
+def counts(conn: Any) -> dict[str, int]:
+    return {r[0]: r[1] for r in conn.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status")}
+
+
+def dead_jobs(conn: Any, limit: int = 20) -> list[dict[str, Any]]:
+    rows = conn.execute("SELECT id, kind, payload, attempts, last_error, updated_at FROM jobs WHERE status = 'dead' "
+                        "ORDER BY updated_at DESC LIMIT ?", (limit,)).fetchall()
+    return [{"id": r[0], "kind": r[1], "payload": json.loads(r[2]), "attempts": r[3], "error": r[4],
+             "at": r[5]} for r in rows]

@@ -1,0 +1,118 @@
+"""Secret redaction, applied to everything taken from a transcript before it is stored, embedded, indexed or sent
+to an LLM. Each secret becomes a typed placeholder (`[REDACTED:github_token]`) so memory keeps the fact that a
+token was there without keeping the token. Standard library only.
+
+Order matters: whole blocks first (`<private>`, private keys), then tokens with a recognisable shape, then
+credentials inside URLs, then values assigned to secret-sounding names (`DB_PASSWORD=...`, `"api_key": "..."`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+PLACEHOLDER = "[REDACTED:{kind}]"
+
+
+def placeholder(kind: str) -> str:
+    return PLACEHOLDER.format(kind=kind)
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    group: int = 0  # the group that holds the secret (0 = the whole match)
+
+
+def _rule(kind: str, regex: str, group: int = 0, flags: int = 0) -> Rule:
+    return Rule(kind, re.compile(regex, flags), group)
+
+
+# A value that is clearly not a secret: a reference to one, a template slot, an already redacted value.
+_NOT_A_VALUE = re.compile(r"^(?:\$|<|\{\{|%\(|\[REDACTED|\*+$|x+$|null$|none$|true$|false$|undefined$)", re.I)
+
+# A secret-sounding name ends in one of these words ("DB_PASSWORD", "apiToken", "aws_secret_access_key"),
+# never continues into a longer word ("passed", "tokens", "tokenizer").
+_SECRET_NAME = (r"(?:password|passwd|passphrase|pwd|secret|secret[_-]?key|token|api[_-]?key|apikey|access[_-]?key|"
+                r"private[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key|signing[_-]?key|"
+                r"encryption[_-]?key|account[_-]?key|master[_-]?key|sas[_-]?token)(?![A-Za-z0-9])")
+_NAME = rf"[A-Za-z0-9_.-]*?{_SECRET_NAME}"
+
+RULES: tuple[Rule, ...] = (
+    _rule("private", r"<private>.*?(?:</private>|\Z)", flags=re.S | re.I),
+    _rule("private_key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+                         r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", flags=re.S),
+    _rule("anthropic_key", r"\bsk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{16,}"),
+    _rule("openai_key", r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{16,}"),
+    _rule("openai_key", r"\bsk-[A-Za-z0-9]{32,}\b"),
+    _rule("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
+    _rule("aws_secret", r"(?i:aws_?secret(?:_access)?_?key|secretaccesskey)[\"']?\s*[:=]\s*[\"']?"
+                        r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", group=1),
+    _rule("github_token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    _rule("github_token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
+    _rule("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|ft|cbt|imt|agent|oas)-[A-Za-z0-9_-]{20,}"),
+    _rule("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    _rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
+    _rule("stripe_key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+    _rule("stripe_key", r"\bwhsec_[A-Za-z0-9]{24,}\b"),
+    _rule("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    _rule("google_oauth", r"\bGOCSPX-[A-Za-z0-9_-]{20,}"),
+    _rule("google_oauth", r"\bya29\.[A-Za-z0-9_-]{20,}"),
+    _rule("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b"),
+    _rule("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _rule("pypi_token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    _rule("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    _rule("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    _rule("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    _rule("linear_key", r"\blin_api_[A-Za-z0-9]{40}\b"),
+    _rule("telegram_token", r"(?<![0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+    _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _rule("bearer_token", r"(?i:\bbearer\s+)((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)", group=1),
+    _rule("basic_auth", r"(?i:authorization\s*[:=]\s*[\"']?basic\s+)([A-Za-z0-9+/]{8,}=*)", group=1),
+    _rule("azure_key", r"(?i:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}=*)", group=1),
+    _rule("url_password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", group=1),
+    _rule("cli_password", rf"(?i:--[\w-]*{_SECRET_NAME})(?:=|\s+)([^\s\"'-][^\s\"']{{3,}})", group=1),
+    _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*\"([^\"\n]{{3,}})\"", group=1),
+    _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*'([^'\n]{{3,}})'", group=1),
+    _rule("secret", rf"(?i:{_NAME})(?:=|:[ \t]*)([^\s\"',;)\]}}]{{4,}})", group=1),
+)
+
+
+def redact(text: str, counts: Counter[str] | None = None) -> str:
+    """The text with every secret replaced by a typed placeholder; `counts` (when given) tallies the kinds."""
+    if not text:
+        return text
+    for rule in RULES:
+        text = rule.pattern.sub(_replacer(rule, counts), text)
+    return text
+
+
+def _replacer(rule: Rule, counts: Counter[str] | None) -> Callable[[re.Match[str]], str]:
+    def replace(m: re.Match[str]) -> str:
+        secret = m.group(rule.group)
+        if rule.group and _NOT_A_VALUE.match(secret):
+            return m.group(0)
+        if counts is not None:
+            counts[rule.kind] += 1
+        if rule.group == 0:
+            return placeholder(rule.kind)
+        start, end = m.start(rule.group) - m.start(), m.end(rule.group) - m.start()
+        whole = m.group(0)
+        return whole[:start] + placeholder(rule.kind) + whole[end:]
+
+    return replace
+
+
+def redact_data(value: Any, counts: Counter[str] | None = None) -> Any:
+    """Redact every string inside nested dicts / lists (dict keys included)."""
+    if isinstance(value, str):
+        return redact(value, counts)
+    if isinstance(value, dict):
+        return {redact_data(k, counts): redact_data(v, counts) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_data(v, counts) for v in value]
+    return value

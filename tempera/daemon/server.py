@@ -1,0 +1,243 @@
+"""The long-lived local worker: one per data dir (flock), a unix socket (0600) in the data dir, never TCP.
+
+It keeps the embedder and database open, answers inject requests in milliseconds, works the durable job queue,
+watches transcript folders, re-executes itself when the installed package version changes, and exits after a
+configurable idle period. A crashed daemon leaves a stale socket and lock file; the next one recovers both.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from tempera import __version__
+from tempera.core import jobs, paths
+from tempera.core.config import load_config
+from tempera.core.memory import Memory
+
+log = logging.getLogger("tempera.daemon")
+LOCK_NAME = "daemon.lock"
+VERSION_CHECK_SECONDS = 30.0
+
+
+def installed_version() -> str:
+    try:
+        return metadata.version("tempera-memory")
+    except metadata.PackageNotFoundError:
+        return __version__
+
+
+class Daemon:
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir
+        self.sock_path = data_dir / paths.SOCKET_NAME
+        self.stop = threading.Event()
+        self.wake = threading.Event()
+        self.last_activity = time.monotonic()
+        self.started_version = installed_version()
+        self.restart = False
+        self._lock_fd: int | None = None
+        self._request_lock = threading.Lock()
+        self.config = load_config()
+        self.mem: Memory | None = None
+        self.watcher: Any = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def acquire_lock(self) -> bool:
+        fd = os.open(self.data_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+        return True
+
+    def _bind(self) -> socket.socket:
+        # we hold the lock, so any socket file left here belongs to a dead daemon
+        if self.sock_path.exists() or self.sock_path.is_symlink():
+            self.sock_path.unlink()
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            srv.bind(str(self.sock_path))
+        finally:
+            os.umask(old)
+        os.chmod(self.sock_path, 0o600)
+        srv.listen(64)
+        srv.settimeout(0.5)
+        return srv
+
+    def run(self) -> int:
+        paths.ensure_data_dir(self.data_dir)
+        if not self.acquire_lock():
+            log.info("another daemon holds %s; exiting", self.data_dir / LOCK_NAME)
+            return 0
+        self.mem = Memory(self.config)
+        if self.mem.embedder is not None:
+            self.mem.embedder.embed_one("warm up")
+        srv = self._bind()
+        log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
+        workers = [threading.Thread(target=self._work_loop, name="jobs", daemon=True)]
+        for t in workers:
+            t.start()
+        self._start_watcher()
+        try:
+            self._serve(srv)
+        finally:
+            self.stop.set()
+            self.wake.set()
+            srv.close()
+            try:
+                self.sock_path.unlink()
+            except FileNotFoundError:
+                pass
+            if self.watcher is not None:
+                self.watcher.stop()
+            for t in workers:
+                t.join(timeout=10)
+            self.mem.close()
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+        if self.restart:
+            log.info("installed version changed (%s -> %s): re-executing", self.started_version, installed_version())
+            os.execv(sys.executable, [sys.executable, "-m", "tempera.daemon", "run"])
+        return 0
+
+    def _start_watcher(self) -> None:
+        if not self.config.daemon.watch_transcripts:
+            return
+        from tempera.daemon.watch import TranscriptWatcher
+
+        try:
+            self.watcher = TranscriptWatcher(self.data_dir, self.config.daemon.watch_debounce_seconds, self._touch)
+            self.watcher.start()
+        except Exception as exc:  # the watch is a convenience; the Stop hook path does not need it
+            log.warning("transcript watch unavailable: %s", exc)
+            self.watcher = None
+
+    def _touch(self) -> None:
+        self.last_activity = time.monotonic()
+        self.wake.set()
+
+    def _idle_expired(self) -> bool:
+        minutes = self.config.daemon.idle_exit_minutes
+        return minutes > 0 and time.monotonic() - self.last_activity > minutes * 60
+
+    def _serve(self, srv: socket.socket) -> None:
+        next_version_check = time.monotonic() + VERSION_CHECK_SECONDS
+        while not self.stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except socket.timeout:
+                conn = None
+            if conn is not None:
+                threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+            now = time.monotonic()
+            if now >= next_version_check:
+                next_version_check = now + VERSION_CHECK_SECONDS
+                if installed_version() != self.started_version:
+                    self.restart = True
+                    self.stop.set()
+            if self._idle_expired() and self._queue_idle():
+                log.info("idle for %.0f minutes: exiting", self.config.daemon.idle_exit_minutes)
+                self.stop.set()
+
+    def _queue_idle(self) -> bool:
+        with self._request_lock:
+            assert self.mem is not None
+            c = jobs.counts(self.mem.db.conn)
+        return not c.get("pending") and not c.get("leased")
+
+    # -- requests -------------------------------------------------------------------------------
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(5.0)
+            try:
+                buf = b""
+                while not buf.endswith(b"\n") and len(buf) < 4 * 1024 * 1024:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+                req = json.loads(buf.decode("utf-8"))
+                if not isinstance(req, dict):
+                    raise ValueError("a request is a JSON object")
+                reply = self.dispatch(req)
+            except Exception as exc:
+                log.exception("request failed")
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            try:
+                conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
+            except OSError:
+                pass
+
+    def dispatch(self, req: dict[str, Any]) -> dict[str, Any]:
+        op = req.get("op")
+        self.last_activity = time.monotonic()
+        if op == "ping":
+            return {"ok": True, "pid": os.getpid(), "version": self.started_version}
+        if op == "wake":
+            self.wake.set()
+            return {"ok": True}
+        if op == "shutdown":
+            self.stop.set()
+            return {"ok": True}
+        assert self.mem is not None
+        with self._request_lock:
+            if op == "inject":
+                from tempera.daemon.inject import answer
+
+                return {"ok": True, "context": answer(self.mem, req)}
+            if op == "status":
+                return {"ok": True, "pid": os.getpid(), "version": self.started_version,
+                        "jobs": jobs.counts(self.mem.db.conn),
+                        "model": self.mem.embedder.spec.name if self.mem.embedder else None}
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+    # -- jobs -----------------------------------------------------------------------------------
+    def _work_loop(self) -> None:
+        from tempera.daemon.worker import work_one
+
+        mem = Memory(self.config)  # its own connection (the embedder is shared): jobs never wait behind requests
+        try:
+            while not self.stop.is_set():
+                try:
+                    did = work_one(mem)
+                except Exception:
+                    log.exception("job loop error")
+                    did = False
+                if did:
+                    self.last_activity = time.monotonic()
+                    continue
+                self.wake.wait(timeout=2.0)
+                self.wake.clear()
+        finally:
+            mem.close()
+
+
+def configure_logging(data_dir: Path) -> None:
+    handler = logging.FileHandler(data_dir / "daemon.log", encoding="utf-8")
+    paths.secure_file(data_dir / "daemon.log")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root = logging.getLogger("tempera")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.umask(0o077)
+    data_dir = paths.ensure_data_dir()
+    configure_logging(data_dir)
+    return Daemon(data_dir).run()

@@ -1,0 +1,52 @@
+"""Working the job queue: each capture job reads the transcript from the session's cursor and runs the
+post-capture steps (linking, implicit feedback, self-improvement, facts) as they are available."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tempera.core import jobs
+from tempera.core.memory import Memory
+
+log = logging.getLogger("tempera.daemon")
+
+PostCapture = Callable[[Memory, dict[str, Any], Any], None]
+POST_CAPTURE: list[PostCapture] = []
+
+
+def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
+    from tempera.transcripts import capture_transcript
+
+    path = Path(str(payload.get("transcript_path") or ""))
+    if not path.is_file():
+        return {"skipped": f"transcript {path} does not exist"}
+    result = capture_transcript(mem, path, session_id=payload.get("session_id") or None)
+    for step in POST_CAPTURE:
+        step(mem, payload, result)
+    return {"added": len(result.added), "turns": result.turns}
+
+
+HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {"capture": handle_capture}
+
+
+def work_one(mem: Memory) -> bool:
+    """Lease and run one job; False when the queue has nothing ready."""
+    cfg = mem.config.daemon
+    job = jobs.lease(mem.db.conn, cfg.job_lease_seconds)
+    if job is None:
+        return False
+    handler = HANDLERS.get(job.kind)
+    try:
+        if handler is None:
+            raise ValueError(f"unknown job kind {job.kind!r}")
+        outcome = handler(mem, job.payload)
+        jobs.complete(mem.db.conn, job)
+        log.info("job %s (%s) done: %s", job.id, job.kind, outcome)
+    except Exception as exc:
+        status = jobs.fail(mem.db.conn, job, f"{exc}\n{traceback.format_exc()}", max_attempts=cfg.job_max_attempts)
+        log.warning("job %s (%s) failed (attempt %s, now %s): %s", job.id, job.kind, job.attempts, status, exc)
+    return True

@@ -1,0 +1,54 @@
+"""Talking to the daemon over its unix socket, and starting it detached. Standard library only."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+SPAWN_GUARD_SECONDS = 15.0  # one start attempt per this long, so a burst of hooks does not fork a herd
+MAX_REPLY_BYTES = 1024 * 1024
+
+
+def request(sock_path: Path, message: dict[str, Any], *, timeout: float) -> dict[str, Any] | None:
+    """Send one JSON line and read one back; None when nobody answers in time."""
+    if not sock_path.exists():
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(str(sock_path))
+            s.sendall(json.dumps(message).encode("utf-8") + b"\n")
+            buf = b""
+            while not buf.endswith(b"\n") and len(buf) < MAX_REPLY_BYTES:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+        reply = json.loads(buf.decode("utf-8")) if buf.strip() else None
+        return reply if isinstance(reply, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def spawn_daemon(data_dir: Path) -> bool:
+    """Start `python -m tempera.daemon run` in its own session, without waiting; at most once per guard window."""
+    guard = data_dir / "daemon.spawn"
+    try:
+        if guard.exists() and time.time() - guard.stat().st_mtime < SPAWN_GUARD_SECONDS:
+            return False
+        fd = os.open(guard, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        env = dict(os.environ, TEMPERA_DATA_DIR=str(data_dir))
+        subprocess.Popen([sys.executable, "-m", "tempera.daemon", "run"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                         close_fds=True, env=env, cwd=str(data_dir))
+        return True
+    except OSError:
+        return False

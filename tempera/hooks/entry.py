@@ -1,0 +1,147 @@
+"""`tempera-hook <event>`: the Claude Code hook entry. Standard library only on the hot path.
+
+Fails open: whatever happens, exit 0 with stdout empty or one JSON object; tracebacks go to hooks.log in the
+data dir. The warm path is one request to the daemon; without it, a keyword-only answer in-process and the
+daemon started (detached) for next time. Stop only enqueues a capture job durably and returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from tempera.core import paths
+from tempera.hooks import payload as payloads
+from tempera.hooks.settings import HookSettings, load
+
+HOOK_LOG = "hooks.log"
+LOG_MAX_BYTES = 2 * 1024 * 1024
+INJECTING = {"SessionStart", "UserPromptSubmit"}
+CAPTURING = {"Stop", "PreCompact", "SessionEnd"}
+
+
+def log(message: str) -> None:
+    """Append to hooks.log (0600), rotating once it grows past 2 MB; never raises."""
+    try:
+        d = paths.ensure_data_dir()
+        p = d / HOOK_LOG
+        if p.exists() and p.stat().st_size > LOG_MAX_BYTES:
+            os.replace(p, d / (HOOK_LOG + ".1"))
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {message.rstrip()}\n")
+    except Exception:
+        pass
+
+
+def _daemon_context(hp: payloads.HookPayload, settings: HookSettings) -> str | None:
+    """The warm answer, or None when the daemon is not there (it is then started for next time)."""
+    from tempera.hooks.client import request, spawn_daemon
+
+    reply = request(paths.socket_path(), {"op": "inject", "event": hp.event, "session_id": hp.session_id,
+                                          "cwd": hp.cwd, "prompt": hp.prompt, "source": hp.source},
+                    timeout=settings.daemon_timeout)
+    if reply is not None and reply.get("ok"):
+        return str(reply.get("context") or "")
+    if reply is not None:
+        log(f"daemon error on {hp.event}: {reply.get('error')}")
+    spawn_daemon(paths.ensure_data_dir())
+    return None
+
+
+def _cold_context(hp: payloads.HookPayload, settings: HookSettings) -> str:
+    from tempera.core.project import project_for_path
+    from tempera.hooks import coldpath, injectlog, render
+
+    conn = coldpath.open_db(paths.db_path())
+    if conn is None:
+        return ""
+    try:
+        project = project_for_path(hp.cwd or os.getcwd())
+        seen = injectlog.injected_ids(conn, hp.session_id)
+        if hp.event == "UserPromptSubmit":
+            hits = coldpath.keyword_hits(conn, hp.prompt, project, exclude=seen, limit=settings.max_episodes,
+                                         min_hits=settings.min_keyword_hits)
+            header = render.HEADER_PROMPT
+        else:
+            hits = coldpath.useful_recent(conn, project, exclude=seen, limit=settings.max_episodes)
+            header = render.HEADER_SESSION
+        text = render.render_blocks([(header, [render.episode_line(h) for h in hits])], settings.budget_chars)
+        if text:
+            injectlog.record(conn, session_id=hp.session_id, project_id=project.id, event=hp.event,
+                             prompt=hp.prompt or None, hits=hits)
+        return text
+    finally:
+        conn.close()
+
+
+def _enqueue(hp: payloads.HookPayload) -> None:
+    from tempera.hooks import coldpath
+    from tempera.hooks.client import request, spawn_daemon
+
+    if not hp.transcript_path:
+        log(f"{hp.event}: no transcript_path in the payload; nothing to capture")
+        return
+    conn = coldpath.open_db(paths.db_path())
+    if conn is None:  # first ever run: create the schema once (the only non-stdlib import a hook may make)
+        from tempera.core.db import connect
+
+        connect().close()
+        conn = coldpath.open_db(paths.db_path())
+    assert conn is not None
+    try:
+        coldpath.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path, cwd=hp.cwd,
+                                 last_assistant_message=hp.last_assistant_message)
+    finally:
+        conn.close()
+    if request(paths.socket_path(), {"op": "wake"}, timeout=0.2) is None:
+        spawn_daemon(paths.ensure_data_dir())
+
+
+def handle(event: str, doc: dict[str, Any], settings: HookSettings) -> dict[str, Any] | None:
+    from tempera.hooks.render import hook_output
+
+    hp = payloads.parse(event, doc)
+    if event in CAPTURING:
+        if not (event == "Stop" and hp.stop_hook_active):
+            _enqueue(hp)
+        return None
+    if event not in INJECTING:
+        return None
+    context = _daemon_context(hp, settings)
+    if context is None:
+        context = _cold_context(hp, settings)
+    return hook_output(event, context)
+
+
+def run(argv: list[str]) -> None:
+    event = payloads.event_name(argv[0]) if argv else None
+    if event is None:
+        log(f"unknown hook event {argv[:1]!r}; expected session-start, user-prompt-submit or stop")
+        return
+    settings = load()
+    if settings.disabled:
+        return
+    doc = payloads.read_stdin()
+    os.umask(0o077)
+    out = handle(event, doc, settings)
+    if out is not None:
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    try:
+        run(sys.argv[1:])
+    except BaseException:  # fail open, always: even SystemExit and KeyboardInterrupt
+        log("hook failed:\n" + traceback.format_exc())
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""What Claude Code sends a hook on stdin, as a frozen dataclass. Standard library only.
+
+Missing or mistyped fields become "" / None / False and never raise: a hook must answer whatever arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+MAX_STDIN_BYTES = 4 * 1024 * 1024
+MAX_PROMPT_CHARS = 20_000  # retrieval reads the start of a huge prompt; the rest adds nothing but latency
+
+EVENTS = {
+    "session-start": "SessionStart", "sessionstart": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit", "userpromptsubmit": "UserPromptSubmit",
+    "stop": "Stop", "pre-compact": "PreCompact", "precompact": "PreCompact",
+    "session-end": "SessionEnd", "sessionend": "SessionEnd",
+}
+
+
+def event_name(arg: str) -> str | None:
+    """`session-start` or `SessionStart` (any case, _ or -) -> the Claude Code event name."""
+    key = arg.strip().lower().replace("_", "-")
+    return EVENTS.get(key) or EVENTS.get(key.replace("-", ""))
+
+
+@dataclass(frozen=True)
+class HookPayload:
+    event: str
+    session_id: str = ""
+    transcript_path: str = ""
+    cwd: str = ""
+    source: str = ""
+    prompt: str = ""
+    stop_hook_active: bool = False
+    last_assistant_message: str = ""
+
+
+def _str(d: dict[str, Any], key: str, limit: int = 4096) -> str:
+    v = d.get(key)
+    return v[:limit] if isinstance(v, str) else ""
+
+
+def read_stdin(stream: BinaryIO | None = None) -> dict[str, Any]:
+    """The JSON object on stdin, or {} for a tty, empty input, bad JSON or a non-object."""
+    if stream is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            return {}
+        stream = sys.stdin.buffer
+    raw = stream.read(MAX_STDIN_BYTES + 1)
+    if len(raw) > MAX_STDIN_BYTES:
+        raw = b""  # a payload this large is not from Claude Code; answer nothing rather than guess
+    try:
+        doc = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def parse(event: str, doc: dict[str, Any]) -> HookPayload:
+    return HookPayload(
+        event=event,
+        session_id=_str(doc, "session_id", 200),
+        transcript_path=_str(doc, "transcript_path"),
+        cwd=_str(doc, "cwd"),
+        source=_str(doc, "source", 50),
+        prompt=_str(doc, "prompt", MAX_PROMPT_CHARS),
+        stop_hook_active=doc.get("stop_hook_active") is True,
+        last_assistant_message=_str(doc, "last_assistant_message", 8000),
+    )

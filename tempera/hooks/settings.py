@@ -1,0 +1,57 @@
+"""The few settings a hook needs, read from config.toml and env with the standard library only."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+from tempera.core import defaults, paths
+
+TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    disabled: bool
+    budget_chars: int
+    max_episodes: int
+    min_keyword_hits: int
+    daemon_timeout: float
+
+
+def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    v = doc.get(name)
+    return v if isinstance(v, dict) else {}
+
+
+def _num(raw: Any, default: float, lo: float, hi: float) -> float:
+    try:
+        v = float(raw)
+    except (TypeError, ValueError):
+        return default
+    return min(hi, max(lo, v))
+
+
+def load() -> HookSettings:
+    try:
+        with paths.config_path().open("rb") as fh:
+            doc = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        doc = {}
+    general, inject = _section(doc, "general"), _section(doc, "inject")
+    env = os.environ
+    disabled = (env.get("TEMPERA_DISABLE", "").lower() in TRUE
+                or env.get("TEMPERA_GENERAL__DISABLED", "").lower() in TRUE or general.get("disabled") is True)
+
+    def pick(key: str, default: float, lo: float, hi: float) -> float:
+        return _num(env.get(f"TEMPERA_INJECT__{key.upper()}", inject.get(key, default)), default, lo, hi)
+
+    return HookSettings(
+        disabled=disabled,
+        budget_chars=int(pick("budget_chars", defaults.INJECT_BUDGET_CHARS, 200, 9000)),
+        max_episodes=int(pick("max_episodes", defaults.INJECT_MAX_EPISODES, 0, 20)),
+        min_keyword_hits=int(pick("min_keyword_hits", defaults.INJECT_MIN_KEYWORD_HITS, 1, 50)),
+        daemon_timeout=pick("daemon_timeout_seconds", defaults.HOOK_DAEMON_TIMEOUT_SECONDS, 0.05, 30),
+    )

@@ -1,0 +1,113 @@
+"""Tempera's entries in the `hooks` object of Claude Code's settings.json: add, update and remove exactly ours.
+
+An entry is ours when its command is `<path>/tempera-hook <verb>` and nothing else, so the user's hooks, even in the
+same event and the same matcher group, are never touched. Ours is updated where it stands, so a second install
+changes nothing and the order the user chose stays.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Any
+
+from tempera.core.errors import InvalidInput
+from tempera.installer.jsontext import ABSENT, Absent, json_type, object_copy
+
+HOOK_EXECUTABLE = "tempera-hook"
+HOOK_EVENTS: dict[str, str] = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+                               "Stop": "stop"}
+HOOK_TIMEOUT_S = 10  # Claude Code counts hook timeouts in seconds
+
+
+def hook_entry(hook_exe: str, verb: str) -> dict[str, Any]:
+    return {"type": "command", "command": shlex.join([hook_exe, verb]), "timeout": HOOK_TIMEOUT_S}
+
+
+def owned_verb(entry: object) -> str | None:
+    """The verb when this hook entry is one of ours (`tempera-hook <verb>`, any path), else None."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return None
+    try:
+        argv = shlex.split(entry["command"])
+    except ValueError:
+        return None
+    if len(argv) == 2 and os.path.basename(argv[0]) == HOOK_EXECUTABLE:
+        return argv[1]
+    return None
+
+
+def with_hooks(hooks: object, hook_exe: str) -> dict[str, Any]:
+    """`hooks` (it may be ABSENT) with our three entries present and pointing at hook_exe."""
+    new = _checked_copy(hooks)
+    for event, verb in HOOK_EVENTS.items():
+        desired = hook_entry(hook_exe, verb)
+        groups, placed, _ = _strip(new.get(event, []), desired)
+        if not placed:
+            groups.append({"matcher": "", "hooks": [desired]})
+        new[event] = groups
+    return new
+
+
+def without_hooks(hooks: object) -> dict[str, Any] | Absent:
+    """`hooks` without any entry of ours; a group, event or the whole object that our removal emptied goes too
+    (ABSENT: drop `hooks`). What the user left empty stays empty."""
+    if hooks is ABSENT:
+        return ABSENT
+    new = _checked_copy(hooks)
+    removed_any = False
+    for event in list(new):
+        groups, _, removed = _strip(new[event], None)
+        if removed and not groups:
+            del new[event]
+        else:
+            new[event] = groups
+        removed_any = removed_any or removed
+    return ABSENT if removed_any and not new else new
+
+
+def owned_command(hooks: object, event: str, verb: str) -> str | None:
+    """The command of our entry for (event, verb), for status; tolerant of any shape."""
+    groups = hooks.get(event) if isinstance(hooks, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if owned_verb(entry) == verb:
+                return str(entry["command"])
+    return None
+
+
+def _checked_copy(hooks: object) -> dict[str, Any]:
+    """A deep copy to edit, after refusing shapes Claude Code itself would reject."""
+    new = object_copy(hooks, "hooks")
+    for event, groups in new.items():
+        if not isinstance(groups, list):
+            raise InvalidInput(f"`hooks.{event}` must be an array, not {json_type(groups)}")
+    return new
+
+
+def _strip(groups: list[Any], replacement: dict[str, Any] | None) -> tuple[list[Any], bool, bool]:
+    """Groups with our entries taken out; the first one is swapped for `replacement` when given.
+
+    Returns (groups, placed, removed). A group whose `hooks` our removal emptied is dropped; groups of a shape we
+    do not know are foreign and kept as they are.
+    """
+    placed = removed = False
+    out: list[Any] = []
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(entries, list) or not any(owned_verb(e) for e in entries):
+            out.append(group)
+            continue
+        kept = []
+        for entry in entries:
+            if owned_verb(entry) is None:
+                kept.append(entry)
+            elif replacement is not None and not placed:
+                kept.append(replacement)
+                placed = True
+            else:
+                removed = True
+        if kept:
+            out.append({**group, "hooks": kept})
+    return out, placed, removed

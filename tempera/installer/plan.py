@@ -1,0 +1,32 @@
+"""Install and uninstall as lists of planned file changes, so `--dry-run` and the real run share one code path and
+every file is validated before the first one is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tempera.installer.changes import FileChange, Written, apply, plan_edit
+from tempera.installer.hookconfig import HOOK_EXECUTABLE, with_hooks, without_hooks
+from tempera.installer.locations import Scope, find_executable, targets
+from tempera.installer.mcpconfig import MCP_EXECUTABLE, with_server, without_server
+
+
+def plan_install(scope: Scope, project_dir: Path | None = None) -> list[FileChange]:
+    """Our three hooks into settings.json and our MCP server into the scope's MCP file, by absolute path."""
+    where = targets(scope, project_dir)
+    hook_exe = str(find_executable(HOOK_EXECUTABLE))
+    mcp_exe = str(find_executable(MCP_EXECUTABLE))
+    return [plan_edit(where.settings, "hooks", lambda hooks: with_hooks(hooks, hook_exe)),
+            plan_edit(where.mcp, "mcpServers", lambda servers: with_server(servers, mcp_exe))]
+
+
+def plan_uninstall(scope: Scope, project_dir: Path | None = None) -> list[FileChange]:
+    """Exactly our entries out of the same two files."""
+    where = targets(scope, project_dir)
+    return [plan_edit(where.settings, "hooks", without_hooks),
+            plan_edit(where.mcp, "mcpServers", without_server)]
+
+
+def apply_all(changes: list[FileChange]) -> list[Written]:
+    """Write the changed files (each with a backup); unchanged ones are not touched at all."""
+    return [apply(change) for change in changes if change.changed]

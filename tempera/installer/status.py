@@ -1,0 +1,61 @@
+"""Is Tempera registered with Claude Code, and would the registered commands run? `tempera doctor` asks this."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tempera.core.errors import TemperaError
+from tempera.installer.changes import read_member
+from tempera.installer.hookconfig import HOOK_EVENTS, owned_command
+from tempera.installer.locations import Scope, targets
+from tempera.installer.mcpconfig import server_command
+
+
+def installed_status(scope: Scope = "user", project_dir: Path | None = None) -> dict[str, Any]:
+    """One row per hook event and one for the MCP server: present, command, executable and whether it can run.
+
+    Never raises for a broken file: the reason goes to `errors` and `ok` is False, so doctor can show it.
+    """
+    where = targets(scope, project_dir)
+    errors: list[str] = []
+    hooks = _member_or_error(where.settings, "hooks", errors)
+    servers = _member_or_error(where.mcp, "mcpServers", errors)
+    hook_rows = {event: _row(owned_command(hooks, event, verb)) for event, verb in HOOK_EVENTS.items()}
+    mcp_row = _row(server_command(servers))
+    rows = [*hook_rows.values(), mcp_row]
+    return {"scope": scope, "settings_file": str(where.settings), "mcp_file": str(where.mcp),
+            "hooks": hook_rows, "mcp": mcp_row, "errors": errors,
+            "ok": not errors and all(r["present"] and r["executable_ok"] for r in rows)}
+
+
+def _member_or_error(path: Path, key: str, errors: list[str]) -> Any:
+    try:
+        return read_member(path, key)
+    except TemperaError as exc:
+        errors.append(str(exc))
+        return None
+
+
+def _row(command: str | None) -> dict[str, Any]:
+    executable = _executable(command) if command else None
+    return {"present": command is not None, "command": command,
+            "executable": str(executable) if executable else None,
+            "executable_ok": executable is not None and os.access(executable, os.X_OK) and executable.is_file()}
+
+
+def _executable(command: str) -> Path | None:
+    """The program a command runs: its first word, looked up on PATH when it has no directory (the plugin form)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    if not argv:
+        return None
+    if os.sep in argv[0]:
+        return Path(argv[0])
+    found = shutil.which(argv[0])
+    return Path(found) if found else None

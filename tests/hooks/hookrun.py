@@ -1,0 +1,65 @@
+"""Running real `tempera-hook` subprocesses fed what Claude Code sends, and managing the daemon in tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HOOK = [sys.executable, "-m", "tempera.hooks.entry"]
+
+
+def run_hook(event: str, payload: dict[str, Any] | bytes, *, timeout: float = 60,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return subprocess.run([*HOOK, event], input=data, capture_output=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def context_of(r: subprocess.CompletedProcess[bytes]) -> str:
+    """The additionalContext a hook printed ('' when it printed nothing); fails on anything else."""
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    if not out.strip():
+        return ""
+    doc = json.loads(out)
+    return doc["hookSpecificOutput"]["additionalContext"]
+
+
+def daemon_pid(data_dir: Path) -> int | None:
+    try:
+        return int((data_dir / "daemon.lock").read_text().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
+def kill_daemon(data_dir: Path, sig: int = signal.SIGTERM) -> None:
+    pid = daemon_pid(data_dir)
+    if pid is None:
+        return
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+
+
+def wait_for(predicate: Any, timeout: float = 60.0, interval: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s")

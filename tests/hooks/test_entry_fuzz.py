@@ -1,0 +1,117 @@
+"""Whatever arrives on stdin, every hook exits 0 with stdout empty or exactly one valid JSON object."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tempera.core.capture import CaptureInput
+from tempera.core.memory import Memory
+
+from hookrun import run_hook
+
+EVENTS = ["session-start", "user-prompt-submit", "stop"]
+FIELDS = ["session_id", "transcript_path", "cwd", "hook_event_name", "source", "prompt", "stop_hook_active",
+          "last_assistant_message"]
+WEIRD = [None, 0, -1, 1.5, True, [], {}, [1, "a"], {"x": {"y": None}}, "", " ", "\x00\ud800", "../../etc/passwd",
+         "A" * 300_000, "ü" * 5000, "/nonexistent/path.jsonl", "-" * 2]
+
+
+def payloads(seed: int, n: int) -> list[bytes]:
+    rnd = random.Random(seed)
+    out: list[bytes] = []
+    for i in range(n):
+        kind = i % 6
+        if kind == 0:
+            out.append(bytes(rnd.getrandbits(8) for _ in range(rnd.randint(0, 2000))))
+        elif kind == 1:
+            doc = {f: rnd.choice(WEIRD) for f in rnd.sample(FIELDS, rnd.randint(0, len(FIELDS)))}
+            out.append(json.dumps(doc).encode())
+        elif kind == 2:
+            out.append(json.dumps(rnd.choice([[], [1, 2], 3, "str", None, True, 1e308])).encode())
+        elif kind == 3:
+            out.append(("[" * rnd.randint(100, 5000) + "]" * rnd.randint(0, 50)).encode())
+        elif kind == 4:
+            doc = {"session_id": "s", "cwd": "/tmp", "prompt": "x" * rnd.randint(1, 2_000_000),
+                   "transcript_path": rnd.choice(WEIRD[9:])}
+            out.append(json.dumps(doc).encode())
+        else:
+            good = {"session_id": "s-%d" % i, "cwd": "/tmp", "prompt": "fix the login bug", "source": "startup"}
+            raw = json.dumps(good).encode()
+            cut = rnd.randint(0, len(raw))
+            out.append(raw[:cut] + b"\xff\xfe" * rnd.randint(0, 3))
+    return out
+
+
+@pytest.fixture
+def some_memory(tmp_path: Path) -> None:
+    with Memory() as mem:
+        mem.capture(CaptureInput(summary="Fixed the login bug by trimming the session cookie", project="/tmp"))
+
+
+def check_output(stdout: str) -> None:
+    """Empty, or exactly one JSON object carrying hookSpecificOutput.additionalContext."""
+    if not stdout.strip():
+        return
+    assert stdout.count("\n") == 1 and stdout.endswith("\n"), stdout[:200]
+    doc = json.loads(stdout)
+    assert set(doc) == {"hookSpecificOutput"}
+    assert isinstance(doc["hookSpecificOutput"]["additionalContext"], str)
+
+
+@pytest.mark.parametrize("event", EVENTS)
+def test_500_malformed_payloads(event: str, some_memory: None, tmp_path: Path) -> None:
+    """Each payload goes to the real entry point in its own (forked) process; we check its exit status."""
+    cases = payloads(sum(map(ord, event)), 500)
+    blob = tmp_path / "cases.bin"
+    blob.write_bytes(b"".join(struct.pack(">I", len(c)) + c for c in cases))
+    r = subprocess.run([sys.executable, str(Path(__file__).with_name("fork_driver.py")), event, str(blob)],
+                       capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    results = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(results) == 500
+    for res in results:
+        assert res["exit"] == 0
+        check_output(res["stdout"])
+
+
+def test_real_subprocess_sample(some_memory: None) -> None:
+    """A sample through the installed console entry, exactly as Claude Code runs it."""
+    for event in EVENTS:
+        for data in payloads(7, 12):
+            r = run_hook(event, data, env={"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"})
+            assert r.returncode == 0
+            check_output(r.stdout.decode())
+
+
+def test_unknown_event_and_kill_switch(data_dir: Path) -> None:
+    good = {"session_id": "s", "cwd": "/tmp", "prompt": "login bug"}
+    r = run_hook("no-such-event", good)
+    assert r.returncode == 0 and r.stdout == b""
+    assert "unknown hook event" in (data_dir / "hooks.log").read_text()
+    for env in ({"TEMPERA_DISABLE": "1"}, {"TEMPERA_GENERAL__DISABLED": "true"}):
+        r = run_hook("user-prompt-submit", good, env=env)
+        assert r.returncode == 0 and r.stdout == b""
+
+
+def test_kill_switch_in_config_file(data_dir: Path, some_memory: None) -> None:
+    (data_dir / "config.toml").write_text("[general]\ndisabled = true\n")
+    r = run_hook("session-start", {"session_id": "s", "cwd": "/tmp", "source": "startup"})
+    assert r.returncode == 0 and r.stdout == b""
+
+
+def test_event_name_spellings() -> None:
+    from tempera.hooks.payload import event_name
+
+    assert event_name("SessionStart") == event_name("session-start") == event_name("session_start") == "SessionStart"
+    assert event_name("UserPromptSubmit") == "UserPromptSubmit"
+    assert event_name("Stop") == "Stop" and event_name("pre-compact") == "PreCompact"
+    assert event_name("bogus") is None
