@@ -100,15 +100,18 @@ def index(reindex: bool) -> None:
 
 
 def _status_data(mem: Any) -> dict[str, Any]:
+    from tempera.core import jobs
+
     vs = mem.store.vector_status()
     return {"data_dir": str(paths.data_dir()), "episodes": mem.store.count(), "projects": mem.store.projects(),
-            "vectors": {"state": vs.state, "model": vs.model, "stored_model": vs.stored_model, "detail": vs.detail}}
+            "vectors": {"state": vs.state, "model": vs.model, "stored_model": vs.stored_model, "detail": vs.detail},
+            "jobs": jobs.counts(mem.db.conn), "dead_jobs": jobs.dead_jobs(mem.db.conn, limit=5)}
 
 
 @click.command()
 @json_option
 def status(as_json: bool) -> None:
-    """Memory health per project: episode counts, vector index state."""
+    """Memory health per project: episode counts, vector index state, the job queue and dead-lettered jobs."""
     with open_memory() as mem:
         data = _status_data(mem)
 
@@ -118,6 +121,11 @@ def status(as_json: bool) -> None:
             click.echo(f"  {d['vectors']['detail']}")
         for p in d["projects"]:
             click.echo(f"  {p['name']:<24} {p['episodes']:>6}  {p['id'][:8]}  {p['path'] or '(no path)'}")
+        click.echo("Jobs: " + (", ".join(f"{k} {v}" for k, v in sorted(d["jobs"].items())) or "none"))
+        for j in d["dead_jobs"]:
+            err = (j["error"] or "").strip().splitlines()
+            click.echo(f"  dead: job {j['id']} ({j['kind']}, {j['attempts']} attempts) "
+                       f"{j['payload'].get('transcript_path', '')}: {err[0][:120] if err else ''}")
 
     emit(data, as_json, render)
 
@@ -186,13 +194,47 @@ def doctor_checks() -> list[dict[str, Any]]:
                                  vs.detail or f"{vs.state}{' (' + vs.stored_model + ')' if vs.stored_model else ''}"))
     except TemperaError as exc:
         checks.append(_check("database", False, str(exc)))
+    checks.extend(_chain_checks())
     return checks
+
+
+def _chain_checks() -> list[dict[str, Any]]:
+    """The zero-tool-call chain: Claude Code registration, the daemon, and recent hook failures."""
+    from tempera.installer import installed_status
+    from tempera.hooks.client import request
+
+    out = []
+    found = False
+    for scope in ("user", "project"):
+        st = installed_status(scope)  # type: ignore[arg-type]
+        present = [e for e, row in st["hooks"].items() if row["present"]]
+        if not present and not st["mcp"]["present"] and not st["errors"]:
+            continue
+        found = True
+        broken = [e for e, row in st["hooks"].items() if row["present"] and not row["executable_ok"]]
+        detail = (f"{scope}: hooks {', '.join(present) or 'none'} in {st['settings_file']}; MCP "
+                  f"{'registered' if st['mcp']['present'] else 'not registered'} in {st['mcp_file']}")
+        if broken or st["errors"]:
+            detail += "; " + "; ".join([*(f"{e} points at a missing executable" for e in broken), *st["errors"]])
+        out.append(_check(f"claude code ({scope})", st["ok"], detail))
+    if not found:
+        out.append(_check("claude code", False, "Tempera is not installed in Claude Code: run `tempera install`"))
+    reply = request(paths.socket_path(), {"op": "status"}, timeout=2.0)
+    out.append(_check("daemon", True, f"running, pid {reply['pid']}, jobs {reply.get('jobs') or {}}" if reply else
+                      "not running (the next hook starts it; or `tempera daemon start`)"))
+    log = paths.data_dir() / "hooks.log"
+    failures = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+                if "hook failed" in line or "daemon error" in line] if log.exists() else []
+    out.append(_check("hook errors", not failures,
+                      f"{len(failures)} logged, last: {failures[-1][:160]} (see {log})" if failures else "none logged"))
+    return out
 
 
 @click.command()
 @json_option
 def doctor(as_json: bool) -> None:
-    """Check the whole chain: SQLite driver, data dir, config, model, database, vectors."""
+    """Check the whole chain: SQLite driver, data dir, config, model, database, vectors, the Claude Code
+    registration, the daemon, and recent hook errors."""
     checks = doctor_checks()
     emit(checks, as_json, lambda cs: [click.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['check']}: {c['detail']}")
                                       for c in cs])

@@ -37,6 +37,8 @@ class RetrievalConfig(_Section):
     recency_weight: float = Field(0.0, ge=0, le=1, description="Share of salience given to recency (0 = off)")
     recency_halflife_days: float = Field(30.0, gt=0)
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR diversity (0 = diverse, 1 = relevant)")
+    mmr_redundancy_floor: float = Field(0.6, ge=0, lt=1, description="MMR counts only similarity above this as "
+                                        "redundancy (near-duplicates), not mere shared topic")
     min_similarity: float = Field(0.3, ge=0, le=1, description="Vector hits below this cosine are dropped "
                                   "(the seed's 0.5 suits BGE, whose unrelated pairs score ~0.5; MiniLM's score ~0.1)")
     rrf_k: int = Field(60, ge=1)
@@ -112,13 +114,16 @@ class DaemonConfig(_Section):
 
 
 class DreamConfig(_Section):
-    default_max_usd: float = 0.50
+    default_max_usd: float = Field(0.50, ge=0, description="USD cap of one dream cycle, charged from the API's real "
+                                   "token usage at llm.prices; 0 runs every phase on its LLM-free fallback")
     stable_threshold_days: int = 30
     triage_model: str = "claude-haiku-4-5-20251001"
     reflect_model: str = "claude-sonnet-4-6"
     patterns_lookback_days: int = 30
     patterns_min_evidence: int = 3
-    patterns_cluster_threshold: float = 0.75
+    patterns_cluster_threshold: float = Field(0.55, ge=0, le=1, description="Average-linkage cosine at which "
+                                              "items form one theme (the seed's 0.75 suits BGE; MiniLM's "
+                                              "paraphrases score ~0.6)")
     contradict_top_n: int = 50
     contradict_min_similarity: float = 0.6
     contradict_max_similarity: float = 0.95
@@ -128,6 +133,14 @@ class DreamConfig(_Section):
     templates_min_verification_weight: float = 0.30
     merge_match_window_hours: float = Field(48.0, gt=0, description="Without a recorded commit, a default-branch "
                                             "commit touching the episode's files this soon after it counts as its merge")
+    schedule: bool = Field(True, description="The daemon runs the cycle by itself: after idle_minutes without hook "
+                           "traffic once there is new work, and daily at nightly_time")
+    idle_minutes: float = Field(10.0, gt=0, description="Quiet minutes (no hook request, no capture) before a cycle")
+    nightly_time: str = Field("03:00", pattern=r"^$|^([01][0-9]|2[0-3]):[0-5][0-9]$",
+                              description="Local HH:MM of the daily cycle that runs even without new work ('' = off)")
+    reflect_lookback_days: int = Field(7, ge=1, description="Completed days (local time) the reflect phase looks at")
+    reflect_min_episodes: int = Field(2, ge=1, description="Episodes a project needs on a day before it is triaged")
+    reflect_min_score: float = Field(0.5, ge=0, le=1, description="Triage score that earns a day a written reflection")
 
 
 class SelfImproveConfig(_Section):

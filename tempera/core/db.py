@@ -19,7 +19,6 @@ from typing import Any
 from tempera.core import paths
 from tempera.core.errors import StorageError
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -72,13 +71,8 @@ def _load_vec(conn: Connection) -> str | None:
         return f"sqlite-vec failed to load: {exc}"
 
 
-def check_is_sqlite(path: Path) -> None:
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as fh:
-        head = fh.read(len(SQLITE_HEADER))
-    if head != SQLITE_HEADER:
-        raise StorageError(f"{path} is not a SQLite database; move it away or set TEMPERA_DATA_DIR elsewhere")
+def _is_not_a_database(exc: Exception) -> bool:
+    return "not a database" in str(exc) or "file is encrypted" in str(exc)
 
 
 @dataclass
@@ -181,7 +175,9 @@ def connect(path: Path | None = None, *, migrate: bool = True, readonly: bool = 
             paths.ensure_data_dir(path.parent)
         except OSError as exc:
             raise StorageError(f"cannot create data dir {path.parent}: {exc.strerror or exc}") from exc
-    check_is_sqlite(path)
+    # No peeking at the file header with open(): closing any descriptor of the database file drops every POSIX
+    # lock this process holds on it, including those of SQLite connections already open here, and then another
+    # process may checkpoint and delete the WAL under them. SQLite itself reports a file that is not a database.
     if not readonly and path.exists() and not os.access(path, os.W_OK):
         raise StorageError(f"{path} is read-only; Tempera needs to write its memory there")
     if not readonly and not os.access(path.parent, os.W_OK):
@@ -203,6 +199,9 @@ def connect(path: Path | None = None, *, migrate: bool = True, readonly: bool = 
             apply_migrations(db, MIGRATIONS)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if _is_not_a_database(exc):
+            raise StorageError(f"{path} is not a SQLite database; move it away or set TEMPERA_DATA_DIR elsewhere"
+                               ) from exc
         raise StorageError(f"{path}: {exc}") from exc
     if not readonly:
         for suffix in ("", "-wal", "-shm"):

@@ -194,7 +194,8 @@ class EpisodeStore:
         with self.db.transaction():
             self._ensure_vec_table()
         missing = [r[0] for r in self.db.query(
-            f"SELECT rowid FROM episodes WHERE rowid NOT IN (SELECT rowid FROM {VEC_TABLE}) ORDER BY rowid")]
+            f"SELECT rowid FROM episodes WHERE rowid NOT IN (SELECT rowid FROM {VEC_TABLE}) "
+            "AND id NOT IN (SELECT episode_id FROM episode_retirements) ORDER BY rowid")]
         done = 0
         for start in range(0, len(missing), 256):
             chunk = missing[start:start + 256]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from tempera.core.db import Connection, Migration, run_script
+from tempera.core.learning.schema import m020_learning
+from tempera.core.selfimprove.schema import m010_selfimprove
 
 
 def m001_initial(conn: Connection) -> None:
@@ -106,7 +108,42 @@ def m002_jobs_injections_links(conn: Connection) -> None:
     """)
 
 
+def m030_transcript_cursors(conn: Connection) -> None:
+    """Per transcript and session: how far capture got, so re-runs add nothing and grown turns are updated."""
+    run_script(conn, """
+    CREATE TABLE transcript_cursors (
+        transcript_path TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        turn_uuid TEXT,
+        turn_line INTEGER NOT NULL DEFAULT 0,
+        turn_signature TEXT,
+        episode_id TEXT,
+        lines_read INTEGER NOT NULL DEFAULT 0,
+        turns_captured INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (transcript_path, session_id)
+    );
+    """)
+
+
+def m040_session_context(conn: Connection) -> None:
+    """Brief statements injected per session (episodes have `injections`), so none is repeated in a session."""
+    run_script(conn, """
+    CREATE TABLE session_context (
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        event TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, key)
+    );
+    """)
+
+
 MIGRATIONS: list[Migration] = [
     ("core.001_initial", m001_initial),
     ("core.002_jobs_injections_links", m002_jobs_injections_links),
+    ("core.010_selfimprove", m010_selfimprove),
+    ("core.020_learning", m020_learning),
+    ("core.030_transcript_cursors", m030_transcript_cursors),
+    ("core.040_session_context", m040_session_context),
 ]

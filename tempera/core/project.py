@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class ProjectRef:
+class ProjectRef(NamedTuple):
     id: str
     name: str
     path: str | None

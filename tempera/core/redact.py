@@ -40,7 +40,7 @@ _NOT_A_VALUE = re.compile(r"^(?:\$|<|\{\{|%\(|\[REDACTED|\*+$|x+$|null$|none$|tr
 _SECRET_NAME = (r"(?:password|passwd|passphrase|pwd|secret|secret[_-]?key|token|api[_-]?key|apikey|access[_-]?key|"
                 r"private[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key|signing[_-]?key|"
                 r"encryption[_-]?key|account[_-]?key|master[_-]?key|sas[_-]?token)(?![A-Za-z0-9])")
-_NAME = rf"[A-Za-z0-9_.-]*?{_SECRET_NAME}"
+_NAME = rf"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_SECRET_NAME}"
 
 RULES: tuple[Rule, ...] = (
     _rule("private", r"<private>.*?(?:</private>|\Z)", flags=re.S | re.I),
@@ -82,9 +82,12 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+MIN_SECRET_TEXT = 8  # the shortest text any rule can match (`pwd=abcd`)
+
+
 def redact(text: str, counts: Counter[str] | None = None) -> str:
     """The text with every secret replaced by a typed placeholder; `counts` (when given) tallies the kinds."""
-    if not text:
+    if len(text) < MIN_SECRET_TEXT:
         return text
     for rule in RULES:
         text = rule.pattern.sub(_replacer(rule, counts), text)
@@ -107,12 +110,13 @@ def _replacer(rule: Rule, counts: Counter[str] | None) -> Callable[[re.Match[str
     return replace
 
 
-def redact_data(value: Any, counts: Counter[str] | None = None) -> Any:
-    """Redact every string inside nested dicts / lists (dict keys included)."""
+def redact_data(value: Any, counts: Counter[str] | None = None, *, skip: frozenset[str] = frozenset()) -> Any:
+    """Redact every string value inside nested dicts / lists; values under a key in `skip` (ids, timestamps:
+    our own fields, never user text) are left as they are."""
     if isinstance(value, str):
         return redact(value, counts)
     if isinstance(value, dict):
-        return {redact_data(k, counts): redact_data(v, counts) for k, v in value.items()}
+        return {k: v if k in skip else redact_data(v, counts, skip=skip) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_data(v, counts) for v in value]
+        return [redact_data(v, counts, skip=skip) for v in value]
     return value

@@ -76,7 +76,7 @@ def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool
         return []
     scope = "(e.project_id = ? OR e.transferable = 1)" if cross else "e.project_id = ?"
     rows = store.db.query(
-        "SELECT f.rowid, -bm25(episodes_fts) AS s FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid "
+        "SELECT f.rowid, -bm25(episodes_fts) AS s FROM episodes_fts f CROSS JOIN episodes e ON e.rowid = f.rowid "
         f"WHERE episodes_fts MATCH ? AND {scope} ORDER BY bm25(episodes_fts) LIMIT ?", (match, project_id, n))
     return [(int(r[0]), float(r[1])) for r in rows]
 
@@ -104,17 +104,21 @@ def _vectors_of(store: EpisodeStore, rowids: list[int]) -> dict[int, "np.ndarray
     return {int(r[0]): np.frombuffer(r[1], dtype=np.float32) for r in rows}
 
 
-def _mmr(hits: list[Hit], lam: float, limit: int) -> list[Hit]:
-    """Greedy MMR over the blended score; similarity by embeddings, else by term overlap."""
+def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
+    """Greedy MMR over the blended score. Redundancy counts only the part of the similarity (embeddings, else
+    term overlap) above `floor`: texts on one topic score ~0.5 in MiniLM space without repeating each other, and
+    penalising that pushes relevant hits down; near-duplicates are what MMR is for."""
     if lam >= 1.0 or len(hits) <= 1:
         return hits[:limit]
     term_sets = {id(h): set(textsearch.query_terms(h.episode.summary, limit=80)) for h in hits}
 
     def sim(a: Hit, b: Hit) -> float:
         if a.vector is not None and b.vector is not None:
-            return float(a.vector @ b.vector)
-        sa, sb = term_sets[id(a)], term_sets[id(b)]
-        return len(sa & sb) / len(sa | sb) if sa and sb else 0.0
+            s = float(a.vector @ b.vector)
+        else:
+            sa, sb = term_sets[id(a)], term_sets[id(b)]
+            s = len(sa & sb) / len(sa | sb) if sa and sb else 0.0
+        return max(0.0, s - floor) / (1.0 - floor)
 
     chosen: list[Hit] = []
     pool = list(hits)
@@ -126,7 +130,8 @@ def _mmr(hits: list[Hit], lam: float, limit: int) -> list[Hit]:
 
 
 def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: RetrievalConfig, limit: int = 5,
-             mode: str | None = None, cross_project: bool = False, now: datetime | None = None) -> list[Hit]:
+             mode: str | None = None, cross_project: bool = False, now: datetime | None = None,
+             query_vector: "np.ndarray | None" = None) -> list[Hit]:
     """Ranked hits for the query within a project (plus transferable episodes of others when asked)."""
     mode = mode or cfg.mode
     if mode not in MODES:
@@ -148,7 +153,8 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     vec: list[tuple[int, float]] = []
     if use_vec:
         assert store.embedder is not None
-        vec = [(r, s) for r, s in _vector(store, store.embedder.embed_one(query), project_id, cross_project, n)
+        qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
+        vec = [(r, s) for r, s in _vector(store, qvec, project_id, cross_project, n)
                if s >= cfg.min_similarity]
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec})
     hits: dict[int, Hit] = {}
@@ -176,10 +182,11 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     ranked = sorted(hits.values(), key=lambda h: -h.score)
     ranked = ranked[: max(limit * 4, 20)]
     if use_vec:
-        vectors = _vectors_of(store, [r for r, h in hits.items() if h in ranked])
+        keep = {id(h) for h in ranked}
+        vectors = _vectors_of(store, [r for r, h in hits.items() if id(h) in keep])
         for rowid, h in hits.items():
             h.vector = vectors.get(rowid)
-    chosen = _mmr(ranked, cfg.mmr_lambda, limit)
+    chosen = _mmr(ranked, cfg.mmr_lambda, limit, cfg.mmr_redundancy_floor)
     for h in chosen:
         h.matched_terms = _matched(h.episode, terms)
     return chosen

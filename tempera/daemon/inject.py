@@ -1,24 +1,29 @@
-"""The warm answers to SessionStart and UserPromptSubmit: hybrid retrieval with a relevance floor, the brief,
-and the session's injection log, rendered under the size budget."""
+"""The warm answers to SessionStart and UserPromptSubmit: the brief (ask-backs, corrections, should-have-asked
+triggers, calibration), relevant episodes by hybrid retrieval with a relevance floor, and the session's log of
+what it already received, all rendered under one size budget."""
 
 from __future__ import annotations
 
 import os
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
+from tempera.core.brief import prompt_brief, session_start
 from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit, retrieve
 from tempera.hooks import injectlog, render
+
+HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
 
 
 def _hit_dict(h: Hit, project: ProjectRef, similarity: float | None) -> dict[str, Any]:
     ep = h.episode
     return {"id": ep.id, "created_at": ep.created_at.isoformat(), "outcome": ep.outcome.status,
             "verification": ep.outcome.verification.value, "summary": ep.summary,
-            "files": ep.context.files_modified, "score": round(h.score, 4), "relevance": round(h.relevance, 4),
+            "files": [render.relative_to(f, ep.project_path) for f in ep.context.files_modified], "score": round(h.score, 4), "relevance": round(h.relevance, 4),
             "salience": round(h.salience, 4), "utility": round(ep.utility.value, 4),
             "similarity": None if similarity is None else round(similarity, 4),
             "bm25": None if h.bm25 is None else round(h.bm25, 4),
@@ -31,9 +36,9 @@ def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[st
     cfg = mem.config.inject
     if cfg.max_episodes == 0 or not prompt.strip():
         return []
-    hits = retrieve(mem.store, prompt, project_id=project.id, cfg=mem.config.retrieval,
-                    limit=cfg.max_episodes + len(exclude) + 3, mode="hybrid", cross_project=True)
     qvec = mem.embedder.embed_one(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
+    hits = retrieve(mem.store, prompt, project_id=project.id, cfg=mem.config.retrieval,
+                    limit=cfg.max_episodes + len(exclude) + 3, mode="hybrid", cross_project=True, query_vector=qvec)
     chosen = []
     for h in hits:
         if h.episode.id in exclude:
@@ -49,29 +54,46 @@ def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[st
     return chosen
 
 
-def useful_recent(mem: Memory, project: ProjectRef, exclude: set[str]) -> list[dict[str, Any]]:
-    from tempera.hooks.coldpath import useful_recent as by_sql
+def _given_keys(mem: Memory, session_id: str) -> set[str]:
+    return {r[0] for r in mem.db.query("SELECT key FROM session_context WHERE session_id = ?", (session_id,))}
 
-    return by_sql(mem.db.conn, project, exclude=exclude, limit=mem.config.inject.max_episodes)
+
+def _remember_keys(mem: Memory, session_id: str, event: str, keys: list[str]) -> None:
+    now = datetime.now(timezone.utc).isoformat()
+    with mem.db.transaction():
+        for key in keys:
+            mem.db.execute("INSERT OR IGNORE INTO session_context(session_id, key, event, created_at) "
+                           "VALUES (?, ?, ?, ?)", (session_id, key, event, now))
 
 
 def answer(mem: Memory, req: dict[str, Any]) -> str:
-    """The additionalContext for one hook request (empty when there is nothing worth saying)."""
+    """The additionalContext for one hook request ('' when there is nothing new worth saying)."""
+    from tempera.hooks.coldpath import useful_recent
+
     event = str(req.get("event", ""))
+    if event not in ("SessionStart", "UserPromptSubmit"):
+        return ""
     session_id = str(req.get("session_id") or "")
     project = project_for_path(str(req.get("cwd") or os.getcwd()))
+    mem.store.ensure_project(project)
     seen = injectlog.injected_ids(mem.db.conn, session_id)
-    sections: list[tuple[str, list[str]]] = []
-    if event == "UserPromptSubmit":
-        hits = relevant_hits(mem, str(req.get("prompt") or ""), project, seen)
-        sections.append((render.HEADER_PROMPT, [render.episode_line(h) for h in hits]))
-    elif event == "SessionStart":
-        hits = useful_recent(mem, project, seen)
-        sections.append((render.HEADER_SESSION, [render.episode_line(h) for h in hits]))
+    given = _given_keys(mem, session_id)
+    budget = mem.config.inject.budget_chars
+    prompt = str(req.get("prompt") or "")
+    if event == "SessionStart":
+        brief = session_start(mem, project.id, by=session_id or "unknown-session")
+        hits = useful_recent(mem.db.conn, project, exclude=seen, limit=mem.config.inject.max_episodes)
+        header = render.HEADER_SESSION
     else:
-        return ""
-    text = render.render_blocks(sections, mem.config.inject.budget_chars)
-    if text and hits:
+        brief = prompt_brief(mem, project.id, prompt, project.path)
+        hits = relevant_hits(mem, prompt, project, seen)
+        header = render.HEADER_PROMPT
+    statements = brief.select(budget // 2, exclude=given) if brief is not None else []
+    text = render.render_blocks([(HEADER_BRIEF, [f"- {s.text}" for s in statements]),
+                                 (header, [render.episode_line(h) for h in hits])], budget)
+    if statements:
+        _remember_keys(mem, session_id, event, [s.key for s in statements])
+    if hits:
         injectlog.record(mem.db.conn, session_id=session_id, project_id=project.id, event=event,
-                         prompt=str(req.get("prompt") or "") or None, hits=hits)
+                         prompt=prompt or None, hits=hits)
     return text

@@ -4,7 +4,6 @@ become capture jobs through the same queue, debounced per file."""
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -15,13 +14,9 @@ from watchdog.observers import Observer
 
 from tempera.core import jobs, paths
 from tempera.core.db import connect
+from tempera.transcripts.importer import claude_projects_dir
 
 log = logging.getLogger("tempera.daemon")
-
-
-def claude_projects_dir() -> Path:
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
 
 
 class TranscriptWatcher(FileSystemEventHandler):

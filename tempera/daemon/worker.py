@@ -14,8 +14,36 @@ from tempera.core.memory import Memory
 
 log = logging.getLogger("tempera.daemon")
 
-PostCapture = Callable[[Memory, dict[str, Any], Any], None]
-POST_CAPTURE: list[PostCapture] = []
+PostCapture = Callable[[Memory, Any], None]
+
+
+def self_improve(mem: Memory, result: Any) -> None:
+    """Corrections, should-have-asked rows, calibration and ask-backs from the captured turns."""
+    from tempera.transcripts.detect import process_capture
+
+    process_capture(mem, result)
+
+
+def learn(mem: Memory, result: Any) -> None:
+    """Session links, temporal credit and implicit feedback for each captured turn; a correction logged in this
+    session turns the verdicts of the turn it corrects to unhelpful (idempotent)."""
+    from tempera.core.errors import NotFound
+    from tempera.core.learning.implicit import apply_correction
+    from tempera.core.learning.loop import learn_from_capture
+
+    for ep in result.updated + result.added:
+        learn_from_capture(mem, ep)
+    if not result.session_id:
+        return
+    for (eid,) in mem.db.query("SELECT DISTINCT episode_id FROM mistakes WHERE session_id = ? "
+                               "AND episode_id IS NOT NULL", (result.session_id,)):
+        try:
+            apply_correction(mem, mem.store.get(eid))
+        except NotFound:
+            continue
+
+
+POST_CAPTURE: list[PostCapture] = [self_improve, learn]
 
 
 def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
@@ -26,7 +54,7 @@ def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
         return {"skipped": f"transcript {path} does not exist"}
     result = capture_transcript(mem, path, session_id=payload.get("session_id") or None)
     for step in POST_CAPTURE:
-        step(mem, payload, result)
+        step(mem, result)
     return {"added": len(result.added), "turns": result.turns}
 
 

@@ -1,1 +1,15 @@
-"""Filled by a later part of the build; see DESIGN.md."""
+"""The bi-temporal fact graph: datoms with transaction and valid time, queried with minigraf-dialect Datalog.
+
+edn.py reader/printer -> parser.py (AST in ast.py) -> normalize.py (or -> union of conjunctions) ->
+compiler.py (conjunction -> SQL) with relations.py (rules -> CTEs, recursion, specialisation) ->
+planner.py (find/aggregates/order) -> store.py (FactStore: writes, queries, rules, history).
+schema.py holds the migrations, entity_types.py and audit.py the entity schema, ingest_git.py and pycode.py
+code structure from git history.
+"""
+
+from tempera.facts.errors import DatalogError, DatalogSyntaxError
+from tempera.facts.store import FactStore, QueryResult, RuleInfo, RuleResult, TxResult
+from tempera.facts.values import Keyword
+
+__all__ = ["DatalogError", "DatalogSyntaxError", "FactStore", "Keyword", "QueryResult", "RuleInfo", "RuleResult",
+           "TxResult"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +37,8 @@ def request(sock_path: Path, message: dict[str, Any], *, timeout: float) -> dict
 
 def spawn_daemon(data_dir: Path) -> bool:
     """Start `python -m tempera.daemon run` in its own session, without waiting; at most once per guard window."""
+    import subprocess  # only here: most hook calls never spawn
+
     guard = data_dir / "daemon.spawn"
     try:
         if guard.exists() and time.time() - guard.stat().st_mtime < SPAWN_GUARD_SECONDS:

@@ -13,6 +13,7 @@ from typing import Any
 
 from tempera.core import jobs, textsearch
 from tempera.core.project import ProjectRef
+from tempera.hooks.render import relative_to
 
 VERIFICATION_WEIGHTS = {"untested": 0.30, "tests_pass": 0.45, "merged": 0.60, "stable_no_revert": 0.80}
 
@@ -28,8 +29,9 @@ def open_db(path: Path) -> sqlite3.Connection | None:
 def _row_to_hit(row: tuple[Any, ...], project: ProjectRef, extra: dict[str, Any]) -> dict[str, Any]:
     eid, created, outcome, verification, summary, utility, data, project_id, project_name = row[:9]
     try:
-        files = json.loads(data).get("context", {}).get("files_modified", [])
-    except ValueError:
+        doc = json.loads(data)
+        files = [relative_to(f, doc.get("project_path")) for f in doc.get("context", {}).get("files_modified", [])]
+    except (ValueError, AttributeError, TypeError):
         files = []
     return {"id": eid, "created_at": created, "outcome": outcome, "verification": verification, "summary": summary,
             "utility": utility, "files": files,
@@ -49,7 +51,7 @@ def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, 
         return []
     try:
         rows = conn.execute(
-            f"SELECT {COLUMNS}, -bm25(episodes_fts), f.body FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid "
+            f"SELECT {COLUMNS}, -bm25(episodes_fts), f.body FROM episodes_fts f CROSS JOIN episodes e ON e.rowid = f.rowid "
             "WHERE episodes_fts MATCH ? AND (e.project_id = ? OR e.transferable = 1) "
             "ORDER BY bm25(episodes_fts) LIMIT 30", (match, project.id)).fetchall()
     except sqlite3.OperationalError:  # no FTS5 in this SQLite, or no schema yet
@@ -78,6 +80,7 @@ def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set
     try:
         rows = conn.execute(
             f"SELECT {COLUMNS} FROM episodes e WHERE e.project_id = ? AND e.outcome IN ('success', 'partial') "
+            "AND e.id NOT IN (SELECT episode_id FROM episode_retirements) "
             "ORDER BY e.utility * (CASE e.verification WHEN 'stable_no_revert' THEN 0.8 WHEN 'merged' THEN 0.6 "
             "WHEN 'tests_pass' THEN 0.45 ELSE 0.3 END) DESC, e.created_at DESC LIMIT ?",
             (project.id, limit + len(exclude))).fetchall()

@@ -11,8 +11,6 @@ import json
 import os
 import sys
 import time
-import traceback
-from pathlib import Path
 from typing import Any
 
 from tempera.core import paths
@@ -87,18 +85,23 @@ def _enqueue(hp: payloads.HookPayload) -> None:
     if not hp.transcript_path:
         log(f"{hp.event}: no transcript_path in the payload; nothing to capture")
         return
-    conn = coldpath.open_db(paths.db_path())
-    if conn is None:  # first ever run: create the schema once (the only non-stdlib import a hook may make)
+    for attempt in (1, 2):
+        conn = coldpath.open_db(paths.db_path())
+        try:
+            if conn is not None:
+                coldpath.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path,
+                                         cwd=hp.cwd, last_assistant_message=hp.last_assistant_message)
+                break
+        except coldpath.sqlite3.OperationalError:
+            if attempt == 2:
+                raise
+        finally:
+            if conn is not None:
+                conn.close()
+        # no database or no schema yet: create it once (the only non-stdlib import a hook may make), then retry
         from tempera.core.db import connect
 
         connect().close()
-        conn = coldpath.open_db(paths.db_path())
-    assert conn is not None
-    try:
-        coldpath.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path, cwd=hp.cwd,
-                                 last_assistant_message=hp.last_assistant_message)
-    finally:
-        conn.close()
     if request(paths.socket_path(), {"op": "wake"}, timeout=0.2) is None:
         spawn_daemon(paths.ensure_data_dir())
 
@@ -139,6 +142,8 @@ def main() -> None:
     try:
         run(sys.argv[1:])
     except BaseException:  # fail open, always: even SystemExit and KeyboardInterrupt
+        import traceback
+
         log("hook failed:\n" + traceback.format_exc())
     sys.exit(0)
 

@@ -10,6 +10,13 @@ HEADER_PROMPT = "Tempera memory: past work in this project that looks related to
 HEADER_SESSION = "Tempera memory: the most useful recent work recorded for this project."
 
 
+def relative_to(path: str, root: str | None) -> str:
+    """A file as the project knows it: relative to its root when it lies inside."""
+    if root and path.startswith(root.rstrip("/") + "/"):
+        return path[len(root.rstrip("/")) + 1:]
+    return path
+
+
 def episode_line(ep: dict[str, Any]) -> str:
     """One episode as a line: date, outcome, verification, id prefix, summary, files."""
     bits = [ep.get("created_at", "")[:10], ep.get("outcome", "unknown")]

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tempera.core import defaults, paths
 
 TRUE = {"1", "true", "yes", "on"}
 
 
-@dataclass(frozen=True)
-class HookSettings:
+class HookSettings(NamedTuple):
     disabled: bool
     budget_chars: int
     max_episodes: int

@@ -1,0 +1,99 @@
+"""Wall time of the real hook processes, against the floor of starting Python at all, in one run.
+
+    python evals/bench_hooks.py [--episodes 10000] [--runs 50]
+
+Rows: `python -c pass` (the floor); `tempera-hook user-prompt-submit` with a warm daemon over N episodes; the
+same with no daemon (keyword-only, in-process; the start-the-daemon guard is held so every call is cold);
+`tempera-hook stop` (durable enqueue + wake). Targets: warm median <= 3x the floor and p95 < 150 ms; Stop < 100 ms;
+cold < 400 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synthetic import populate, queries  # noqa: E402
+
+from tempera.core.config import load_config  # noqa: E402
+from tempera.core.memory import Memory  # noqa: E402
+from tempera.core.project import project_for_path  # noqa: E402
+
+
+def hook_exe() -> list[str]:
+    exe = Path(sys.executable).with_name("tempera-hook")
+    return [str(exe)] if exe.exists() else [shutil.which("tempera-hook") or "tempera-hook"]
+
+
+def time_runs(cmd: list[str], inputs: list[bytes], env: dict[str, str], before=None) -> list[float]:  # type: ignore[no-untyped-def]
+    out = []
+    for data in inputs:
+        if before:
+            before()
+        t = time.perf_counter()
+        subprocess.run(cmd, input=data, capture_output=True, env=env, check=True)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def stats(xs: list[float]) -> tuple[float, float]:
+    xs = sorted(xs)
+    return statistics.median(xs), xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--episodes", type=int, default=10000)
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        data, repo = Path(d) / "data", Path(d) / "repo"
+        (repo / ".git").mkdir(parents=True)
+        env = {**os.environ, "TEMPERA_DATA_DIR": str(data)}
+        os.environ["TEMPERA_DATA_DIR"] = str(data)
+        with Memory(load_config()) as mem:
+            populate(mem, a.episodes, refs=[project_for_path(repo), project_for_path(Path(d))])
+        transcript = Path(d) / "t.jsonl"
+        transcript.write_text(json.dumps({"type": "user", "sessionId": "bench", "cwd": str(repo), "uuid": "u1",
+                                          "message": {"role": "user", "content": "hello"}}) + "\n")
+        prompts = [json.dumps({"session_id": f"s{i}", "cwd": str(repo), "prompt": q}).encode()
+                   for i, q in enumerate(queries(a.runs))]
+        stops = [json.dumps({"session_id": f"s{i}", "cwd": str(repo), "transcript_path": str(transcript),
+                             "stop_hook_active": False}).encode() for i in range(a.runs)]
+        cli = [sys.executable, "-m", "tempera.cli"]
+        floor = time_runs([sys.executable, "-c", "pass"], [b""] * a.runs, env)
+        guard = data / "daemon.spawn"
+        cold = time_runs([*hook_exe(), "user-prompt-submit"], prompts, env, before=lambda: guard.write_text("hold"))
+        subprocess.run([*cli, "daemon", "start"], env=env, check=True, capture_output=True)
+        try:
+            time_runs([*hook_exe(), "user-prompt-submit"], prompts[:5], env)  # first requests fill caches
+            warm = time_runs([*hook_exe(), "user-prompt-submit"], prompts, env)
+            stop = time_runs([*hook_exe(), "stop"], stops, env)
+        finally:
+            subprocess.run([*cli, "daemon", "stop"], env=env, capture_output=True)
+        rows = {"python -c pass (floor)": floor, f"user-prompt-submit, warm daemon, {a.episodes} episodes": warm,
+                f"user-prompt-submit, no daemon (keyword-only), {a.episodes} episodes": cold, "stop": stop}
+        fmed = statistics.median(floor)
+        report = {k: {"median_ms": round(stats(v)[0], 1), "p95_ms": round(stats(v)[1], 1),
+                      "x_floor": round(stats(v)[0] / fmed, 2)} for k, v in rows.items()}
+        if a.json:
+            print(json.dumps(report, indent=2))
+            return
+        print(f"{'':<62}{'median ms':>10}{'p95 ms':>9}{'x floor':>9}")
+        for k, r in report.items():
+            print(f"{k:<62}{r['median_ms']:>10.1f}{r['p95_ms']:>9.1f}{r['x_floor']:>9.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""Commands of the learning loop: propagate, decay, advance-verification, review, prune, trends, explain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from tempera.cli.common import emit, json_option, open_memory
+from tempera.core.models import VerificationState
+
+all_projects_option = click.option("--project", "-p", default=None,
+                                   help="Limit to one project (path, name or id); default: every project.")
+
+
+def _project_id(mem: Any, project: str | None) -> str | None:
+    return mem.store.resolve_project(project).id if project else None
+
+
+@click.command()
+@click.option("--temporal", is_flag=True, help="Also recompute temporal credit (successes credit what led to them).")
+@all_projects_option
+@json_option
+def propagate(temporal: bool, project: str | None, as_json: bool) -> None:
+    """Spread value from episodes with strong evidence to similar ones (multi-hop Bellman propagation).
+
+    Neighbours move toward their source's utility; propagated evidence is recomputed on every run, never
+    piled up, so running it again changes nothing unless the evidence changed.
+    """
+    from tempera.core.learning.propagation import propagate as run
+
+    with open_memory() as mem:
+        report = run(mem, project_id=_project_id(mem, project), temporal=temporal)
+
+    def render(r: dict[str, Any]) -> None:
+        if r["skipped"]:
+            click.echo(f"propagation skipped: {r['skipped']} (link shares refreshed: {r['link_shares']})")
+            return
+        click.echo(f"sources {r['sources']}, updated {r['updated_episodes']} episode(s) with "
+                   f"{r['evidence_rows']} evidence row(s); {'converged' if r['converged'] else 'NOT converged'} "
+                   f"({r['stopped_by']})")
+        for h in r["hops"]:
+            click.echo(f"  hop {h['hop']}: {h['updates']} update(s), largest change {h['max_change']:.5f}")
+        if r["temporal_rows"] is not None:
+            click.echo(f"temporal credit rows: {r['temporal_rows']}")
+
+    emit(report.as_dict(), as_json, render)
+
+
+@click.command()
+@all_projects_option
+@click.option("--dry-run", is_flag=True, help="Report only; do not retire expired workarounds.")
+@click.option("--restore", "restore_id", default=None, help="Put a retired episode (id or prefix) back into retrieval.")
+@json_option
+def decay(project: str | None, dry_run: bool, restore_id: str | None, as_json: bool) -> None:
+    """Report what has faded (scope-aware decay) and retire workarounds past their expiry date.
+
+    Retired episodes leave search but keep their row and evidence; --restore brings one back.
+    """
+    from tempera.core.learning.decay import run_decay
+    from tempera.core.learning.retire import restore
+
+    with open_memory() as mem:
+        if restore_id:
+            episode_id = mem.store.resolve_id(restore_id)
+            restore(mem.store, episode_id)
+            emit({"restored": episode_id}, as_json, lambda d: click.echo(f"restored {d['restored']}"))
+            return
+        report = run_decay(mem, project_id=_project_id(mem, project), dry_run=dry_run).as_dict()
+
+    def render(r: dict[str, Any]) -> None:
+        click.echo(f"checked {r['checked']} episode(s); {r['faded_total']} faded below half freshness")
+        for kind, s in r["by_scope"].items():
+            click.echo(f"  {kind:<10} {s['episodes']:>6}  mean freshness {s['mean_freshness']:.3f}  faded {s['faded']}")
+        for f in r["faded"][:20]:
+            click.echo(f"  faded {f['id'][:8]}  {f['freshness']:.3f}  {f['scope']:<14} {f['summary'][:70]}")
+        verb = "would retire" if r["dry_run"] else "retired"
+        for f in r["cut"]:
+            click.echo(f"  {verb} expired workaround {f['id'][:8]} ({f['scope']}) {f['summary'][:70]}")
+
+    emit(report, as_json, render)
+
+
+@click.command("advance-verification")
+@click.option("--episode", "-e", default=None, help="Episode id or prefix to set by hand (with --to).")
+@click.option("--to", "to", type=click.Choice([s.value for s in VerificationState]), default=None,
+              help="The state to set.")
+@click.option("--commit", default=None, help="The commit that carries the episode's change.")
+@click.option("--all", "run_all", is_flag=True, help="Advance every episode from evidence (tests, git).")
+@all_projects_option
+@json_option
+def advance_verification(episode: str | None, to: str | None, commit: str | None, run_all: bool,
+                         project: str | None, as_json: bool) -> None:
+    """Move episodes along untested -> tests_pass -> merged -> stable_no_revert.
+
+    \b
+    tempera advance-verification --all            # from evidence: passing tests, default-branch commits, reverts
+    tempera advance-verification -e abc12345 --to merged --commit 1a2b3c4
+    """
+    from tempera.core.errors import InvalidInput
+    from tempera.core.learning.verification import advance_all, set_state
+
+    if run_all == bool(episode or to):
+        raise InvalidInput("give either --all, or --episode ID with --to STATE")
+    if not run_all and not (episode and to):
+        raise InvalidInput("--episode and --to go together")
+    with open_memory(use_model=False) as mem:
+        if run_all:
+            changes = advance_all(mem, project_id=_project_id(mem, project))
+        else:
+            changes = [set_state(mem, mem.store.resolve_id(episode or ""), to or "", commit=commit)]
+
+    def render(rows: list[dict[str, Any]]) -> None:
+        for c in rows:
+            click.echo(f"{c['episode_id'][:8]}  {c['before']} -> {c['after']}  {'; '.join(c['reasons'])}")
+        if not rows:
+            click.echo("no episode changed state")
+
+    emit([c.as_dict() for c in changes], as_json, render)
+
+
+@click.command()
+@click.option("--consolidate", is_flag=True, help="Merge near-duplicates (without it: list them only).")
+@click.option("--dry-run", is_flag=True, help="With --consolidate: show the merges without making them.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None,
+              help="Cosine similarity that makes a duplicate (default storage.consolidation_threshold).")
+@all_projects_option
+@json_option
+def review(consolidate: bool, dry_run: bool, threshold: float | None, project: str | None, as_json: bool) -> None:
+    """Find near-duplicate episodes of a project and (with --consolidate) merge them without losing anything.
+
+    The survivor keeps both texts, histories (evidence rows), files, tags and sources, and the better outcome
+    and verification; the absorbed episode stays stored, linked as `consolidated`, out of search.
+    """
+    from tempera.core.learning.consolidate import consolidate as run
+
+    with open_memory() as mem:
+        report = run(mem, project_id=_project_id(mem, project), dry_run=dry_run or not consolidate,
+                     threshold=threshold).as_dict()
+
+    def render(r: dict[str, Any]) -> None:
+        if r["skipped"]:
+            click.echo(f"review skipped: {r['skipped']}")
+            return
+        verb = "would merge" if r["dry_run"] else "merged"
+        for m in r["merges"]:
+            click.echo(f"{verb} {m['absorbed_id'][:8]} into {m['keep_id'][:8]} (similarity {m['similarity']:.3f})")
+            click.echo(f"   keep: {m['keep_summary'][:90]}\n   gone: {m['absorbed_summary'][:90]}")
+        if not r["merges"]:
+            click.echo(f"no near-duplicates at similarity >= {r['threshold']}")
+
+    emit(report, as_json, render)
+
+
+@click.command()
+@click.option("--older-than", "older_than", type=click.FloatRange(min=0), required=True, help="Age in days.")
+@click.option("--min-utility", "min_utility", type=click.FloatRange(0, 1), required=True,
+              help="Episodes with utility below this go.")
+@click.option("--execute", is_flag=True, help="Delete them (default: dry run, print what would go).")
+@all_projects_option
+@json_option
+def prune(older_than: float, min_utility: float, execute: bool, project: str | None, as_json: bool) -> None:
+    """Delete old, low-utility episodes that were retrieved at least storage.min_retrievals times."""
+    from tempera.core.learning.prune import prune as run
+
+    with open_memory(use_model=False) as mem:
+        report = run(mem, older_than_days=older_than, min_utility=min_utility, execute=execute,
+                     project_id=_project_id(mem, project)).as_dict()
+
+    def render(r: dict[str, Any]) -> None:
+        verb = "deleted" if r["executed"] else "would delete"
+        for c in r["candidates"]:
+            click.echo(f"{verb} {c['id'][:8]}  utility {c['utility']:.3f}  retrieved {c['retrievals']}x  "
+                       f"{c['created_at'][:10]}  {c['summary'][:70]}")
+        click.echo(f"{len(r['candidates'])} episode(s) {verb} (older than {r['older_than_days']:g} days, utility "
+                   f"< {r['min_utility']}, retrieved >= {r['min_retrievals']}x)"
+                   + ("" if r["executed"] else "; add --execute to delete"))
+
+    emit(report, as_json, render)
+
+
+@click.command()
+@click.option("--bucket", type=click.Choice(["weekly", "monthly"]), default="weekly", show_default=True)
+@all_projects_option
+@json_option
+def trends(bucket: str, project: str | None, as_json: bool) -> None:
+    """Helpfulness over time, injected memories used, success rate (the learning curve), and domains."""
+    from tempera.core.learning.trends import trends as run
+
+    with open_memory(use_model=False) as mem:
+        data = run(mem, bucket=bucket, project_id=_project_id(mem, project))
+
+    def pct(x: float | None) -> str:
+        return "   -" if x is None else f"{x * 100:3.0f}%"
+
+    def render(d: dict[str, Any]) -> None:
+        click.echo("period     episodes success helpful-share used-share")
+        for p in d["periods"]:
+            click.echo(f"{p['period']:<10} {p['episodes']:>8} {pct(p['success_rate']):>7} "
+                       f"{pct(p['helpfulness']):>13} {pct(p['use_rate']):>10}")
+        if d["domains"]:
+            click.echo("domains: " + ", ".join(f"{x['domain']} {x['episodes']}" for x in d["domains"]))
+        click.echo("task types: " + (", ".join(f"{x['task_type']} {x['episodes']}" for x in d["task_types"]) or "-"))
+
+    emit(data, as_json, render)
+
+
+@click.command()
+@click.argument("episode_id")
+@json_option
+def explain(episode_id: str, as_json: bool) -> None:
+    """Why an episode has its utility and rank: every evidence row, links, verification, freshness."""
+    from tempera.core.learning.explain import explain as run
+
+    with open_memory(use_model=False) as mem:
+        data = run(mem, episode_id)
+
+    def render(d: dict[str, Any]) -> None:
+        click.echo(f"Episode {d['id']}  [{d['project']}]  {d['outcome']}\n  {d['summary'][:200]}")
+        click.echo(f"Utility {d['utility']:.3f} = {d['posterior']}")
+        click.echo(f"Salience {d['salience']:.3f} = utility x verification {d['verification']} "
+                   f"({d['verification_weight']}) x freshness {d['freshness']:.3f} ({d['scope']}) "
+                   f"x recency {d['recency']:.3f}")
+        for line in d["outcome_evidence"]:
+            click.echo(f"  outcome evidence: {line}")
+        inj = d["injections"]
+        click.echo(f"Retrieved {d['retrievals']}x; injected {inj['total']}x, judged {inj['judged']}, "
+                   f"used {inj['used']}")
+        for source, agg in d["by_source"].items():
+            click.echo(f"  {source:<12} +{agg['helpful']:.3f} / -{agg['unhelpful']:.3f}  ({agg['rows']:.0f} rows)")
+        for r in d["evidence"][-20:]:
+            click.echo(f"  {r['created_at'][:19]} {r['source']:<12} {r['signal']:<9} {r['weight']:.3f}  "
+                       f"{_evidence_line(r['evidence'])}")
+        for link in d["links"]:
+            click.echo(f"  link {link['src_id'][:8]} -> {link['dst_id'][:8]} {link['relationship']} ({link['weight']})")
+        if d["retired"]:
+            click.echo(f"Retired ({d['retired']['reason']}) at {d['retired']['at'][:19]}"
+                       + (f" into {d['retired']['into_id']}" if d["retired"]["into_id"] else ""))
+
+    emit(data, as_json, render)
+
+
+def _evidence_line(evidence: dict[str, Any]) -> str:
+    keys = ("rule", "note", "origin", "hop", "similarity", "relationship", "steps_back", "reasons")
+    return ", ".join(f"{k}={str(evidence[k])[:60]}" for k in keys if k in evidence)
+
+
+COMMANDS = [propagate, decay, advance_verification, review, prune, trends, explain]

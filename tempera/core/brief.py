@@ -1,0 +1,225 @@
+"""The brief: one answer joining every self-improvement signal for the files the agent is about to touch.
+
+It holds the pending ask-backs, the matching reasoning template, the top correction categories for these files
+(matched by their full path relative to the project root), should-have-asked triggers and a calibration warning.
+With `cross_project`, transferable rows of other projects join in, tagged with their project; project-scoped rows
+never cross. The text form is plain statements of fact (never instructions), each with a stable key so a hook can
+leave out what it already injected in the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tempera.core.db import Database
+from tempera.core.selfimprove import calibration
+from tempera.core.selfimprove.anchors import anchor_files, files_named_in, languages_of
+from tempera.core.selfimprove.askbacks import AskBack, ask_backs, consume
+from tempera.core.selfimprove.asks import ASKS
+from tempera.core.selfimprove.logs import LogEntry, LogKind, entries_for
+from tempera.core.selfimprove.mistakes import MISTAKES
+from tempera.core.selfimprove.templates import Template, get_template
+
+if TYPE_CHECKING:
+    from tempera.core.memory import Memory
+
+__all__ = ["Brief", "Statement", "build_brief", "files_named_in", "known_files", "prompt_brief",
+           "session_brief", "session_start"]
+
+
+@dataclass(frozen=True)
+class Statement:
+    key: str  # stable across calls: what a hook records to avoid repeating itself within a session
+    text: str
+
+
+@dataclass
+class CategoryCount:
+    category: str
+    count: int
+    project: str | None  # None: this project; else the foreign project it comes from
+    latest: str
+    files: list[str]
+
+
+@dataclass
+class AskLine:
+    trigger: str
+    question: str
+    answer: str
+    count: int
+    project: str | None
+
+
+@dataclass
+class Brief:
+    project_id: str
+    project: str
+    files: list[str]
+    task_type: str | None = None
+    domain: str | None = None
+    cross_project: bool = False
+    ask_backs: list[AskBack] = field(default_factory=list)
+    template: Template | None = None
+    categories: list[CategoryCount] = field(default_factory=list)
+    asks: list[AskLine] = field(default_factory=list)
+    calibration: calibration.Bucket | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.ask_backs or self.template or self.categories or self.asks or self.calibration)
+
+    def statements(self) -> list[Statement]:
+        """Most important first: pending questions, template, corrections, asks, calibration."""
+        out = [Statement(f"askback:{a.id}", a.statement()) for a in self.ask_backs]
+        if self.template:
+            t = self.template
+            tag = f" [from {t.project}]" if t.project_id != self.project_id else ""
+            steps = " ".join(f"{n}. {s}" for n, s in enumerate(t.steps, 1))
+            out.append(Statement(f"template:{t.project_id}:{t.task_type}:{t.domain}",
+                                 f"Reasoning template{tag} for {t.task_type}/{t.domain or 'any domain'}: "
+                                 f"{len(t.evidence)} verified successes had these steps in common ({t.title}): "
+                                 f"{steps}"))
+        for c in self.categories:
+            tag = f"[from {c.project}] " if c.project else ""
+            where = f" on {', '.join(c.files[:3])}" if c.files else ""
+            out.append(Statement(f"category:{c.project or self.project_id}:{c.category}:{','.join(c.files[:3])}",
+                                 f"{tag}Correction category {c.category} ({c.count}x){where}; latest: {c.latest}"))
+        for a in self.asks:
+            tag = f"[from {a.project}] " if a.project else ""
+            answer = f"; answer then: {a.answer}" if a.answer else ""
+            out.append(Statement(f"ask:{a.project or self.project_id}:{a.question.lower()}",
+                                 f'{tag}Question that should have been asked first ({a.trigger}): "{a.question}"'
+                                 f"{answer}"))
+        if self.calibration:
+            out.append(Statement(f"calibration:{self.calibration.project_id}:{self.calibration.task_type}",
+                                 f"Calibration: {self.calibration.statement()}"))
+        return out
+
+    def select(self, budget_chars: int = 2000, *, exclude: Collection[str] = ()) -> list[Statement]:
+        """The statements that fit the budget as `- text` lines, most important first, leaving out `exclude`d keys
+        (what a hook already injected this session); a first line longer than the budget is clipped."""
+        chosen: list[Statement] = []
+        used = 0
+        for s in self.statements():
+            if s.key in exclude:
+                continue
+            cost = len(s.text) + 3  # "- " and the newline
+            if used + cost > budget_chars:
+                room = budget_chars - used - 3
+                if not chosen and room > 40:
+                    chosen.append(Statement(s.key, s.text[: room - 1] + "…"))
+                break
+            chosen.append(s)
+            used += cost
+        return chosen
+
+    def render(self, budget_chars: int = 2000, *, exclude: Collection[str] = ()) -> str:
+        """`select` as text; '' when there is nothing (new) to say."""
+        return "\n".join(f"- {s.text}" for s in self.select(budget_chars, exclude=exclude))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "project_id": self.project_id, "project": self.project, "files": self.files,
+            "task_type": self.task_type, "domain": self.domain, "cross_project": self.cross_project,
+            "ask_backs": [a.as_dict() for a in self.ask_backs],
+            "template": self.template.as_dict() if self.template else None,
+            "correction_categories": [vars(c) for c in self.categories],
+            "should_have_asked": [vars(a) for a in self.asks],
+            "calibration_warning": self.calibration.as_dict() if self.calibration else None,
+            "statements": [vars(s) for s in self.statements()],
+        }
+
+
+def _categories(rows: list[LogEntry], limit: int) -> list[CategoryCount]:
+    groups: dict[tuple[str | None, str], list[LogEntry]] = {}
+    for r in rows:  # newest first
+        groups.setdefault((r.project_name if r.foreign else None, r.values["category"]), []).append(r)
+    counted = []
+    for (project, category), entries in groups.items():
+        files = list(dict.fromkeys(f for e in entries for f in e.files))
+        latest = entries[0].values["correction"] or entries[0].values["description"]
+        counted.append(CategoryCount(category, len(entries), project, latest[:200], files))
+    own = sorted((c for c in counted if c.project is None), key=lambda c: -c.count)[:limit]
+    foreign = sorted((c for c in counted if c.project is not None), key=lambda c: -c.count)[:limit]
+    return own + foreign
+
+
+def _asks(rows: list[LogEntry], limit: int) -> list[AskLine]:
+    groups: dict[tuple[str | None, str], list[LogEntry]] = {}
+    for r in rows:
+        groups.setdefault((r.project_name if r.foreign else None, r.values["question"].lower()), []).append(r)
+    lines = [AskLine(e[0].values["trigger"][:160], e[0].values["question"][:240], e[0].values["answer"][:200],
+                     len(e), project) for (project, _), e in groups.items()]
+    return sorted(lines, key=lambda a: (a.project is not None, -a.count))[:limit]
+
+
+def _project(db: Database, project_id: str) -> tuple[str, str | None]:
+    row = db.one("SELECT name, path FROM projects WHERE id = ?", (project_id,))
+    return (row[0], row[1]) if row else (project_id, None)
+
+
+def _anchored(mem: "Memory", brief: Brief) -> Brief:
+    """Fill the file-anchored sections: correction categories and should-have-asked triggers. Foreign rows match
+    by the same relative path, the language of the files or the brief's domain."""
+    cfg = mem.config.selfimprove
+    scopes = [f"language:{lang}" for lang in languages_of(brief.files)]
+    scopes += [f"domain:{brief.domain.lower()}"] if brief.domain else []
+
+    def rows(kind: LogKind) -> list[LogEntry]:
+        return entries_for(mem.db, kind, brief.project_id, brief.files, cross_project=brief.cross_project,
+                           scopes=scopes)
+
+    brief.categories = _categories(rows(MISTAKES), cfg.brief_top_categories)
+    brief.asks = _asks(rows(ASKS), cfg.brief_max_asks)
+    return brief
+
+
+def build_brief(mem: "Memory", project_id: str, files: list[str], task_type: str | None = None,
+                domain: str | None = None, cross_project: bool = False) -> Brief:
+    """The brief for these files (absolute or root-relative) in this project; consumes nothing (the pending
+    ask-backs stay pending: only SessionStart / `tempera session-start` take them)."""
+    name, root = _project(mem.db, project_id)
+    brief = _anchored(mem, Brief(project_id, name, anchor_files(files, root), task_type, domain, cross_project))
+    brief.ask_backs = ask_backs(mem.db, project_id=project_id, pending_only=True, limit=3)
+    if task_type:
+        brief.template = get_template(mem.db, project_id, task_type, domain, cross_project=cross_project)
+    brief.calibration = calibration.warning(mem.db, mem.config.selfimprove, project_id, task_type)
+    return brief
+
+
+def session_brief(mem: "Memory", project_id: str) -> Brief:
+    """The project-level brief for SessionStart: pending ask-backs, the project's top correction categories and
+    should-have-asked triggers over all its files, and the worst calibration warning."""
+    return build_brief(mem, project_id, [])
+
+
+def session_start(mem: "Memory", project_id: str, *, by: str) -> Brief:
+    """What SessionStart shows: the project's pending ask-backs, consumed now (`by`: the session that saw them;
+    each is shown once), in the project-level brief."""
+    taken = consume(mem.db, project_id, by=by)
+    brief = session_brief(mem, project_id)
+    brief.ask_backs = taken
+    return brief
+
+
+def known_files(db: Database, project_id: str) -> list[str]:
+    """Every file the project's corrections and should-have-asked rows are anchored to."""
+    return [r[0] for r in db.query(
+        "SELECT DISTINCT f.path FROM selfimprove_files f "
+        "LEFT JOIN mistakes m ON f.kind = 'mistake' AND m.id = f.row_id "
+        "LEFT JOIN should_have_asked a ON f.kind = 'ask' AND a.id = f.row_id "
+        "WHERE COALESCE(m.project_id, a.project_id) = ?", (project_id,))]
+
+
+def prompt_brief(mem: "Memory", project_id: str, prompt: str, project_root: str | None) -> Brief | None:
+    """For UserPromptSubmit: the file-specific part of the brief (corrections, asks) for the files the prompt
+    names; None when it names none or they have nothing logged."""
+    files = files_named_in(prompt, project_root, known_files(mem.db, project_id))
+    if not files:
+        return None
+    name, _ = _project(mem.db, project_id)
+    brief = _anchored(mem, Brief(project_id, name, files))
+    return None if brief.empty else brief

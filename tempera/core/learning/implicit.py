@@ -1,0 +1,228 @@
+"""Implicit feedback: was an injected memory used in the turn that followed, and did the turn go well?
+
+No tool call is needed: the captured turn (an Episode built from the transcript) is compared with each episode
+the hooks injected into the session. Overlap is only counted where it is evidence of *use*: anything that also
+appears in the user's own prompt is discounted, because the prompt is what retrieved the memory in the first
+place. Verdicts become `implicit` evidence rows (weights from `[bellman]`, after DESIGN): used + success ->
+helpful; injected and ignored -> a small unhelpful signal; used and then corrected by the user -> unhelpful.
+
+Verdicts can change later, always in place (the earlier verdict is kept inside the row's evidence): a correction
+is often only seen in the user's *next* prompt, after the turn was judged (`apply_correction` turns that turn's
+helpful verdicts), and a memory ignored in one turn may be used in a later turn of the same session.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from tempera.core.config import BellmanConfig
+from tempera.core.db import Database
+from tempera.core.learning.chaining import share_link_credit
+from tempera.core.learning.retire import live_id
+from tempera.core.models import Episode
+from tempera.core.selfimprove.anchors import anchor_files
+from tempera.core.textsearch import STOPWORDS
+from tempera.core.utility import recompute, record_feedback
+
+if TYPE_CHECKING:
+    from tempera.core.memory import Memory
+
+USE_THRESHOLD = 0.75  # one strong signal (id cited) or two moderate ones
+CITED, ERROR, FILE_MODIFIED, FILE_READ, PHRASE = 1.0, 0.6, 0.5, 0.25, 0.4
+LONG_COMMAND, SHORT_COMMAND = 0.75, 0.4  # `pytest --lf -x` says more than `npm test`
+MAX_PER_KIND = 2
+CORRECTED_RULE, IGNORED_RULE = "used, then corrected by the user", "injected, ignored"
+TEMPLATE_WORDS = frozenset({"changed", "tests", "passed", "failed", "unresolved"})  # transcripts.draft.summarize
+TRIVIAL_COMMANDS = frozenset({"ls", "pwd", "cd", "cat", "git status", "git diff", "git log", "clear", "echo"})
+
+_IDENT = re.compile(r"[A-Za-z_][\w]*(?:[./:-]\w+)*")
+_WORD = re.compile(r"[a-z][a-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class UseVerdict:
+    used: bool
+    score: float
+    reasons: list[str] = field(default_factory=list)
+
+
+def _distinctive_tokens(text: str) -> set[str]:
+    """Identifier-like tokens (snake_case, dotted, paths, CamelCase, with digits) that rarely appear by chance."""
+    out = set()
+    for tok in _IDENT.findall(text):
+        if len(tok) >= 4 and (re.search(r"[_./:\d-]", tok) or re.search(r"[a-z][A-Z]", tok)):
+            out.add(tok.lower())
+    return out
+
+
+def _trigrams(text: str) -> set[str]:
+    """Word trigrams within a line, stopwords and the capture summary template's own words left out."""
+    out: set[str] = set()
+    for line in text.lower().splitlines():
+        words = [w for w in _WORD.findall(line) if w not in STOPWORDS and w not in TEMPLATE_WORDS and len(w) > 2]
+        out.update(" ".join(words[i:i + 3]) for i in range(len(words) - 2))
+    return out
+
+
+def _prose(ep: Episode, texts: Iterable[str]) -> str:
+    """`texts` without the episode's own file paths and commands: those are weighed by their own signals."""
+    out = "\n".join(t for t in texts if t)
+    ctx = ep.context
+    for literal in sorted({*ctx.commands, *ctx.files_modified, *ctx.files_read}, key=len, reverse=True):
+        if literal.strip():
+            out = out.replace(literal, " ")
+    return out
+
+
+def _commands(cmds: Iterable[str]) -> set[str]:
+    out = set()
+    for c in cmds:
+        norm = " ".join(c.split())
+        if norm and norm not in TRIVIAL_COMMANDS and len(norm.split()) >= 2:
+            out.add(norm)
+    return out
+
+
+def _said(turn: Episode) -> list[str]:
+    """What the agent did and said in the turn (never the user's prompt)."""
+    ctx, intent = turn.context, turn.intent
+    return [turn.summary, intent.extracted if intent.extracted != intent.raw_prompt else "",
+            *(e.message + " " + (e.resolution or "") for e in ctx.errors), *turn.alternatives_considered]
+
+
+def score_injection_use(injected: Episode, turn: Episode) -> UseVerdict:
+    """Did `turn` use `injected`? Sums weighted signals; `used` once the score reaches USE_THRESHOLD."""
+    reasons: list[str] = []
+    score = 0.0
+    said = _said(turn)
+    prompt = turn.intent.raw_prompt.lower()
+
+    def add(weight: float, items: Iterable[str], label: str) -> None:
+        nonlocal score
+        for item in sorted(items)[:MAX_PER_KIND]:
+            score += weight
+            reasons.append(f"{label}: {item}")
+
+    if injected.id[:8].lower() in " ".join([*said, *turn.context.commands]).lower():
+        add(CITED, [injected.id[:8]], "cited its id")
+    mine = set(anchor_files(injected.context.files_modified, injected.project_path))
+    modified = set(anchor_files(turn.context.files_modified, turn.project_path))
+    read = set(anchor_files(turn.context.files_read, turn.project_path))
+    add(FILE_MODIFIED, mine & modified, "modified the same file")
+    add(FILE_READ, (mine & read) - modified, "read a file it names")
+    theirs = {e.fingerprint for e in injected.context.errors if e.fingerprint}
+    add(ERROR, theirs & {e.fingerprint for e in turn.context.errors if e.fingerprint}, "same error")
+    shared = {c for c in _commands(injected.context.commands) & _commands(turn.context.commands)
+              if c.lower() not in prompt}
+    add(LONG_COMMAND, {c for c in shared if len(c.split()) >= 3}, "ran the same command")
+    add(SHORT_COMMAND, {c for c in shared if len(c.split()) < 3}, "ran the same short command")
+    memory_text = _prose(injected, [injected.summary, injected.intent.claim or "",
+                                    *(e.resolution or "" for e in injected.context.errors)])
+    action = _prose(turn, said)
+    file_names = {f.rsplit("/", 1)[-1].lower() for f in mine | modified | read}
+    tokens = (_distinctive_tokens(memory_text) & _distinctive_tokens(action)) - _distinctive_tokens(prompt)
+    phrases = (_trigrams(memory_text) & _trigrams(action)) - _trigrams(prompt)
+    add(PHRASE, (tokens - file_names) | phrases, "repeated a distinctive phrase")
+    return UseVerdict(used=score >= USE_THRESHOLD, score=round(score, 3), reasons=reasons)
+
+
+@dataclass(frozen=True)
+class ImplicitResult:
+    episode_id: str
+    verdict: UseVerdict
+    signal: str | None
+    weight: float
+    rule: str
+
+
+def _judge(verdict: UseVerdict, status: str, corrected: bool, cfg: BellmanConfig) -> tuple[str | None, float, str]:
+    if not verdict.used:
+        return "unhelpful", cfg.implicit_ignored_weight, IGNORED_RULE
+    if corrected:
+        return "unhelpful", cfg.implicit_corrected_weight, CORRECTED_RULE
+    if status == "success":
+        return "helpful", cfg.implicit_helpful_weight, "used, and the turn succeeded"
+    return None, 0.0, f"used, but the turn's outcome is {status}: no evidence either way"
+
+
+def _rewrite(db: Database, cfg: BellmanConfig, row_id: int, episode_id: str, signal: str, weight: float,
+             update: dict[str, Any]) -> None:
+    """Turn an earlier verdict into a new one in place (the earlier one is kept under evidence.was), then refresh
+    the utility, the last-useful time (the latest direct helpful row) and the link shares."""
+    old_signal, old_weight, raw, created_at = db.one(
+        "SELECT signal, weight, evidence, created_at FROM feedback_events WHERE id = ?", (row_id,))
+    evidence = json.loads(raw or "{}")
+    was = {"signal": old_signal, "weight": old_weight, "rule": evidence.get("rule"), "at": created_at}
+    evidence = {**evidence, **update, "was": was}
+    db.execute("UPDATE feedback_events SET signal = ?, weight = ?, evidence = ?, created_at = ? WHERE id = ?",
+               (signal, weight, json.dumps(evidence), datetime.now(timezone.utc).isoformat(), row_id))
+    recompute(db, episode_id)
+    db.execute("UPDATE episodes SET last_useful_at = (SELECT MAX(created_at) FROM feedback_events WHERE "
+               "episode_id = ? AND signal = 'helpful' AND source IN ('explicit', 'implicit')) WHERE id = ?",
+               (episode_id, episode_id))
+    share_link_credit(db, cfg, episode_id)
+
+
+def _ignored_row(db: Database, episode_id: str, session_id: str) -> int | None:
+    row = db.one("SELECT id FROM feedback_events WHERE episode_id = ? AND source = 'implicit' AND "
+                 "json_extract(evidence, '$.session') = ? AND json_extract(evidence, '$.rule') = ? "
+                 "ORDER BY id DESC LIMIT 1", (episode_id, session_id, IGNORED_RULE))
+    return row[0] if row else None
+
+
+def apply_implicit_feedback(mem: "Memory", session_id: str, turn_episode: Episode,
+                            corrected: bool = False) -> list[ImplicitResult]:
+    """Judge the session's injections against the captured turn and write the evidence.
+
+    New injections get a verdict. A memory judged ignored earlier in the session is looked at again: a later
+    turn may use it (typically after the user corrected the first attempt); then its ignored row is rewritten
+    into the new verdict, and while it stays unused no second penalty is added. Injections are marked evaluated
+    (`used` 1.0 or 0.0) and new credit is passed on along session links.
+    """
+    db, cfg = mem.db, mem.config.bellman
+    rows = db.query("SELECT id, episode_id, evaluated_at FROM injections WHERE session_id = ? AND episode_id != ? "
+                    "AND (evaluated_at IS NULL OR used = 0) ORDER BY id", (session_id, turn_episode.id))
+    by_episode: dict[str, list[int]] = {}
+    judged_before: set[str] = set()
+    for inj_id, episode_id, evaluated_at in rows:
+        by_episode.setdefault(episode_id, []).append(inj_id)
+        if evaluated_at is not None:
+            judged_before.add(episode_id)
+    now = datetime.now(timezone.utc).isoformat()
+    results: list[ImplicitResult] = []
+    with db.transaction():
+        for episode_id, inj_ids in by_episode.items():
+            verdict = score_injection_use(mem.store.get(episode_id), turn_episode)  # what the agent was shown
+            target = live_id(db, episode_id)  # who holds its history now (consolidation may have merged it)
+            signal, weight, rule = _judge(verdict, turn_episode.outcome.status, corrected, cfg)
+            evidence: dict[str, Any] = {"turn": turn_episode.id, "session": session_id, "rule": rule,
+                                        "score": verdict.score, "reasons": verdict.reasons, "injections": inj_ids}
+            earlier = _ignored_row(db, target, session_id) if episode_id in judged_before else None
+            if earlier is not None and verdict.used and signal is not None:
+                _rewrite(db, cfg, earlier, target, signal, weight, evidence)
+            elif earlier is None and signal is not None and weight > 0:
+                record_feedback(db, target, signal, weight=weight, source="implicit", evidence=evidence)
+                share_link_credit(db, cfg, target)
+            else:
+                signal, weight = None, 0.0  # still unused: the earlier ignored row stands
+            db.execute(f"UPDATE injections SET evaluated_at = ?, used = ? WHERE id IN ({','.join('?' * len(inj_ids))})",
+                       (now, 1.0 if verdict.used else 0.0, *inj_ids))
+            results.append(ImplicitResult(target, verdict, signal, weight, rule))
+    return results
+
+
+def apply_correction(mem: "Memory", turn_episode: Episode) -> list[str]:
+    """The user corrected the agent's work in an already judged turn: each memory judged used and helpful in it
+    becomes unhelpful (`implicit_corrected_weight`). Returns the episode ids changed; a second call changes none."""
+    db, cfg = mem.db, mem.config.bellman
+    rows = db.query("SELECT id, episode_id FROM feedback_events WHERE source = 'implicit' AND signal = 'helpful' "
+                    "AND json_extract(evidence, '$.turn') = ?", (turn_episode.id,))
+    with db.transaction():
+        for row_id, episode_id in rows:
+            _rewrite(db, cfg, row_id, episode_id, "unhelpful", cfg.implicit_corrected_weight, {"rule": CORRECTED_RULE})
+    return [r[1] for r in rows]

@@ -1,0 +1,213 @@
+"""Code structure from git history into the fact graph (GitPython), one transaction per commit.
+
+Each commit of the first-parent history becomes a :commit/<sha> entity (hash, author, date, subject,
+parents). Each file it adds, modifies, renames or deletes is compared with its version in the parent: the
+structural facts that appear (the file, its Python module, imports as :depends-on, functions and classes,
+:contains, :calls) become valid from the commit's time, and the ones that disappear have their valid time
+closed at it, so `:valid-at` answers "what did the code look like then" and `:as-of` "what had we ingested
+by then". Files also get :introduced-by, :modified-in and :renamed-from edges to commits.
+
+Incremental: the last ingested commit is kept as a fact of :ingestion/<repository>, and the next run starts
+after it. Progress of a background run is written to a small JSON status file next to the database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from tempera.facts.pycode import ModuleIndex, analyse
+from tempera.facts.store import FactStore
+from tempera.facts.values import Keyword
+
+Fact = tuple[Keyword, Keyword, Any]
+LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".rs": "rust", ".go": "go",
+             ".java": "java", ".rb": "ruby", ".c": "c", ".cpp": "cpp", ".md": "markdown"}
+UNSAFE = re.compile(r"[^A-Za-z0-9*+!\-_?<>=.$%&/']")
+STATUS_FILE = "facts-ingest.json"
+
+
+def kw(namespace: str, name: str) -> Keyword:
+    """A keyword such as :module/pkg.mod; characters a keyword cannot hold become '_'."""
+    return Keyword(f":{namespace}/{UNSAFE.sub('_', name).strip('/') or '_'}")
+
+
+def attr(name: str) -> Keyword:
+    return Keyword(f":{name}")
+
+
+@dataclass
+class IngestReport:
+    repository: str
+    commits: int
+    last_commit: str | None
+    seconds: float
+
+
+def file_facts(commit: Any, path: str, index: ModuleIndex) -> set[Fact]:
+    """The structural facts one file at one commit stands for."""
+    f = kw("file", path)
+    facts: set[Fact] = {(f, attr("path"), path)}
+    suffix = Path(path).suffix
+    if suffix in LANGUAGES:
+        facts.add((f, attr("language"), LANGUAGES[suffix]))
+    if suffix != ".py":
+        return facts
+    source = (commit.tree / path).data_stream.read().decode("utf-8", errors="replace")
+    structure = analyse(source, path, index)
+    if structure is None:
+        return facts
+    module = kw("module", structure.module)
+    facts |= {(module, attr("path"), path), (module, attr("language"), "python"), (module, attr("defined-in"), f)}
+    facts |= {(module, attr("depends-on"), kw("module", m)) for m in structure.imports}
+    facts |= {(module, attr("depends-on"), kw("package", p)) for p in structure.external}
+    kinds = {**{n: "function" for n in structure.functions}, **{n: "class" for n in structure.classes}}
+    for name, kind in kinds.items():
+        facts |= {(kw(kind, name), attr("name"), name.rsplit(".", 1)[-1]), (kw(kind, name), attr("file"), path)}
+    for owner, member in structure.members:
+        facts.add((kw(kinds.get(owner, "module"), owner), attr("contains"), kw(kinds[member], member)))
+    facts |= {(kw("function", a), attr("calls"), kw(kinds.get(b, "function"), b)) for a, b in structure.calls}
+    return facts
+
+
+def _index(commit: Any | None, cache: dict[str, ModuleIndex]) -> ModuleIndex:
+    """The Python modules of a commit's tree (cached: each commit is the next one's parent)."""
+    if commit is None:
+        return ModuleIndex([])
+    if commit.hexsha not in cache:
+        cache.clear()
+        cache[commit.hexsha] = ModuleIndex([b.path for b in commit.tree.traverse()
+                                            if b.type == "blob" and b.path.endswith(".py")])
+    return cache[commit.hexsha]
+
+
+def _entity_now(store: FactStore, entity: Keyword) -> set[Fact]:
+    rows = store.query("[:find ?a ?v :in ?e :where [?e ?a ?v]]", [entity]).rows
+    return {(entity, a, v) for a, v in rows}
+
+
+def commit_changes(store: FactStore, commit: Any, cache: dict[str, ModuleIndex]) -> tuple[set[Fact], set[Fact]]:
+    """(facts to add, facts to close) for one commit, compared with its first parent."""
+    parent = commit.parents[0] if commit.parents else None
+    c = kw("commit", commit.hexsha)
+    add: set[Fact] = {(c, attr("hash"), commit.hexsha), (c, attr("author"), commit.author.name or ""),
+                      (c, attr("date"), commit.committed_datetime.isoformat()), (c, attr("subject"), commit.summary)}
+    add |= {(c, attr("parent"), kw("commit", p.hexsha)) for p in commit.parents}
+    close: set[Fact] = set()
+    before, after = _index(parent, cache), _index(commit, cache)
+    if parent is None:
+        changes = [("A", None, b.path) for b in commit.tree.traverse() if b.type == "blob"]
+    else:
+        changes = [(d.change_type, d.a_path, d.b_path) for d in parent.diff(commit)]
+    for change, old, new in changes:
+        if change in ("D", "R"):
+            close |= file_facts(parent, old, before) | _entity_now(store, kw("file", old))
+        if change in ("A", "R"):
+            add |= file_facts(commit, new, after) | {(kw("file", new), attr("introduced-by"), c)}
+        if change == "R":
+            add.add((kw("file", new), attr("renamed-from"), kw("file", old)))
+        if change in ("M", "T"):
+            was, now = file_facts(parent, old, before), file_facts(commit, new, after)
+            add |= (now - was) | {(kw("file", new), attr("modified-in"), c)}
+            close |= was - now
+    return add - close, close - add
+
+
+def ingest(store: FactStore, repo_path: str | Path, *, since: str | None = None, rev: str = "HEAD",
+           on_commit: Callable[[int, int, str], None] | None = None) -> IngestReport:
+    """Ingest the first-parent history up to `rev`, after `since` (default: after the last ingested commit)."""
+    import git
+
+    started = time.monotonic()
+    repo = git.Repo(repo_path, search_parent_directories=True)
+    root = str(Path(repo.working_tree_dir or repo_path).resolve())
+    mark = kw("ingestion", root)
+    previous = _entity_now(store, mark)
+    start = since or next((v for _, a, v in previous if a == attr("hash")), None)
+    commits = list(repo.iter_commits(f"{start}..{rev}" if start else rev, first_parent=True, reverse=True))
+    cache: dict[str, ModuleIndex] = {}
+    for done, commit in enumerate(commits, 1):
+        add, close = commit_changes(store, commit, cache)
+        store.change(add=add | {(mark, attr("hash"), commit.hexsha)},
+                     close=close | {f for f in previous if f[1] == attr("hash")},
+                     at=commit.committed_datetime,
+                     reason=f"git {commit.hexsha[:12]} {commit.author.name}: {commit.summary}")
+        previous = {(mark, attr("hash"), commit.hexsha)}
+        if on_commit:
+            on_commit(done, len(commits), commit.hexsha)
+    return IngestReport(root, len(commits), commits[-1].hexsha if commits else None, time.monotonic() - started)
+
+
+# -- background runs ---------------------------------------------------------------------------------------------
+
+def status_path(db_path: Path) -> Path:
+    return db_path.parent / STATUS_FILE
+
+
+def write_status(path: Path, **fields: Any) -> None:
+    """Replace the status file atomically, so a reader never sees half of it."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(fields, default=str))
+    os.replace(tmp, path)
+
+
+def read_status(path: Path) -> dict[str, Any]:
+    """The last run's status; a 'running' run whose process is gone is reported as failed."""
+    if not path.exists():
+        return {"state": "idle"}
+    status = json.loads(path.read_text())
+    if status.get("state") == "running" and not _alive(int(status.get("pid", 0))):
+        status.update(state="failed", error="the ingestion process exited before finishing")
+    return status
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
+
+
+def run_with_status(db_path: Path, repo: str, since: str | None) -> IngestReport:
+    """Ingest while keeping the status file up to date (what a background run does)."""
+    from tempera.core.db import connect
+
+    path = status_path(db_path)
+    base = {"repository": repo, "pid": os.getpid(), "started_at": time.time()}
+    write_status(path, state="running", processed=0, total=None, **base)
+    db = connect(db_path)
+    try:
+        report = ingest(FactStore(db), repo, since=since,
+                        on_commit=lambda done, total, sha: write_status(
+                            path, state="running", processed=done, total=total, current_commit=sha, **base))
+    except Exception as exc:
+        write_status(path, state="failed", error=f"{type(exc).__name__}: {exc}", finished_at=time.time(), **base)
+        raise
+    finally:
+        db.close()
+    write_status(path, state="done", processed=report.commits, total=report.commits, finished_at=time.time(),
+                 **{**base, **asdict(report)})
+    return report
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Ingest a git repository into the fact graph.")
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--since")
+    parser.add_argument("repo")
+    args = parser.parse_args(argv)
+    run_with_status(args.db, args.repo, args.since)
+
+
+if __name__ == "__main__":
+    main()

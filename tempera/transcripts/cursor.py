@@ -1,0 +1,45 @@
+"""How far capture got in one transcript for one session (table `transcript_cursors`).
+
+Transcript files only grow, so a line number orders turns: a turn whose prompt sits below the cursor's line is new.
+The cursor also remembers the last captured turn's prompt uuid, work signature and episode, so that more agent work
+appended to that same turn (a later Stop before the user speaks again) updates its episode instead of adding one.
+The cursor is written in the same transaction as the episodes it accounts for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from tempera.core.db import Database
+
+
+@dataclass
+class Cursor:
+    transcript_path: str
+    session_id: str
+    turn_uuid: str | None = None  # prompt record of the last captured turn
+    turn_line: int = 0  # its line; turns below it are new
+    turn_signature: str | None = None  # Turn.work_signature() when it was captured
+    episode_id: str | None = None  # the episode holding that turn
+    lines_read: int = 0
+    turns_captured: int = 0
+
+
+def load(db: Database, transcript_path: str, session_id: str) -> Cursor:
+    row = db.one("SELECT turn_uuid, turn_line, turn_signature, episode_id, lines_read, turns_captured "
+                 "FROM transcript_cursors WHERE transcript_path = ? AND session_id = ?", (transcript_path, session_id))
+    if row is None:
+        return Cursor(transcript_path, session_id)
+    return Cursor(transcript_path, session_id, *row)
+
+
+def save(db: Database, cur: Cursor) -> None:
+    db.execute(
+        "INSERT INTO transcript_cursors(transcript_path, session_id, turn_uuid, turn_line, turn_signature, episode_id, "
+        "lines_read, turns_captured, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(transcript_path, session_id) DO UPDATE SET turn_uuid = excluded.turn_uuid, "
+        "turn_line = excluded.turn_line, turn_signature = excluded.turn_signature, episode_id = excluded.episode_id, "
+        "lines_read = excluded.lines_read, turns_captured = excluded.turns_captured, updated_at = excluded.updated_at",
+        (cur.transcript_path, cur.session_id, cur.turn_uuid, cur.turn_line, cur.turn_signature, cur.episode_id,
+         cur.lines_read, cur.turns_captured, datetime.now(timezone.utc).isoformat()))

@@ -1,0 +1,383 @@
+"""Corrections and clarifying questions found in a transcript's turns, without an LLM and without a tool call.
+
+A correction is the user telling the agent it got something wrong: a prompt that opens like "no, ...", "that's
+wrong", "actually we use ...", "don't ...", "I meant ...", "revert that"; the reason typed when rejecting a tool
+call; or a `git checkout/restore` of the agent's files run in `!` shell mode. It is anchored to the files of the
+turn it corrects. A clarifying question is the agent asking mid-task (AskUserQuestion, or a closing question after
+it had already acted) and getting an answer that changes its course; a correction of some kinds also shows a
+question that was never asked. The detectors are pure functions over `Turn` lists; `process_captured_turns`
+stores what they find (the capture pipeline calls it after each capture).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tempera.core.models import Episode
+from tempera.core.redact import redact
+from tempera.core.selfimprove import calibration
+from tempera.core.selfimprove.aftercapture import update_after_capture
+from tempera.core.selfimprove.anchors import relative_path
+from tempera.core.selfimprove.askbacks import AskBack
+from tempera.core.selfimprove.asks import ASKS, ShouldHaveAskedInput, llm_missed_question, log_should_have_asked
+from tempera.core.selfimprove.drafting import Drafter, drafter_for
+from tempera.core.selfimprove.logs import LogKind, exists
+from tempera.core.selfimprove.mistakes import MISTAKES, CorrectionInput, llm_category, log_correction
+from tempera.transcripts.capture import CaptureResult
+from tempera.transcripts.reader import read_transcript
+from tempera.transcripts.turns import ToolCall, Turn, segment_turns
+
+if TYPE_CHECKING:
+    from tempera.core.memory import Memory
+
+REJECTED_WITH_REASON = "To tell you how to proceed, the user said:"
+CLARIFY_REJECTION = "The user wants to clarify these questions"
+
+_OPENERS = re.compile(
+    r"^(?:(?:no|nope|nah)\b(?![\s,]+(?:problem|worries|thanks|rush|need to (?:apologi|worry)))"
+    r"|(?:that'?s|this is|it'?s|thats)\s+(?:wrong|incorrect|not (?:right|correct|it|what)|the wrong)"
+    r"|wrong\b|incorrect\b"
+    r"|actually,?\s+(?:we|our|it|that|this|you|the\s+\w+\s+(?:is|are|should|uses?)|no\b|not\b|i\s)"
+    r"|(?:don'?t|do not|never|stop)\b"
+    r"|(?:please\s+)?(?:revert|undo|roll\s?back|put (?:it|that|them) back)\b"
+    r"|(?:why did you|you (?:broke|deleted|removed|forgot|missed|shouldn'?t|should not))\b)", re.I)
+_ANYWHERE = re.compile(
+    r"\b(?:i (?:said|meant|asked (?:for|you to)|told you)|not what i (?:asked|wanted|meant|said)"
+    r"|wrong (?:file|place|directory|folder|module|function|branch)|we (?:always |usually |never )?use\b"
+    r"|use [\w.@/-]+ instead\b|instead of (?:using )?[\w.@/-]+|(?:in|for) this (?:project|repo|codebase),? we\b"
+    r"|that (?:broke|breaks)\b)", re.I)
+
+# Ordered: the first category whose pattern matches the user's words wins.
+CATEGORIES: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(p, re.I)) for name, p in [
+    ("reverted_edit", r"\b(?:revert|undo|roll\s?back|put (?:it|that|them) back|git (?:checkout|restore))\b"),
+    ("wrong_location", r"\bwrong (?:file|place|directory|folder|module|function)|\bbelongs? in\b|"
+                       r"\bshould (?:be|go|live) in\b|\bmove (?:it|this|that) to\b|\bin the wrong\b"),
+    ("wrong_convention", r"\bwe (?:always |usually |never |don'?t )?(?:use|prefer|do|write|name|keep)\b|"
+                         r"\bin this (?:project|repo|codebase)\b|\bour (?:convention|style|standard|codebase)\b|"
+                         r"\bconvention\b|\bhouse style\b"),
+    ("scope_creep", r"\b(?:don'?t|do not|never) (?:change|touch|modify|refactor|rename|delete|remove|reformat|add)\b|"
+                    r"\bonly (?:change|touch|edit|fix|modify)\b|\b(?:didn'?t|did not|never) ask\b|\bno need to\b|"
+                    r"\bleave .{1,40} alone\b|\bunrelated\b|\bout of scope\b|\btoo much\b"),
+    ("wrong_command", r"\b(?:run (?:it|them|the tests) with|wrong command|the command is|use (?:npm|pnpm|yarn|bun|"
+                      r"poetry|uv|pip|cargo|make|pytest|tox|just)\b)"),
+    ("misunderstood_intent", r"\bi (?:said|meant|asked (?:for|you to)|told you|wanted)\b|\bnot what i\b|"
+                             r"\bmisunderst"),
+    ("broke_behavior", r"\b(?:you )?broke\b|\bbreaks\b|\bbroken now\b|\bregress|\bnow fails?\b|"
+                       r"\b(?:doesn'?t|does not) work any ?more\b|\bstopped working\b"),
+    ("skipped_verification", r"\b(?:didn'?t|did not|never|forgot to) (?:run|test|check|verify)\b|"
+                             r"\bwithout (?:testing|running)\b|\buntested\b|\brun the tests\b"),
+    ("security", r"\b(?:secret|password|api key|credential|token|injection|xss|csrf|sanitiz|unsafe|vulnerab)"),
+    ("api_misuse", r"\bdeprecated\b|\b(?:doesn'?t|does not) exist\b|\bno such (?:method|function|attribute)\b|"
+                   r"\bwrong (?:api|method|argument|signature|type)\b"),
+]]
+DEFAULT_CATEGORY = "wrong_assumption"
+# Kinds of correction that show a question the agent never asked, with the question it should have asked.
+MISSED_QUESTIONS = {
+    "wrong_convention": "Which convention or tool does this project use for this?",
+    "wrong_command": "Which command does this project use for this?",
+    "wrong_location": "Where should this change go (which file or module)?",
+    "scope_creep": "Which parts may this change touch, and what must stay as it is?",
+    "misunderstood_intent": "What exactly is meant by this request, and what result counts as done?",
+}
+_AFFIRMATION = re.compile(r"^(?:yes|yep|yeah|ya|sure|ok(?:ay)?|k|go(?: ahead| for it)?|sounds good|please do|do it|"
+                          r"proceed|continue|lgtm|looks good|correct|right|exactly|perfect|great|fine|y|agreed|"
+                          r"(?:the )?(?:first|second|1|2) (?:one|option)?)\b"
+                          r"[\s,.!]*(?:please|thanks|thank you)?[\s.!]*$", re.I)
+_QUESTION_TO_USER = re.compile(r"\b(?:should i|shall i|do you|would you|did you|can you|could you|which|what|"
+                               r"where|how|prefer|want|or)\b", re.I)
+_CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
+_BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
+_GIT_REVERT = re.compile(r"\bgit\s+(?:checkout|restore|reset\s+--hard|stash|revert)\b")
+_ANSWER_PAIR = re.compile(r'"(.+?)"="(.*?)"(?=, "|\. You can now|\s*$)', re.S)
+
+
+@dataclass(frozen=True)
+class CorrectionSeen:
+    key: str  # stable id (record uuid or tool call id): the same correction always has the same key
+    kind: str  # prompt | rejection | revert
+    turn: Turn  # the turn whose work was corrected
+    category: str
+    words: str  # the user's words
+    description: str  # what the agent had done
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class QuestionSeen:
+    key: str
+    kind: str  # asked | missed
+    turn: Turn  # the turn the question belongs to
+    trigger: str
+    question: str
+    answer: str
+    files: list[str] = field(default_factory=list)
+
+
+def categorize(words: str) -> str:
+    return next((name for name, pattern in CATEGORIES if pattern.search(words)), DEFAULT_CATEGORY)
+
+
+def is_correction(text: str) -> bool:
+    text = text.strip()
+    return bool(_OPENERS.match(text) or _ANYWHERE.search(text))
+
+
+def _short(text: str, n: int) -> str:
+    """Transcript text as stored and sent to an LLM: secrets redacted, whitespace collapsed, clipped to n."""
+    text = " ".join(redact(text).split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _turn_files(turn: Turn) -> list[str]:
+    return list(turn.files_modified or turn.files_read)
+
+
+def _did(turn: Turn) -> str:
+    files = [relative_path(f, turn.cwd) for f in turn.files_modified[:4]]
+    return f'Working on "{_short(turn.prompt, 120)}"' + (f"; changed {', '.join(files)}" if files else "")
+
+
+def _prompt_corrections(turns: list[Turn]) -> list[CorrectionSeen]:
+    found = []
+    for prev, turn in zip(turns, turns[1:]):
+        if turn.kind != "prompt" or not prev.has_agent_work or not is_correction(turn.prompt):
+            continue
+        found.append(CorrectionSeen(turn.prompt_uuid or f"prompt:{turn.session_id}:{turn.prompt_line}", "prompt",
+                                    prev, categorize(turn.prompt), _short(turn.prompt, 1000), _did(prev),
+                                    _turn_files(prev)))
+    return found
+
+
+def _rejection_reason(call: ToolCall) -> str | None:
+    text = call.result or ""
+    if not call.rejected or REJECTED_WITH_REASON not in text:
+        return None
+    reason = text.split(REJECTED_WITH_REASON, 1)[1].strip()
+    return None if not reason or reason.startswith(CLARIFY_REJECTION) else reason
+
+
+def _rejections(turn: Turn) -> list[CorrectionSeen]:
+    found = []
+    for call in turn.rejections:
+        reason = _rejection_reason(call)
+        if reason is None:
+            continue
+        target = call.input.get("file_path") or call.input.get("notebook_path")
+        target = target if isinstance(target, str) and target else None
+        command = call.input.get("command")
+        files = [target] if target else _turn_files(turn)
+        what = command if isinstance(command, str) else relative_path(target, turn.cwd) if target else ""
+        did = f"{_did(turn)}; rejected {call.name} {_short(what, 160)}"
+        found.append(CorrectionSeen(f"rejection:{call.id}", "rejection", turn, categorize(reason),
+                                    _short(reason, 1000), did, files))
+    return found
+
+
+def _reverts(turn: Turn) -> list[CorrectionSeen]:
+    """`!git checkout -- path` (or restore / reset --hard) typed by the user over files the agent changed."""
+    found = []
+    changed = turn.files_modified
+    for record in turn.records[1:]:
+        if record.type != "user" or record.tool_results:
+            continue
+        for command in _BASH_INPUT.findall(record.text):
+            if not _GIT_REVERT.search(command) or not changed:
+                continue
+            named = [f for f in changed if any(tok and (f == tok or f.endswith("/" + tok.lstrip("./")))
+                                               for tok in command.split()[2:])]
+            files = named or ([] if re.search(r"\s(?:--\s+)?[\w./-]+\.\w+", command) else list(changed))
+            if files:
+                found.append(CorrectionSeen(f"revert:{record.uuid or record.line}", "revert", turn, "reverted_edit",
+                                            f"The user reverted the agent's change: {_short(command, 300)}",
+                                            _did(turn), files))
+    return found
+
+
+def _with(previous: Turn | None, turns: list[Turn]) -> list[Turn]:
+    return [previous, *turns] if previous is not None and (not turns or previous.index < turns[0].index) else turns
+
+
+def detect_corrections(turns: list[Turn], previous: Turn | None = None) -> list[CorrectionSeen]:
+    """Every correction in these turns, in transcript order of the corrected turn. `previous` is the turn before
+    the first one (captured earlier): a first prompt may correct it, and shell reverts typed after its Stop land
+    in its records."""
+    turns = _with(previous, turns)
+    found = _prompt_corrections(turns)
+    for turn in turns:
+        found += _rejections(turn) + _reverts(turn)
+    return sorted(found, key=lambda c: c.turn.index)
+
+
+def _closing_question(text: str) -> str | None:
+    """The question the agent's reply ends on, when it is one addressed to the user."""
+    tail = _CODE_BLOCK.sub(" ", text).strip().split("\n\n")[-1]
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", tail) if s.strip()]
+    question = next((s for s in reversed(sentences[-2:]) if s.endswith("?")), None)
+    return question if question and _QUESTION_TO_USER.search(question) else None
+
+
+def is_affirmation(answer: str) -> bool:
+    return bool(_AFFIRMATION.match(answer.strip()))
+
+
+def _asked_in_text(turns: list[Turn]) -> list[QuestionSeen]:
+    found = []
+    for prev, turn in zip(turns, turns[1:]):
+        question = _closing_question(prev.final_text)
+        if not question or not prev.tool_calls or turn.kind != "prompt" or is_affirmation(turn.prompt):
+            continue
+        files = list(dict.fromkeys(prev.files_modified + turn.files_modified)) or prev.files_read
+        found.append(QuestionSeen(f"asked:{turn.prompt_uuid or turn.prompt_line}", "asked", prev,
+                                  _short(prev.prompt, 200), _short(question, 500), _short(turn.prompt, 500), files))
+    return found
+
+
+def _answers(call: ToolCall) -> dict[str, str]:
+    out = call.output.get("answers") if isinstance(call.output, dict) else None
+    if isinstance(out, dict):
+        return {str(q): str(a) for q, a in out.items()}
+    return {q: a for q, a in _ANSWER_PAIR.findall(call.result or "")}
+
+
+def _asked_with_tool(turn: Turn) -> list[QuestionSeen]:
+    found = []
+    for pos, call in enumerate(turn.tool_calls):
+        if call.name != "AskUserQuestion" or pos == 0 or call.is_error:
+            continue  # asked before any work: that is asking up front, as it should be
+        for question, answer in _answers(call).items():
+            if answer.strip() and not is_affirmation(answer):
+                found.append(QuestionSeen(f"asked:{call.id}:{_short(question, 60)}", "asked", turn,
+                                          _short(turn.prompt, 200), _short(question, 500), _short(answer, 500),
+                                          _turn_files(turn)))
+    return found
+
+
+def missed_question(correction: CorrectionSeen) -> QuestionSeen | None:
+    """The question a correction shows was never asked (for the kinds in MISSED_QUESTIONS)."""
+    question = MISSED_QUESTIONS.get(correction.category)
+    if question is None:
+        return None
+    return QuestionSeen(f"missed:{correction.key}", "missed", correction.turn, _short(correction.turn.prompt, 200),
+                        question, correction.words, correction.files)
+
+
+def detect_questions(turns: list[Turn], corrections: list[CorrectionSeen] | None = None,
+                     previous: Turn | None = None) -> list[QuestionSeen]:
+    """Clarifying questions asked mid-task whose answer changed course, and questions corrections show missing
+    (`previous` as for `detect_corrections`: the first prompt may answer its closing question)."""
+    if corrections is None:
+        corrections = detect_corrections(turns, previous)
+    turns = _with(previous, turns)
+    found = _asked_in_text(turns)
+    for turn in turns:
+        found += _asked_with_tool(turn)
+    for correction in corrections:
+        missed = missed_question(correction)
+        if missed is not None:
+            found.append(missed)
+    return found
+
+
+# -- storing what was found (the entry point the capture pipeline calls) -----------------------------------------
+
+@dataclass
+class Processed:
+    """What one call added: new rows only, so a re-run on the same turns reports zeros."""
+
+    corrections: int = 0
+    questions: int = 0
+    ask_backs: list[AskBack] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"corrections": self.corrections, "questions": self.questions,
+                "ask_backs": [a.as_dict() for a in self.ask_backs]}
+
+
+def _stored_episode(mem: "Memory", turn: Turn) -> Episode | None:
+    """The episode an earlier capture made of this turn (its prompt record is among the episode's sources)."""
+    if not turn.prompt_uuid or not turn.session_id:
+        return None
+    row = mem.db.one("SELECT id FROM episodes WHERE session_id = ? AND instr(data, ?) > 0 "
+                     "ORDER BY created_at DESC LIMIT 1", (turn.session_id, f'"{turn.prompt_uuid}"'))
+    return mem.store.get(row[0]) if row else None
+
+
+def _episode_finder(mem: "Memory", episodes: list[Episode]) -> Callable[[Turn], Episode | None]:
+    by_uuid = {u: ep for ep in episodes for u in ep.source.record_uuids}
+
+    def find(turn: Turn) -> Episode | None:
+        return by_uuid.get(turn.prompt_uuid or "") or _stored_episode(mem, turn)
+    return find
+
+
+def _record(mem: "Memory", kind: LogKind, seen: Any, ep: Episode | None,
+            store: Callable[["Memory", Any, Episode, str, Drafter | None], bool], llm: Drafter | None) -> bool:
+    """Store one finding once: its dedupe key is the session plus the record or tool call it came from."""
+    if ep is None:
+        return False
+    key = f"{ep.session_id or ep.id}:{seen.key}"
+    return not exists(mem.db, kind, key) and store(mem, seen, ep, key, llm)
+
+
+def _store_correction(mem: "Memory", c: CorrectionSeen, ep: Episode, key: str, llm: Drafter | None) -> bool:
+    category = c.category
+    if category == DEFAULT_CATEGORY and llm is not None:
+        choices = [name for name, _ in CATEGORIES] + [DEFAULT_CATEGORY]
+        category = llm_category(llm, mem.config.llm.model, c.words, c.description, choices) or category
+    item = CorrectionInput(category=category, description=c.description, correction=c.words, files=c.files,
+                           episode=ep.id, session_id=ep.session_id)
+    with mem.db.transaction():
+        added = log_correction(mem.store, item, source=f"transcript:{c.kind}", dedupe_key=key) is not None
+        if added:
+            calibration.mark_corrected(mem.db, ep.id)
+    return added
+
+
+def _store_question(mem: "Memory", q: QuestionSeen, ep: Episode, key: str, llm: Drafter | None) -> bool:
+    question = q.question
+    if q.kind == "missed" and llm is not None:
+        question = llm_missed_question(llm, mem.config.llm.model, q.trigger, q.answer) or question
+    item = ShouldHaveAskedInput(trigger=q.trigger, question=question, answer=q.answer, files=q.files, episode=ep.id,
+                                session_id=ep.session_id)
+    return log_should_have_asked(mem.store, item, source=f"transcript:{q.kind}", dedupe_key=key) is not None
+
+
+def process_captured_turns(mem: "Memory", turns: list[Turn], episodes: list[Episode], *,
+                           previous: Turn | None = None, llm: Drafter | None = None) -> Processed:
+    """Run the detectors over freshly captured turns, store corrections and should-have-asked rows (anchored to
+    the corrected turn's episode and files), then update calibration and ask-backs for the episodes.
+
+    `episodes` are the ones capture added or updated for `turns`; `previous` is the turn before the first one
+    when it was captured earlier (see `process_capture`). Idempotent per episode: every row carries a dedupe key
+    made of the session and the record or tool call it came from, so re-running adds nothing (and pays for no
+    LLM call about a row already stored).
+    """
+    llm = llm or drafter_for(mem.config)
+    done = Processed()
+    if mem.config.selfimprove.detect_corrections:
+        episode_of = _episode_finder(mem, episodes)
+        corrections = detect_corrections(turns, previous)
+        questions = detect_questions(turns, corrections, previous)
+        for c in corrections:
+            done.corrections += _record(mem, MISTAKES, c, episode_of(c.turn), _store_correction, llm)
+        for q in questions:
+            done.questions += _record(mem, ASKS, q, episode_of(q.turn), _store_question, llm)
+    done.ask_backs = update_after_capture(mem, episodes, llm=llm)
+    return done
+
+
+def process_capture(mem: "Memory", result: CaptureResult) -> Processed:
+    """`process_captured_turns` for what `capture_transcript` just stored: re-reads the transcript to get the
+    captured turns and the one before them."""
+    episodes = result.updated + result.added
+    if result.dry_run or not episodes:
+        return Processed()
+    turns = segment_turns(read_transcript(Path(result.path)))
+    sources = {u for ep in episodes for u in ep.source.record_uuids}
+    batch = [t for t in turns if t.prompt_uuid in sources]
+    previous = turns[batch[0].index - 1] if batch and batch[0].index > 0 else None
+    return process_captured_turns(mem, batch, episodes, previous=previous)

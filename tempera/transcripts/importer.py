@@ -1,0 +1,109 @@
+"""Bulk import: find session transcripts under files and folders, capture each through its cursor, and total
+the counts. Subagent files are not sessions of their own; they are read with the session they belong to."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tempera.transcripts.capture import CaptureResult, capture_transcript
+from tempera.transcripts.reader import read_records
+
+if TYPE_CHECKING:
+    from tempera.core.memory import Memory
+
+
+def claude_projects_dir() -> Path:
+    """Where Claude Code keeps transcripts: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
+
+
+def is_subagent_file(path: Path) -> bool:
+    return path.name.startswith("agent-") or path.parent.name == "subagents"
+
+
+def find_sessions(paths: Iterable[Path]) -> list[Path]:
+    """Session transcripts named directly or found under folders, each once, in a stable order."""
+    found: dict[Path, None] = {}
+    for p in paths:
+        p = p.expanduser()
+        if p.is_file():
+            found.setdefault(p, None)
+        elif p.is_dir():
+            for f in sorted(p.rglob("*.jsonl")):
+                if f.is_file() and not is_subagent_file(f):
+                    found.setdefault(f, None)
+    return list(found)
+
+
+def active_since(path: Path, since: datetime) -> bool:
+    """Whether the session had activity at or after `since` (modification time first, then record times)."""
+    try:
+        if datetime.fromtimestamp(path.stat().st_mtime, timezone.utc) < since:
+            return False
+    except OSError:
+        return False
+    stamps = [r.timestamp for r in read_records(path).records if r.timestamp]
+    return not stamps or max(stamps) >= since
+
+
+@dataclass
+class ImportReport:
+    files: int = 0
+    sessions: set[str] = field(default_factory=set)
+    turns: int = 0
+    added: int = 0
+    updated: int = 0
+    skipped: int = 0
+    lines_skipped: int = 0
+    files_skipped_since: int = 0
+    unknown_types: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    dry_run: bool = False
+    results: list[CaptureResult] = field(default_factory=list)
+
+    def add(self, result: CaptureResult) -> None:
+        self.files += 1
+        self.sessions.add(result.session_id or result.path)
+        self.turns += result.turns
+        self.added += len(result.added)
+        self.updated += len(result.updated)
+        self.skipped += result.skipped
+        self.lines_skipped += result.lines_skipped
+        self.unknown_types.update(result.unknown_types)
+        self.results.append(result)
+
+    def totals(self) -> dict[str, object]:
+        return {"files": self.files, "sessions": len(self.sessions), "turns": self.turns,
+                "episodes_added": self.added, "episodes_updated": self.updated, "episodes_skipped": self.skipped,
+                "lines_skipped": self.lines_skipped, "files_skipped_since": self.files_skipped_since,
+                "unknown_types": dict(self.unknown_types), "seconds": round(self.seconds, 3),
+                "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None,
+                "dry_run": self.dry_run}
+
+
+def import_transcripts(mem: "Memory", files: list[Path], *, project: str | None = None,
+                       since: datetime | None = None, dry_run: bool = False, use_llm: bool | None = None,
+                       on_file: Callable[[Path, CaptureResult | None], None] | None = None) -> ImportReport:
+    """Capture every file; `on_file` is told of each (None when `since` left it out)."""
+    report = ImportReport(dry_run=dry_run)
+    started = time.perf_counter()
+    for path in files:
+        if since is not None and not active_since(path, since):
+            report.files_skipped_since += 1
+            if on_file:
+                on_file(path, None)
+            continue
+        result = capture_transcript(mem, path, project=project, use_llm=use_llm, dry_run=dry_run)
+        report.add(result)
+        if on_file:
+            on_file(path, result)
+    report.seconds = time.perf_counter() - started
+    return report

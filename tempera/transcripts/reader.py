@@ -1,0 +1,273 @@
+"""Reading Claude Code session transcripts (JSONL) as they exist in the wild, versions 1.0 to 2.1.
+
+Never raises on file content: broken and non-object lines are counted and skipped, unknown record types are counted
+and ignored, and a file still being written is read up to its last whole line. The records kept are the active
+branch (see `chain.py`); subagent transcripts are read alongside and returned separately, to be folded into the
+turn that started them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tempera.transcripts.chain import active_records
+
+# Types Claude Code writes that we read or deliberately ignore; anything else counts as unknown.
+KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "progress", "file-history-snapshot",
+                         "queue-operation", "attachment", "last-prompt", "mode", "custom-title", "tag"})
+
+
+@dataclass(frozen=True)
+class Block:
+    """One content block of a message, normalised: `kind` is text | thinking | tool_use | tool_result | other."""
+
+    kind: str
+    text: str = ""
+    tool_id: str | None = None  # tool_use: its id; tool_result: the tool_use_id it answers
+    name: str | None = None  # tool_use: the tool name
+    input: dict[str, Any] = field(default_factory=dict)  # tool_use input
+    is_error: bool = False  # tool_result flag
+
+
+@dataclass
+class Record:
+    """One JSONL line that is a JSON object, with the fields turn segmentation needs pulled out of `raw`."""
+
+    line: int  # 1-based line number in its file (files only grow, so this orders records)
+    type: str
+    raw: dict[str, Any]
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    logical_parent_uuid: str | None = None
+    session_id: str | None = None
+    timestamp: datetime | None = None
+    cwd: str | None = None
+    subtype: str | None = None
+    is_sidechain: bool = False
+    is_meta: bool = False
+    is_compact_summary: bool = False
+    message_id: str | None = None
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined (what a person wrote, for user records)."""
+        return "\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
+
+    @property
+    def tool_uses(self) -> list[Block]:
+        return [b for b in self.blocks if b.kind == "tool_use"]
+
+    @property
+    def tool_results(self) -> list[Block]:
+        return [b for b in self.blocks if b.kind == "tool_result"]
+
+    @property
+    def tool_use_result(self) -> Any:
+        """Claude Code's structured `toolUseResult` (stdout/stderr, file info, agentId ...), when present."""
+        return self.raw.get("toolUseResult")
+
+
+@dataclass
+class Subagent:
+    """A subagent's transcript (`<session>/subagents/agent-<id>.jsonl`, or an `agent-<id>.jsonl` sibling)."""
+
+    path: Path
+    agent_id: str
+    records: list[Record]
+    tool_use_id: str | None = None  # the parent's Agent/Task call, from the `.meta.json` beside the file
+    agent_type: str | None = None
+    description: str | None = None
+
+
+@dataclass
+class Transcript:
+    path: Path
+    session_id: str | None
+    cwd: str | None
+    records: list[Record]  # the active branch of the main conversation, in file order
+    sidechain: list[Record]  # inline subagent records (isSidechain) of older versions
+    subagents: list[Subagent]
+    lines_read: int = 0  # whole lines consumed
+    lines_skipped: int = 0  # broken or non-object lines
+    abandoned: int = 0  # records on branches left by a rewind
+    type_counts: Counter[str] = field(default_factory=Counter)
+    unknown_types: Counter[str] = field(default_factory=Counter)
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _as_text(content: Any) -> str:
+    """Text of a tool_result's content: a string, or a list of text (and image) blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for item in content:
+            if isinstance(item, str):
+                parts.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("text"), str):
+                parts.append(item["text"])
+        return "\n".join(parts)
+    return ""
+
+
+def parse_block(item: Any) -> Block:
+    if isinstance(item, str):
+        return Block("text", item)
+    if not isinstance(item, dict):
+        return Block("other")
+    kind = item.get("type")
+    if kind == "text":
+        return Block("text", str(item.get("text") or ""))
+    if kind == "thinking":
+        return Block("thinking", str(item.get("thinking") or ""))
+    if kind == "tool_use":
+        raw_input = item.get("input")
+        return Block("tool_use", tool_id=str(item.get("id") or ""), name=str(item.get("name") or "?"),
+                     input=raw_input if isinstance(raw_input, dict) else {})
+    if kind == "tool_result":
+        return Block("tool_result", _as_text(item.get("content")), tool_id=str(item.get("tool_use_id") or ""),
+                     is_error=item.get("is_error") is True)
+    return Block("other")
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def parse_record(obj: dict[str, Any], line: int) -> Record:
+    message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+    content = message.get("content")
+    if isinstance(content, str):
+        blocks = [Block("text", content)]
+    elif isinstance(content, list):
+        blocks = [parse_block(item) for item in content]
+    else:
+        blocks = []
+    return Record(
+        line=line, type=obj["type"] if isinstance(obj.get("type"), str) else "(missing)", raw=obj,
+        uuid=_str_or_none(obj.get("uuid")), parent_uuid=_str_or_none(obj.get("parentUuid")),
+        logical_parent_uuid=_str_or_none(obj.get("logicalParentUuid")),
+        session_id=_str_or_none(obj.get("sessionId")), timestamp=parse_timestamp(obj.get("timestamp")),
+        cwd=_str_or_none(obj.get("cwd")), subtype=_str_or_none(obj.get("subtype")),
+        is_sidechain=obj.get("isSidechain") is True, is_meta=obj.get("isMeta") is True,
+        is_compact_summary=obj.get("isCompactSummary") is True, message_id=_str_or_none(message.get("id")),
+        blocks=blocks,
+    )
+
+
+@dataclass
+class _Lines:
+    records: list[Record]
+    lines_read: int
+    lines_skipped: int
+
+
+def read_records(path: Path) -> _Lines:
+    """Every JSON-object line of the file; a last line without its newline is read only if it is whole JSON."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return _Lines([], 0, 0)
+    whole, _, tail = data.rpartition(b"\n")
+    lines = whole.split(b"\n") if whole or data.endswith(b"\n") else []
+    if tail.strip():
+        try:
+            json.loads(tail)
+            lines.append(tail)
+        except ValueError:
+            pass  # still being written: the next read gets it whole
+    records, skipped = [], 0
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            skipped += 1
+            continue
+        records.append(parse_record(obj, n))
+    return _Lines(records, len(lines), skipped)
+
+
+def _session_id(path: Path, records: list[Record]) -> str | None:
+    """Claude Code names the file after the session; else the id most records carry."""
+    ids = Counter(r.session_id for r in records if r.session_id)
+    if path.stem in ids:
+        return path.stem
+    return ids.most_common(1)[0][0] if ids else None
+
+
+def _read_meta(agent_file: Path) -> dict[str, Any]:
+    meta = agent_file.with_name(agent_file.name[: -len(".jsonl")] + ".meta.json")
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@lru_cache(maxsize=4096)
+def _first_session_id(path: Path) -> str | None:
+    """The session id on a file's first line (cached: an import asks once per sibling session)."""
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline()
+        obj = json.loads(first)
+    except (OSError, ValueError):
+        return None
+    return obj.get("sessionId") if isinstance(obj, dict) else None
+
+
+def subagent_files(path: Path, session_id: str | None) -> list[Path]:
+    """Subagent transcripts of a session: `<stem>/subagents/agent-*.jsonl` (2.1) or same-session
+    `agent-*.jsonl` siblings (2.0)."""
+    nested = sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl"))
+    if path.name.startswith("agent-") or session_id is None:
+        return nested
+    siblings = [p for p in sorted(path.parent.glob("agent-*.jsonl")) if _first_session_id(p) == session_id]
+    return nested + siblings
+
+
+def read_subagent(path: Path) -> Subagent:
+    lines = read_records(path)
+    meta = _read_meta(path)
+    agent_id = path.stem[len("agent-"):]
+    return Subagent(path=path, agent_id=agent_id, records=lines.records,
+                    tool_use_id=_str_or_none(meta.get("toolUseId")), agent_type=_str_or_none(meta.get("agentType")),
+                    description=_str_or_none(meta.get("description")))
+
+
+def read_transcript(path: Path | str) -> Transcript:
+    """Read one session transcript and its subagent transcripts; never raises on content."""
+    path = Path(path)
+    lines = read_records(path)
+    main = [r for r in lines.records if not r.is_sidechain]
+    sidechain = [r for r in lines.records if r.is_sidechain]
+    kept, abandoned = active_records(main)
+    session_id = _session_id(path, lines.records)
+    cwd = next((r.cwd for r in kept if r.cwd), None) or next((r.cwd for r in lines.records if r.cwd), None)
+    types = Counter(r.type for r in lines.records)
+    return Transcript(
+        path=path, session_id=session_id, cwd=cwd, records=kept, sidechain=sidechain,
+        subagents=[read_subagent(p) for p in subagent_files(path, session_id)],
+        lines_read=lines.lines_read, lines_skipped=lines.lines_skipped, abandoned=abandoned, type_counts=types,
+        unknown_types=Counter({t: n for t, n in types.items() if t not in KNOWN_TYPES}),
+    )
