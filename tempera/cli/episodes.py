@@ -81,10 +81,8 @@ def capture(summary: str | None, task_type: str, outcome: str, files_modified: s
         if project:
             items = [i.model_copy(update={"project": i.project or project}) for i in items]
     with open_memory() as mem:
-        project_refs = [mem.store.resolve_project(i.project, create=True) for i in items]
-        episodes = [i.to_episode(ref, max_summary_chars=mem.config.capture.max_summary_chars)
-                    for i, ref in zip(items, project_refs)]
-        mem.store.add_many(episodes)
+        episodes = mem.capture_many(items)
+        mem.learn_from(episodes)
     out = [{"id": e.id, "project": e.project_name, "summary": e.summary} for e in episodes]
     emit(out, as_json, lambda rows: [click.echo(f"captured {r['id']}  [{r['project']}] {r['summary'][:80]}")
                                      for r in rows])

@@ -6,12 +6,8 @@ from typing import Any
 
 import click
 
-from tempera.cli.common import emit, json_option, open_memory
+from tempera.cli.common import all_projects_option, emit, json_option, open_memory
 from tempera.core.models import VerificationState
-
-all_projects_option = click.option("--project", "-p", default=None,
-                                   help="Limit to one project (path, name or id); default: every project.")
-
 
 def _project_id(mem: Any, project: str | None) -> str | None:
     return mem.store.resolve_project(project).id if project else None

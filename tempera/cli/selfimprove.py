@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from tempera.cli.common import emit, json_option, open_memory, project_option
+from tempera.cli.common import all_projects_option, emit, json_option, open_memory, project_option
 from tempera.core.models import TASK_TYPES
 from tempera.core.selfimprove import askbacks, asks, calibration, mistakes, templates
 
@@ -35,8 +35,6 @@ anchored_options = _stack(
     click.option("--episode", default=None, help="Episode id (8+ chars) this belongs to."),
     click.option("--session-id", default=None, help="Claude Code session id."),
     project_option, json_option)
-all_projects_option = click.option("--project", "-p", default=None,
-                                   help="Only this project (path, name or id); default: every project.")
 log_read_options = _stack(
     click.option("--top", type=click.IntRange(1, 100), default=None,
                  help="Show the N most frequent instead of the raw list."),

@@ -36,9 +36,23 @@ class Memory:
         self.close()
 
     def capture(self, item: CaptureInput, *, cwd: str | None = None) -> Episode:
-        project = self.store.resolve_project(item.project, cwd=cwd, create=True)
-        episode = item.to_episode(project, max_summary_chars=self.config.capture.max_summary_chars)
-        return self.store.add(episode, project)
+        return self.capture_many([item], cwd=cwd)[0]
+
+    def capture_many(self, items: list[CaptureInput], *, cwd: str | None = None) -> list[Episode]:
+        """Validate every item before storing any, then store them in one batch."""
+        refs = [self.store.resolve_project(i.project, cwd=cwd, create=True) for i in items]
+        episodes = [i.to_episode(ref, max_summary_chars=self.config.capture.max_summary_chars)
+                    for i, ref in zip(items, refs)]
+        return self.store.add_many(episodes)
+
+    def learn_from(self, episodes: list[Episode]) -> tuple[list[Any], list[Any]]:
+        """What follows an explicit capture, as after a transcript capture: session links, temporal credit and
+        implicit feedback per episode, then calibration and ask-backs. Returns (learning per episode, ask-backs)."""
+        from tempera.core.learning.loop import learn_from_capture
+        from tempera.core.selfimprove.aftercapture import update_after_capture
+
+        learned = [learn_from_capture(self, ep) for ep in episodes]
+        return learned, update_after_capture(self, episodes)
 
     def retrieve(self, query: str, *, project: str | None = None, cwd: str | None = None, limit: int = 5,
                  mode: str | None = None, cross_project: bool = False, via: str = "cli",

@@ -1,1 +1,1 @@
-"""Filled by a later part of the build; see DESIGN.md."""
+"""MCP tools over stdio (`tempera-mcp`): the explicit fallback to the hooks. The entry point is `server.main`."""
