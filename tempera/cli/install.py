@@ -42,8 +42,29 @@ def install(scope: Scope, project_dir: Path | None, dry_run: bool, as_json: bool
 @click.command()
 @_common_options
 def uninstall(scope: Scope, project_dir: Path | None, dry_run: bool, as_json: bool) -> None:
-    """Remove exactly Tempera's hooks and MCP server from Claude Code's files; everything else stays."""
+    """Remove exactly Tempera's hooks and MCP server from Claude Code's files; everything else stays. When no
+    scope has Tempera's hooks any more, the daemon is stopped too (its transcript watch would go on capturing)."""
     _run(plan_uninstall(scope, project_dir), scope, dry_run, as_json)
+    if not dry_run and not _hooks_installed_anywhere(project_dir):
+        _stop_daemon()
+
+
+def _hooks_installed_anywhere(project_dir: Path | None) -> bool:
+    from tempera.installer import installed_status
+
+    for where in ("user", "project"):
+        status = installed_status(where, project_dir if where == "project" else None)  # type: ignore[arg-type]
+        if any(row["present"] for row in status["hooks"].values()):
+            return True
+    return False
+
+
+def _stop_daemon() -> None:
+    from tempera.core import paths
+    from tempera.hooks.client import request
+
+    if request(paths.socket_path(), {"op": "shutdown"}, timeout=2.0) is not None:
+        click.echo("stopped the Tempera daemon (no hooks are installed any more)", err=True)
 
 
 def _run(changes: list[FileChange], scope: Scope, dry_run: bool, as_json: bool) -> None:

@@ -166,13 +166,14 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
             hits.setdefault(rowid, Hit(episodes[rowid])).__dict__.update(similarity=s, vector_rank=rank)
 
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
+    w_kw = _keyword_weight(cfg, terms, hits.get(kw[0][0]) if kw else None) if mode == "hybrid" else 0.0
     if mode == "hybrid":
         w_rel, w_sal = cfg.hybrid_similarity_weight, cfg.hybrid_utility_weight
     else:
         w_rel, w_sal = cfg.similarity_weight, cfg.utility_weight
     for h in hits.values():
         if mode == "hybrid":
-            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec)
+            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec, w_kw)
         elif mode == "vector":
             h.relevance = max(0.0, h.similarity or 0.0)
         else:
@@ -192,11 +193,22 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     return chosen
 
 
-def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool) -> float:
+def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> float:
+    """The BM25 list's weight for this query: `hybrid_keyword_weight`, rising to 1 with the share of the query's
+    terms the best BM25 hit contains. A question that names its subject (an error code, a person, a file) is
+    answered by the words themselves; a paraphrase shares only a couple of generic words with its answer."""
+    base = cfg.hybrid_keyword_weight
+    if top is None or not terms:
+        return base
+    coverage = _matched(top.episode, terms) / len(terms)
+    return base + (1.0 - base) * max(0.0, coverage - 0.5) / 0.5
+
+
+def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float) -> float:
     """RRF (k from config) normalised to [0, 1]. The keyword list counts with its own weight, and only for hits
     whose BM25 is within `hybrid_keyword_min_ratio` of the best one: a weak lexical overlap (a paraphrase that
     shares two generic words) must not outvote the embedding."""
-    k, w_kw = cfg.rrf_k, cfg.hybrid_keyword_weight
+    k = cfg.rrf_k
     w_vec = 1.0 if use_vec else 0.0
     kw_ok = h.keyword_rank is not None and (h.bm25 or 0.0) >= cfg.hybrid_keyword_min_ratio * top_bm25
     rrf = (w_kw / (k + h.keyword_rank) if kw_ok and h.keyword_rank else 0.0) + \

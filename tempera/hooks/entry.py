@@ -53,29 +53,39 @@ def _daemon_context(hp: payloads.HookPayload, settings: HookSettings) -> str | N
 
 
 def _cold_context(hp: payloads.HookPayload, settings: HookSettings) -> str:
-    from tempera.core.project import project_for_path
-    from tempera.hooks import coldpath, injectlog, render
+    from tempera.hooks import coldpath
 
     conn = coldpath.open_db(paths.db_path())
     if conn is None:
         return ""
     try:
-        project = project_for_path(hp.cwd or os.getcwd())
-        seen = injectlog.injected_ids(conn, hp.session_id)
-        if hp.event == "UserPromptSubmit":
-            hits = coldpath.keyword_hits(conn, hp.prompt, project, exclude=seen, limit=settings.max_episodes,
-                                         min_hits=settings.min_keyword_hits)
-            header = render.HEADER_PROMPT
-        else:
-            hits = coldpath.useful_recent(conn, project, exclude=seen, limit=settings.max_episodes)
-            header = render.HEADER_SESSION
-        text = render.render_blocks([(header, [render.episode_line(h) for h in hits])], settings.budget_chars)
-        if text:
-            injectlog.record(conn, session_id=hp.session_id, project_id=project.id, event=hp.event,
-                             prompt=hp.prompt or None, hits=hits)
-        return text
+        return _cold_answer(conn, hp, settings)
+    except coldpath.sqlite3.OperationalError as exc:  # the schema is being created right now: nothing to say
+        log(f"{hp.event}: keyword path skipped ({exc})")
+        return ""
     finally:
         conn.close()
+
+
+def _cold_answer(conn: Any, hp: payloads.HookPayload, settings: HookSettings) -> str:
+    """Keyword-only retrieval (UserPromptSubmit) or the most useful recent episodes (SessionStart)."""
+    from tempera.core.project import project_for_path
+    from tempera.hooks import coldpath, injectlog, render
+
+    project = project_for_path(hp.cwd or os.getcwd())
+    seen = injectlog.injected_ids(conn, hp.session_id)
+    if hp.event == "UserPromptSubmit":
+        hits = coldpath.keyword_hits(conn, hp.prompt, project, exclude=seen, limit=settings.max_episodes,
+                                     min_hits=settings.min_keyword_hits)
+        header = render.HEADER_PROMPT
+    else:
+        hits = coldpath.useful_recent(conn, project, exclude=seen, limit=settings.max_episodes)
+        header = render.HEADER_SESSION
+    text = render.render_blocks([(header, [render.episode_line(h) for h in hits])], settings.budget_chars)
+    if text:
+        injectlog.record(conn, session_id=hp.session_id, project_id=project.id, event=hp.event,
+                         prompt=hp.prompt or None, hits=hits)
+    return text
 
 
 def _enqueue(hp: payloads.HookPayload) -> None:

@@ -20,7 +20,10 @@ from tempera.transcripts.chain import active_records
 
 # Types Claude Code writes that we read or deliberately ignore; anything else counts as unknown.
 KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "progress", "file-history-snapshot",
-                         "queue-operation", "attachment", "last-prompt", "mode", "custom-title", "tag"})
+                         "queue-operation", "attachment", "last-prompt", "mode", "custom-title", "tag",
+                         # bookkeeping records of Claude Code 2.1.3xx: no conversation in them
+                         "atis-latch", "api-request-shape", "api-request-blob", "api-request", "tools-used",
+                         "cost-state"})
 
 
 @dataclass(frozen=True)
