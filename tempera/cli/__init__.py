@@ -22,9 +22,10 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tempera.cli import admin, daemon, episodes, evaluate, facts, install, learning, selfimprove, transcripts
+    from tempera.cli import (admin, daemon, dream, episodes, evaluate, facts, install, learning, selfimprove,
+                             transcripts)
 
-    for module in (admin, daemon, episodes, evaluate, facts, install, learning, selfimprove, transcripts):
+    for module in (admin, daemon, dream, episodes, evaluate, facts, install, learning, selfimprove, transcripts):
         for command in module.COMMANDS:
             cli.add_command(command)
 

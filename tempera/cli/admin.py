@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from typing import Any
@@ -101,11 +102,13 @@ def index(reindex: bool) -> None:
 
 def _status_data(mem: Any) -> dict[str, Any]:
     from tempera.core import jobs
+    from tempera.dream import last_cycle
 
     vs = mem.store.vector_status()
     return {"data_dir": str(paths.data_dir()), "episodes": mem.store.count(), "projects": mem.store.projects(),
             "vectors": {"state": vs.state, "model": vs.model, "stored_model": vs.stored_model, "detail": vs.detail},
-            "jobs": jobs.counts(mem.db.conn), "dead_jobs": jobs.dead_jobs(mem.db.conn, limit=5)}
+            "jobs": jobs.counts(mem.db.conn), "dead_jobs": jobs.dead_jobs(mem.db.conn, limit=5),
+            "last_dream_cycle": last_cycle(mem.db)}
 
 
 @click.command()
@@ -126,6 +129,8 @@ def status(as_json: bool) -> None:
             err = (j["error"] or "").strip().splitlines()
             click.echo(f"  dead: job {j['id']} ({j['kind']}, {j['attempts']} attempts) "
                        f"{j['payload'].get('transcript_path', '')}: {err[0][:120] if err else ''}")
+        cycle = d["last_dream_cycle"]
+        click.echo("Last dream cycle: " + (json.dumps(cycle, default=str)[:300] if cycle else "none yet"))
 
     emit(data, as_json, render)
 
@@ -173,6 +178,10 @@ def doctor_checks() -> list[dict[str, Any]]:
                          f"{info['driver']}, SQLite {info['sqlite_version']}"
                          + ("" if info["can_load_extensions"] else " — cannot load sqlite-vec (install pysqlite3-binary)")))
     d = paths.data_dir()
+    try:
+        paths.ensure_data_dir(d)
+    except OSError:
+        pass  # reported just below
     checks.append(_check("data dir", d.exists() and os.access(d, os.W_OK),
                          f"{d} (mode {oct(d.stat().st_mode & 0o777) if d.exists() else 'missing: run tempera init'})"))
     try:
@@ -205,8 +214,12 @@ def _chain_checks() -> list[dict[str, Any]]:
 
     out = []
     found = False
+    seen_files: set[str] = set()
     for scope in ("user", "project"):
         st = installed_status(scope)  # type: ignore[arg-type]
+        if st["settings_file"] in seen_files:  # run from $HOME: the "project" files are the user's
+            continue
+        seen_files.add(st["settings_file"])
         present = [e for e, row in st["hooks"].items() if row["present"]]
         if not present and not st["mcp"]["present"] and not st["errors"]:
             continue

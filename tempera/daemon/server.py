@@ -50,6 +50,7 @@ class Daemon:
         self.config = load_config()
         self.mem: Memory | None = None
         self.watcher: Any = None
+        self.dream: Any = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def acquire_lock(self) -> bool:
@@ -93,6 +94,7 @@ class Daemon:
         for t in workers:
             t.start()
         self._start_watcher()
+        self._start_dream()
         try:
             self._serve(srv)
         finally:
@@ -105,6 +107,8 @@ class Daemon:
                 pass
             if self.watcher is not None:
                 self.watcher.stop()
+            if self.dream is not None:
+                self.dream.stop()
             for t in workers:
                 t.join(timeout=10)
             self.mem.close()
@@ -126,6 +130,15 @@ class Daemon:
         except Exception as exc:  # the watch is a convenience; the Stop hook path does not need it
             log.warning("transcript watch unavailable: %s", exc)
             self.watcher = None
+
+    def _start_dream(self) -> None:
+        """The dream cycle's own thread (tempera.dream.scheduler): it runs after idle periods and nightly."""
+        if not self.config.dream.schedule:
+            return
+        from tempera.dream.scheduler import DreamScheduler
+
+        self.dream = DreamScheduler(self.data_dir, self.config, lambda: self.last_activity)
+        self.dream.start()
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()

@@ -1,0 +1,80 @@
+"""The daemon dreams by itself: transcripts dropped into the watched Claude Code folder are captured, and once the
+daemon has been idle for dream.idle_minutes (3 s here) the cycle runs, once, and is logged."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SELFIMPROVE
+from dream_support import write_ledger
+
+
+def rows(data_dir: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(data_dir / "tempera.db") as conn:
+        return conn.execute(sql).fetchall()
+
+
+def wait_for(predicate: Any, timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout}s")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def daemon(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A daemon started the way a user starts it, with a short idle period; killed by its pid at the end."""
+    claude = tmp_path / "claude"
+    for key, value in {"CLAUDE_CONFIG_DIR": str(claude), "TEMPERA_DREAM__IDLE_MINUTES": "0.05",
+                       "TEMPERA_DREAM__NIGHTLY_TIME": "", "TEMPERA_DREAM__REFLECT_LOOKBACK_DAYS": "1000",
+                       "TEMPERA_DREAM__PATTERNS_LOOKBACK_DAYS": "1000",
+                       "TEMPERA_DAEMON__WATCH_DEBOUNCE_SECONDS": "0.3"}.items():
+        monkeypatch.setenv(key, value)
+    started = subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "start"], capture_output=True,
+                             text=True, timeout=90)
+    assert started.returncode == 0, started.stderr
+    try:
+        yield claude / "projects"
+    finally:
+        pid = int((data_dir / "daemon.lock").read_text().strip())
+        os.kill(pid, signal.SIGTERM)
+        wait_for(lambda: not alive(pid), 15)
+
+
+def test_new_transcripts_and_an_idle_period_start_the_cycle(daemon: Path, data_dir: Path) -> None:
+    time.sleep(2.0)  # idle, but memory is empty: nothing to dream about
+    assert rows(data_dir, "SELECT COUNT(*) FROM dream_cycles") == [(0,)]
+    write_ledger(daemon / "-home-dev-ledger" / "ledger.jsonl")
+    for name in ("corrections", "clarify"):
+        (daemon / "-home-dev-webshop").mkdir(parents=True, exist_ok=True)
+        shutil.copy(SELFIMPROVE / f"{name}.jsonl", daemon / "-home-dev-webshop" / f"{name}.jsonl")
+    done = wait_for(lambda: rows(data_dir, "SELECT id, trigger, llm FROM dream_cycles WHERE status = 'done'"), 60)
+    assert done[0][1:] == ("idle", "llm.enabled is false")
+    assert rows(data_dir, "SELECT COUNT(*) FROM episodes") == [(14,)]  # every turn was captured before it ran
+    reflected = {r[0] for r in rows(data_dir, "SELECT day FROM reflections")}
+    assert {"2026-03-01", "2026-03-02"} <= reflected
+    assert all(Path(p).is_file() for (p,) in rows(data_dir, "SELECT path FROM reflections"))
+    log = (data_dir / "daemon.log").read_text(encoding="utf-8")
+    assert f"dream cycle {done[0][0]} (idle) done" in log
+    time.sleep(4.0)  # its own writes are no new work: no second cycle
+    assert rows(data_dir, "SELECT COUNT(*) FROM dream_cycles") == [(1,)]
