@@ -22,10 +22,11 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tempera.cli import (admin, daemon, dream, episodes, evaluate, facts, install, learning, selfimprove,
-                             transcripts)
+    from tempera.cli import (admin, control, daemon, dream, episodes, evaluate, facts, install, learning, selfimprove,
+                             transcripts, ui)
 
-    for module in (admin, daemon, dream, episodes, evaluate, facts, install, learning, selfimprove, transcripts):
+    for module in (admin, control, daemon, dream, episodes, evaluate, facts, install, learning, selfimprove,
+                   transcripts, ui):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -219,6 +219,19 @@ def m050_dream(conn: Connection) -> None:
     """)
 
 
+def m060_episode_facts(conn: Connection) -> None:
+    """Which fact-graph transactions an episode produced (see `forget.link_fact_tx`), so that forgetting the
+    episode undoes them. No foreign keys: the fact tables are created by the facts package, later."""
+    run_script(conn, """
+    CREATE TABLE episode_facts (
+        episode_id TEXT NOT NULL,
+        tx INTEGER NOT NULL,
+        PRIMARY KEY (episode_id, tx)
+    );
+    CREATE INDEX episode_facts_tx ON episode_facts(tx);
+    """)
+
+
 MIGRATIONS: list[Migration] = [
     ("core.001_initial", m001_initial),
     ("core.002_jobs_injections_links", m002_jobs_injections_links),
@@ -227,4 +240,5 @@ MIGRATIONS: list[Migration] = [
     ("core.030_transcript_cursors", m030_transcript_cursors),
     ("core.040_session_context", m040_session_context),
     ("core.050_dream", m050_dream),
+    ("core.060_episode_facts", m060_episode_facts),
 ]

@@ -5,6 +5,7 @@ what it already received, all rendered under one size budget."""
 from __future__ import annotations
 
 import os
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -14,9 +15,11 @@ from tempera.core.brief import prompt_brief, session_start
 from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit, retrieve
+from tempera.facts.promptfacts import prompt_facts
 from tempera.hooks import injectlog, render
 
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
+HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."
 
 
 def _hit_dict(h: Hit, project: ProjectRef, similarity: float | None) -> dict[str, Any]:
@@ -70,6 +73,7 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
     """The additionalContext for one hook request ('' when there is nothing new worth saying)."""
     from tempera.hooks.coldpath import useful_recent
 
+    started = time.perf_counter()
     event = str(req.get("event", ""))
     if event not in ("SessionStart", "UserPromptSubmit"):
         return ""
@@ -84,16 +88,22 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
         brief = session_start(mem, project.id, by=session_id or "unknown-session")
         hits = useful_recent(mem.db.conn, project, exclude=seen, limit=mem.config.inject.max_episodes)
         header = render.HEADER_SESSION
+        facts: list[str] = []
     else:
         brief = prompt_brief(mem, project.id, prompt, project.path)
         hits = relevant_hits(mem, prompt, project, seen)
         header = render.HEADER_PROMPT
+        facts = [line for line in prompt_facts(mem, prompt) if "fact:" + line not in given]
     statements = brief.select(budget // 2, exclude=given) if brief is not None else []
     text = render.render_blocks([(HEADER_BRIEF, [f"- {s.text}" for s in statements]),
+                                 (HEADER_FACTS, [f"- {line}" for line in facts]),
                                  (header, [render.episode_line(h) for h in hits])], budget)
-    if statements:
-        _remember_keys(mem, session_id, event, [s.key for s in statements])
+    keys = [s.key for s in statements] + ["fact:" + line for line in facts]
+    if keys:
+        _remember_keys(mem, session_id, event, keys)
     if hits:
+        latency = round((time.perf_counter() - started) * 1000, 2)
+        hits = [{**h, "latency_ms": latency} for h in hits]
         injectlog.record(mem.db.conn, session_id=session_id, project_id=project.id, event=event,
                          prompt=prompt or None, hits=hits)
     return text

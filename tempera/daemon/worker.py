@@ -43,7 +43,27 @@ def learn(mem: Memory, result: Any) -> None:
             continue
 
 
-POST_CAPTURE: list[PostCapture] = [self_improve, learn]
+def facts(mem: Memory, result: Any) -> None:
+    """Decisions, preferences, constraints and dependencies stated in the captured turns, as bi-temporal facts."""
+    from tempera.facts.turnfacts import process_capture_facts
+
+    process_capture_facts(mem, result)
+
+
+POST_CAPTURE: list[PostCapture] = [self_improve, learn, facts]
+
+
+def capture_paused(mem: Memory, path: Path) -> bool:
+    """Whether the transcript's project is paused (`tempera pause`); it is only read when some project is."""
+    from tempera.core.pause import paused_projects
+
+    paused = paused_projects(mem.db.path.parent)
+    if not paused:
+        return False
+    from tempera.transcripts.capture import transcript_project
+    from tempera.transcripts.reader import read_transcript
+
+    return transcript_project(mem, read_transcript(path), None).id in paused
 
 
 def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +72,8 @@ def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
     path = Path(str(payload.get("transcript_path") or ""))
     if not path.is_file():
         return {"skipped": f"transcript {path} does not exist"}
+    if capture_paused(mem, path):
+        return {"skipped": "capture is paused for this project"}
     result = capture_transcript(mem, path, session_id=payload.get("session_id") or None)
     for step in POST_CAPTURE:
         step(mem, result)

@@ -1,7 +1,8 @@
 """Or-free conjunctions of clauses -> one SQL SELECT over `fact_datoms`.
 
 Every variable is bound to a `Term`: a pair of SQL expressions for its type tag and its value. Patterns add a
-`fact_datoms` alias (so SQLite's (e,a) and (a,v) indexes do the joins), rule calls add a rule relation (a CTE
+`fact_datoms` alias (so SQLite's (e,a) and (a,v) indexes do the joins; a constant attribute that a view serves,
+such as :episode/file, reads that view instead), rule calls add a rule relation (a CTE
 built by `relations.py`), expression clauses add conditions or computed terms, and `not` / `not-join` become
 NOT EXISTS subqueries. Clauses are applied once their inputs are bound, so the order they are written in
 does not matter; what can never be bound is reported with the clause's position.
@@ -63,6 +64,7 @@ class Context:
     relations: Relations | None = None
     params: dict[str, Any] = field(default_factory=dict)
     counter: itertools.count = field(default_factory=itertools.count)
+    views: Mapping[str, str] = field(default_factory=dict)  # attribute -> subquery read instead of fact_datoms
 
     def name(self, prefix: str) -> str:
         return f"{prefix}{next(self.counter)}"
@@ -198,7 +200,7 @@ def _apply(ctx: Context, scope: Scope, clause: ast.Clause) -> None:
 
 def _pattern(ctx: Context, scope: Scope, pattern: ast.Pattern) -> None:
     d = ctx.name("d")
-    scope.froms.append(f"fact_datoms {d}")
+    scope.froms.append(f"{_source(ctx, pattern)} {d}")
     scope.conds.extend(ctx.visible(d))
     columns = (
         (pattern.e, Term(f"{d}.e", entity_type_sql(f"{d}.e"), REFERENCE), "entity"),
@@ -210,6 +212,16 @@ def _pattern(ctx: Context, scope: Scope, pattern: ast.Pattern) -> None:
             value = term.value if isinstance(term, ast.Const) else ctx.slot(term, pattern.pos)
             _check_position(value, position, pattern.pos)
         _unify(ctx, scope, term, column, pattern.pos)
+
+
+def _source(ctx: Context, pattern: ast.Pattern) -> str:
+    """What a pattern reads: `fact_datoms`, or the read-only view (a subquery with fact_datoms' columns) that
+    serves its constant attribute, such as the episode attributes of `episode_view.py`."""
+    if isinstance(pattern.a, (ast.Const, ast.Slot)):
+        value = pattern.a.value if isinstance(pattern.a, ast.Const) else ctx.slot(pattern.a, pattern.pos)
+        if isinstance(value, Keyword):
+            return ctx.views.get(str.__str__(value), "fact_datoms")
+    return "fact_datoms"
 
 
 def _check_position(value: Value, position: str, pos: Pos) -> None:

@@ -56,9 +56,10 @@ def _decode(tag: int, value: Any, keywords: dict[str, Keyword]) -> Value:
 
 def plan_query(query: ast.Query, program: Program, *, as_of: int | None, valid_at: int | None,
                inputs: Sequence[Any] = (), slots: Mapping[str, Value] | None = None,
-               aggregates: Mapping[str, str] | None = None) -> Plan:
-    """Compile `query` for the given time filters. `aggregates` maps UDF names to their SQL function names."""
-    ctx = Context(as_of=as_of, valid_at=valid_at, slots=slots or {})
+               aggregates: Mapping[str, str] | None = None, views: Mapping[str, str] | None = None) -> Plan:
+    """Compile `query` for the given time filters. `aggregates` maps UDF names to their SQL function names;
+    `views` maps attributes to the subqueries that serve them (see `Context.views`)."""
+    ctx = Context(as_of=as_of, valid_at=valid_at, slots=slots or {}, views=views or {})
     relations = QueryRelations(program, ctx, query.max_derived_facts)
     bindings, froms = _inputs(ctx, query, inputs)
     conjunctions = expand(query.where, set(bindings), count(1))

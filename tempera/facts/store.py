@@ -21,6 +21,7 @@ from tempera.core.db import Database, apply_migrations, sqlite3
 from tempera.core.errors import InvalidInput
 from tempera.facts import ast
 from tempera.facts.compiler import Context
+from tempera.facts.episode_view import EPISODE_VIEWS
 from tempera.facts.errors import DatalogError, Pos
 from tempera.facts.parser import parse_command, parse_facts, parse_query, parse_rule
 from tempera.facts.planner import plan_query
@@ -301,7 +302,7 @@ class FactStore:
     def _query(self, query: ast.Query, params: Mapping[str, Any] | Sequence[Any] | None) -> QueryResult:
         inputs, slots = _split_params(query, params)
         plan = plan_query(query, self._rules_program(), as_of=self._as_of(query), valid_at=_valid_at(query),
-                          inputs=inputs, slots=slots, aggregates=self._aggregates)
+                          inputs=inputs, slots=slots, aggregates=self._aggregates, views=EPISODE_VIEWS)
         try:
             for fixpoint in plan.fixpoints:
                 fixpoint.run(self.db.conn, plan.params)

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from tempera.core import paths
+from tempera.core import pause, paths
 from tempera.hooks import payload as payloads
 from tempera.hooks.settings import HookSettings, load
 
@@ -120,6 +120,8 @@ def handle(event: str, doc: dict[str, Any], settings: HookSettings) -> dict[str,
     from tempera.hooks.render import hook_output
 
     hp = payloads.parse(event, doc)
+    if pause.paused_for_cwd(hp.cwd):  # `tempera pause`: nothing injected, nothing captured
+        return None
     if event in CAPTURING:
         if not (event == "Stop" and hp.stop_hook_active):
             _enqueue(hp)

@@ -28,7 +28,8 @@ def record(conn: Any, *, session_id: str, project_id: str, event: str, prompt: s
     conn.execute("BEGIN IMMEDIATE")
     try:
         for rank, h in enumerate(hits, 1):
-            scores = {k: h[k] for k in ("score", "relevance", "salience", "similarity", "bm25", "utility") if k in h}
+            scores = {k: h[k] for k in ("score", "relevance", "salience", "similarity", "bm25", "utility",
+                                        "latency_ms") if k in h}
             conn.execute("INSERT INTO injections(session_id, project_id, event, prompt, episode_id, rank, scores, "
                          "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          (session_id or "-", project_id, event, kept, h["id"], rank, json.dumps(scores), now))

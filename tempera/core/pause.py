@@ -1,0 +1,83 @@
+"""Paused capture, per project: a small JSON file in the data dir. Standard library only.
+
+The hooks read this on every turn, before anything else, so it is a file and not a table: when no project is
+paused the file does not exist and the check is one failed `open`. A paused project gets no injected context and
+nothing captured, by the hooks and by the daemon's capture jobs, until it is resumed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tempera.core import paths
+
+PAUSE_FILE = "paused.json"
+
+
+def pause_path(data_dir: Path | None = None) -> Path:
+    return (data_dir or paths.data_dir()) / PAUSE_FILE
+
+
+def paused_projects(data_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Paused project id -> {name, path, since}; {} when none is paused or the file is unreadable."""
+    try:
+        with open(pause_path(data_dir), encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    projects = doc.get("projects") if isinstance(doc, dict) else None
+    return {k: v for k, v in projects.items() if isinstance(v, dict)} if isinstance(projects, dict) else {}
+
+
+def paused_for_cwd(cwd: str, data_dir: Path | None = None) -> bool:
+    """Whether the project of a working directory is paused; the project is only resolved when some project is."""
+    paused = paused_projects(data_dir)
+    if not paused:
+        return False
+    from tempera.core.project import project_for_path
+
+    return project_for_path(cwd or os.getcwd()).id in paused
+
+
+def _write(projects: dict[str, dict[str, Any]], data_dir: Path | None) -> None:
+    """Replace the file atomically (owner-only); remove it when nothing is paused, so the hooks' check stays cheap."""
+    target = pause_path(data_dir)
+    if not projects:
+        target.unlink(missing_ok=True)
+        return
+    import tempfile  # not at the top either: only writers need it
+
+    paths.ensure_data_dir(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".paused-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"projects": projects}, fh, indent=2, sort_keys=True)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def pause(project_id: str, name: str, path: str | None, data_dir: Path | None = None) -> dict[str, Any]:
+    """Pause a project (idempotent: an earlier pause keeps its `since`); returns its record."""
+    from datetime import datetime, timezone  # not at the top: the hooks import this module and only read
+
+    projects = paused_projects(data_dir)
+    record = projects.get(project_id) or {"name": name, "path": path,
+                                          "since": datetime.now(timezone.utc).isoformat()}
+    projects[project_id] = record
+    _write(projects, data_dir)
+    return record
+
+
+def resume(project_id: str, data_dir: Path | None = None) -> dict[str, Any] | None:
+    """Un-pause a project; returns the record it had (with `since`), or None when it was not paused."""
+    projects = paused_projects(data_dir)
+    record = projects.pop(project_id, None)
+    if record is not None:
+        _write(projects, data_dir)
+    return record

@@ -1,0 +1,181 @@
+"""Per-turn facts from real Claude Code transcripts: polarity and the whole phrase kept, valid time from the turn,
+superseding that closes the older statement (still visible in the past), idempotent re-runs, no flip-flop."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from tempera.core.forget import Selector, forget
+from tempera.core.memory import Memory
+from tempera.core.models import Episode
+from tempera.facts import FactStore, Keyword
+from tempera.facts.audit import audit
+from tempera.facts.turnfacts import AGAINST, FOR, extract_turn_facts, process_capture_facts, store_turn_facts
+from tempera.transcripts.capture import CaptureResult, capture_transcript
+from tempera.transcripts.reader import read_transcript
+from tempera.transcripts.turns import Turn, segment_turns
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "transcripts"))
+from transcript_writer import SessionWriter  # noqa: E402
+
+K = Keyword
+FEB_1 = datetime(2026, 2, 1, 9, 0, tzinfo=timezone.utc)
+MAR_5 = datetime(2026, 3, 5, 9, 0, tzinfo=timezone.utc)
+
+
+def write_session(path: Path, turns: list[tuple[datetime, str, str]]) -> Path:
+    """A transcript with one turn per (time, prompt, reply); the agent edits src/auth.py in each turn."""
+    writer = SessionWriter(path)
+    for moment, prompt, reply in turns:
+        writer.clock = moment
+        writer.prompt(prompt)
+        writer.tool("Edit", {"file_path": f"{writer.cwd}/src/auth.py", "old_string": "a", "new_string": "b"}, "ok")
+        writer.say(reply)
+    return path
+
+
+def turns_of(path: Path) -> list[Turn]:
+    return segment_turns(read_transcript(path))
+
+
+def capture(memory: Memory, path: Path) -> CaptureResult:
+    """Capture the transcript as the Stop hook does, then store the facts of what it captured."""
+    result = capture_transcript(memory, path)
+    process_capture_facts(memory, result)
+    return result
+
+
+def one_turn(tmp_path: Path, prompt: str, reply: str = "Done.") -> Turn:
+    return turns_of(write_session(tmp_path / "s.jsonl", [(FEB_1, prompt, reply)]))[0]
+
+
+def stances(tmp_path: Path, prompt: str, reply: str = "Done.") -> set[tuple[str, str, str]]:
+    return {(str(c.entity), str(c.polarity), c.description) for c in extract_turn_facts(one_turn(tmp_path, prompt,
+                                                                                                 reply))}
+
+
+# -- extraction ------------------------------------------------------------------------------------------------
+
+def test_polarity_is_kept(tmp_path: Path) -> None:
+    assert stances(tmp_path / "a", "Never use MySQL.") == {(":constraint/mysql", ":against", "Never use MySQL")}
+    assert stances(tmp_path / "b", "Use MySQL.") == {(":decision/mysql", ":for", "Use MySQL")}
+
+
+@pytest.mark.parametrize("prompt, expected", [
+    ("Please never use MySQL for the billing service, it doesn't scale.",
+     {(":constraint/mysql", ":against", "never use MySQL for the billing service")}),
+    ("OK, we'll use Postgres for the queue.", {(":decision/postgres", ":for", "we'll use Postgres for the queue")}),
+    ("We decided to use Kafka because the volume is high.",
+     {(":decision/kafka", ":for", "We decided to use Kafka because the volume is high")}),
+    ("Always run ruff before commit.", {(":constraint/run-ruff", ":for", "Always run ruff before commit")}),
+    ("The API service depends on redis.", {(":dependency/redis", ":for", "The API service depends on redis")}),
+    ("Prefer pathlib over os.path.", {(":preference/pathlib", ":for", "Prefer pathlib over os.path"),
+                                      (":preference/os-path", ":against", "Prefer pathlib over os.path")}),
+    ("Don't add new dependencies.", {(":constraint/new-dependencies", ":against", "Don't add new dependencies")}),
+    ("We no longer depend on requests.",
+     {(":dependency/requests", ":against", "We no longer depend on requests")}),
+])
+def test_the_whole_phrase_is_the_description(tmp_path: Path, prompt: str, expected: set[tuple[str, str, str]]) -> None:
+    assert stances(tmp_path, prompt) == expected
+
+
+@pytest.mark.parametrize("prompt", [
+    "Use grep to find the function.", "I don't know why it fails.", "Don't worry about the tests.",
+    "Should we use MySQL?", "If we use MySQL, we need a migration.", "It depends on whether the cache is warm.",
+    "The test always fails on CI.",
+])
+def test_no_stance_is_read_into_ordinary_sentences(tmp_path: Path, prompt: str) -> None:
+    assert stances(tmp_path, prompt) == set()
+
+
+def test_the_agent_states_facts_only_for_the_team(tmp_path: Path) -> None:
+    found = stances(tmp_path, "Set up the worker.", "I'll use grep to find it. Never use eval. We'll use Celery for "
+                                                   "the jobs. The worker now depends on redis.")
+    assert found == {(":decision/celery", ":for", "We'll use Celery for the jobs"),
+                     (":dependency/redis", ":for", "The worker now depends on redis")}
+
+
+def test_one_turn_keeps_one_direction_per_subject(tmp_path: Path) -> None:
+    found = stances(tmp_path, "Never use MySQL.", "Understood. We'll use MySQL only for reports.")
+    assert found == {(":constraint/mysql", ":against", "Never use MySQL")}
+
+
+def test_secrets_are_redacted_before_extraction(tmp_path: Path) -> None:
+    [fact] = extract_turn_facts(one_turn(tmp_path, "Never commit the token ghp_abcdefghijklmnopqrstuvwxyz0123456789."))
+    assert "ghp_" not in fact.description and "[REDACTED:github_token]" in fact.description
+
+
+# -- storing ---------------------------------------------------------------------------------------------------
+
+def _session(tmp_path: Path) -> Path:
+    return write_session(tmp_path / "s.jsonl", [(FEB_1, "Never use MySQL.", "Noted."),
+                                                (MAR_5, "Use MySQL after all, the DBA insists.", "OK.")])
+
+
+def test_a_later_statement_closes_the_contradicting_one_and_history_stays(memory: Memory, tmp_path: Path) -> None:
+    capture(memory, _session(tmp_path))
+    store = FactStore(memory.db)
+    now = store.query("[:find ?e ?d ?p :where [?e :description ?d] [?e :polarity ?p]]").rows
+    assert now == [(K(":decision/mysql"), "Use MySQL after all, the DBA insists", FOR)]
+    then = store.query('[:find ?e ?d ?p :valid-at "2026-02-15" :where [?e :description ?d] [?e :polarity ?p]]').rows
+    assert then == [(K(":constraint/mysql"), "Never use MySQL", AGAINST)]
+    first_tx = min(r[0] for r in store.history(":constraint/mysql").rows)
+    believed = store.query(f"[:find ?d :as-of {first_tx} :where [:constraint/mysql :description ?d]]").rows
+    assert believed == [("Never use MySQL",)]
+    closed = [r for r in store.history(":constraint/mysql").rows if r[2] == "assert" and r[6]]
+    assert {r[6] for r in closed} == {"2026-03-05T09:00:05.000Z"}  # valid until the second turn began
+    reason = store.history(":constraint/mysql").rows[0][-1]
+    assert reason.startswith("User: Never use MySQL.") and "Assistant: Noted." in reason
+    assert audit(store).violations == []
+
+
+def test_rerunning_adds_nothing_and_an_older_turn_never_flips_back(memory: Memory, tmp_path: Path) -> None:
+    path = _session(tmp_path)
+    result = capture(memory, path)
+    store = FactStore(memory.db)
+    before = store.current_tx()
+    assert process_capture_facts(memory, result) == 0
+    first, second = turns_of(path)
+    episode_of = {ep.source.record_uuids[0]: ep for ep in result.added}
+    assert store_turn_facts(memory, first, episode_of[first.prompt_uuid]) == []
+    assert store_turn_facts(memory, second, episode_of[second.prompt_uuid]) == []
+    assert store.current_tx() == before
+
+
+def test_a_late_backfill_ends_where_the_newer_statement_begins(memory: Memory, tmp_path: Path) -> None:
+    path = _session(tmp_path)
+    first, second = turns_of(path)
+    episode = Episode(project_id="p", project_name="shop", summary="backfill")
+    memory.store.add(episode)
+    assert len(store_turn_facts(memory, second, episode)) == 1
+    assert len(store_turn_facts(memory, first, episode)) == 1
+    store = FactStore(memory.db)
+    assert store.query("[:find ?e :where [?e :description _]]").rows == [(K(":decision/mysql"),)]
+    spans = {(r[5], r[6]) for r in store.history(":constraint/mysql").rows}
+    assert spans == {("2026-02-01T09:00:05.000Z", "2026-03-05T09:00:05.000Z")}
+    assert store_turn_facts(memory, first, episode) == [] and store_turn_facts(memory, second, episode) == []
+
+
+def test_a_new_phrase_replaces_the_old_description_of_the_same_entity(memory: Memory, tmp_path: Path) -> None:
+    capture(memory, write_session(tmp_path / "s.jsonl", [
+        (FEB_1, "Never use MySQL in production because of licensing.", "Noted."),
+        (MAR_5, "Never use MySQL.", "Noted.")]))
+    store = FactStore(memory.db)
+    assert store.query("[:find ?a ?v :where [:constraint/mysql ?a ?v] [(string? ?v)]]").rows == [
+        (K(":description"), "Never use MySQL"), (K(":subject"), "MySQL")]
+    old = store.query('[:find ?r :valid-at "2026-02-15" :where [:constraint/mysql :rationale ?r]]').rows
+    assert old == [("of licensing",)]
+
+
+def test_forgetting_the_episode_undoes_its_facts(memory: Memory, tmp_path: Path) -> None:
+    result = capture(memory, _session(tmp_path))
+    linked = memory.db.query("SELECT episode_id, count(*) FROM episode_facts GROUP BY episode_id")
+    assert sorted(n for _, n in linked) == [1, 1]
+    later = max(result.added, key=lambda ep: ep.created_at)
+    forget(memory.db, Selector("episode", later.id))
+    rows = FactStore(memory.db).query("[:find ?e ?d :where [?e :description ?d]]").rows
+    assert rows == [(K(":constraint/mysql"), "Never use MySQL")]

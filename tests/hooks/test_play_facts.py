@@ -1,0 +1,44 @@
+"""Per-turn facts through the real hooks: a constraint stated in one session is captured with no tool call and
+comes back, as a currently valid fact, when a later prompt touches it."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from hookrun import context_of, run_hook, wait_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
+from transcript_writer import SessionWriter  # noqa: E402
+
+
+def facts_count(data_dir: Path) -> int:
+    try:
+        with sqlite3.connect(data_dir / "tempera.db") as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM episode_facts").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_constraint_from_one_session_reaches_the_next(data_dir: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "shop"
+    (repo / ".git").mkdir(parents=True)
+    path = tmp_path / "t" / "s1.jsonl"
+    w = SessionWriter(path, session_id="facts-one", cwd=str(repo), start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
+    w.prompt("Never use MySQL in this service, we standardised on Postgres. Add the orders table.")
+    w.tool("Write", {"file_path": str(repo / "migrations" / "001_orders.sql"), "content": "create table orders();"},
+           "File created")
+    w.say("Added the orders table migration for Postgres.")
+    r = run_hook("stop", {"session_id": "facts-one", "transcript_path": str(path), "cwd": str(repo),
+                          "stop_hook_active": False})
+    assert r.returncode == 0 and r.stdout == b""
+    wait_for(lambda: facts_count(data_dir) > 0, timeout=90)
+
+    ctx = context_of(run_hook("user-prompt-submit", {"session_id": "facts-two", "cwd": str(repo),
+                                                     "prompt": "could we move the reporting tables to mysql?"}))
+    assert "Tempera facts" in ctx and "Never use MySQL" in ctx
+    again = context_of(run_hook("user-prompt-submit", {"session_id": "facts-two", "cwd": str(repo),
+                                                       "prompt": "mysql for reporting, yes or no?"}))
+    assert "Never use MySQL" not in again  # not repeated within the session
