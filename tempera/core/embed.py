@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import paths
 from tempera.core.config import Config
 from tempera.core.errors import ModelUnavailable
 
@@ -103,8 +102,9 @@ def resolve_model(config: Config) -> ModelSpec | None:
         return ModelSpec(name=emb.model, dim=384 if "small" in emb.model else _dim_of(emb.model), source="cache",
                          path=None)
     if emb.use_offline_package and _offline_package_files() is not None:
+        # in the model cache (shared by every data dir that uses it), so one process keeps one loaded model
         return ModelSpec(name=OFFLINE_MODEL_NAME, dim=384, source="offline-package",
-                         path=paths.data_dir() / "models" / "all-MiniLM-L6-v2-int8")
+                         path=config.model_cache_dir() / "all-MiniLM-L6-v2-int8")
     return None
 
 
