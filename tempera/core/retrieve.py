@@ -83,9 +83,14 @@ def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool
 
 def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: bool, n: int
             ) -> list[tuple[int, float]]:
+    """KNN hits (rowid, cosine). The transferable scan (a second brute-force pass) runs only when another
+    project has transferable episodes at all."""
     blob = _vec_blob(qvec)
     found: dict[int, float] = {}
-    filters = [("project_id = ?", project_id)] + ([("transferable = ?", 1)] if cross else [])
+    filters = [("project_id = ?", project_id)]
+    if cross and store.db.one("SELECT 1 FROM episodes WHERE transferable = 1 AND project_id != ? LIMIT 1",
+                              (project_id,)):
+        filters.append(("transferable = ?", 1))
     for clause, value in filters:
         for rowid, dist in store.db.query(
                 f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
@@ -154,8 +159,7 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     if use_vec:
         assert store.embedder is not None
         qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
-        vec = [(r, s) for r, s in _vector(store, qvec, project_id, cross_project, n)
-               if s >= cfg.min_similarity]
+        vec = [(r, s) for r, s in _vector(store, qvec, project_id, cross_project, n) if s >= cfg.min_similarity]
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec})
     hits: dict[int, Hit] = {}
     for rank, (rowid, s) in enumerate(kw, 1):
