@@ -111,6 +111,8 @@ class DaemonConfig(_Section):
     job_lease_seconds: float = Field(120.0, gt=0)
     watch_transcripts: bool = True
     watch_debounce_seconds: float = Field(5.0, ge=0)
+    version_check_seconds: float = Field(30.0, gt=0, description="How often the daemon looks for a newly installed "
+                                         "Tempera version (it re-executes itself when it finds one)")
 
 
 class DreamConfig(_Section):

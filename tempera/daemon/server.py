@@ -26,7 +26,6 @@ from tempera.core.memory import Memory
 
 log = logging.getLogger("tempera.daemon")
 LOCK_NAME = "daemon.lock"
-VERSION_CHECK_SECONDS = 30.0
 
 
 def installed_version() -> str:
@@ -149,7 +148,8 @@ class Daemon:
         return minutes > 0 and time.monotonic() - self.last_activity > minutes * 60
 
     def _serve(self, srv: socket.socket) -> None:
-        next_version_check = time.monotonic() + VERSION_CHECK_SECONDS
+        every = self.config.daemon.version_check_seconds
+        next_version_check = time.monotonic() + every
         while not self.stop.is_set():
             try:
                 conn, _ = srv.accept()
@@ -159,7 +159,7 @@ class Daemon:
                 threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
             now = time.monotonic()
             if now >= next_version_check:
-                next_version_check = now + VERSION_CHECK_SECONDS
+                next_version_check = now + every
                 if installed_version() != self.started_version:
                     self.restart = True
                     self.stop.set()
