@@ -82,31 +82,23 @@ def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool
 
 
 def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: bool, n: int
-            ) -> list[tuple[int, float]]:
-    """KNN hits (rowid, cosine). The transferable scan (a second brute-force pass) runs only when another
-    project has transferable episodes at all."""
+            ) -> tuple[list[tuple[int, float]], dict[int, bytes]]:
+    """KNN hits (rowid, cosine) with their vectors (a later lookup by rowid is slow on a partitioned vec0 table).
+    The transferable scan runs only when another project has transferable episodes at all."""
     blob = _vec_blob(qvec)
     found: dict[int, float] = {}
+    blobs: dict[int, bytes] = {}
     filters = [("project_id = ?", project_id)]
     if cross and store.db.one("SELECT 1 FROM episodes WHERE transferable = 1 AND project_id != ? LIMIT 1",
                               (project_id,)):
         filters.append(("transferable = ?", 1))
     for clause, value in filters:
-        for rowid, dist in store.db.query(
-                f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
+        for rowid, dist, emb in store.db.query(
+                f"SELECT rowid, distance, embedding FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
                 (blob, n, value)):
             found[int(rowid)] = min(found.get(int(rowid), 9.0), float(dist))
-    return sorted(((r, 1.0 - d) for r, d in found.items()), key=lambda x: -x[1])[:n]
-
-
-def _vectors_of(store: EpisodeStore, rowids: list[int]) -> dict[int, "np.ndarray"]:
-    import numpy as np
-
-    if not rowids:
-        return {}
-    rows = store.db.query(f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({','.join('?' * len(rowids))})",
-                          rowids)
-    return {int(r[0]): np.frombuffer(r[1], dtype=np.float32) for r in rows}
+            blobs[int(rowid)] = emb
+    return sorted(((r, 1.0 - d) for r, d in found.items()), key=lambda x: -x[1])[:n], blobs
 
 
 def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
@@ -118,7 +110,7 @@ def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
     term_sets = {id(h): set(textsearch.query_terms(h.episode.summary, limit=80)) for h in hits}
 
     def sim(a: Hit, b: Hit) -> float:
-        if a.vector is not None and b.vector is not None:
+        if a.vector is not None and b.vector is not None:  # else: term overlap
             s = float(a.vector @ b.vector)
         else:
             sa, sb = term_sets[id(a)], term_sets[id(b)]
@@ -156,10 +148,12 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     terms = textsearch.query_terms(query)
     kw = _keyword(store, terms, project_id, cross_project, n) if use_kw else []
     vec: list[tuple[int, float]] = []
+    vec_blobs: dict[int, bytes] = {}
     if use_vec:
         assert store.embedder is not None
         qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
-        vec = [(r, s) for r, s in _vector(store, qvec, project_id, cross_project, n) if s >= cfg.min_similarity]
+        found, vec_blobs = _vector(store, qvec, project_id, cross_project, n)
+        vec = [(r, s) for r, s in found if s >= cfg.min_similarity]
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec})
     hits: dict[int, Hit] = {}
     for rank, (rowid, s) in enumerate(kw, 1):
@@ -186,11 +180,12 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         h.score = (w_rel * h.relevance + w_sal * h.salience) / ((w_rel + w_sal) or 1.0)
     ranked = sorted(hits.values(), key=lambda h: -h.score)
     ranked = ranked[: max(limit * 4, 20)]
-    if use_vec:
-        keep = {id(h) for h in ranked}
-        vectors = _vectors_of(store, [r for r, h in hits.items() if id(h) in keep])
+    if use_vec:  # hits only BM25 found (not among the nearest vectors) keep no vector; MMR compares their terms
+        import numpy as np
+
         for rowid, h in hits.items():
-            h.vector = vectors.get(rowid)
+            if rowid in vec_blobs:
+                h.vector = np.frombuffer(vec_blobs[rowid], dtype=np.float32)
     chosen = _mmr(ranked, cfg.mmr_lambda, limit, cfg.mmr_redundancy_floor)
     for h in chosen:
         h.matched_terms = _matched(h.episode, terms)
