@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tempera.core import defaults
 from tempera.core.errors import InvalidInput
 
 TASK_TYPES = ("bugfix", "feature", "refactor", "test", "docs", "research", "debug", "setup", "other")
@@ -36,12 +37,7 @@ class VerificationState(str, Enum):
         return list(VerificationState).index(self)
 
 
-VERIFICATION_WEIGHTS = {
-    VerificationState.UNTESTED: 0.30,
-    VerificationState.TESTS_PASS: 0.45,
-    VerificationState.MERGED: 0.60,
-    VerificationState.STABLE_NO_REVERT: 0.80,
-}
+VERIFICATION_WEIGHTS = {state: defaults.VERIFICATION_WEIGHTS[state.value] for state in VerificationState}
 
 ScopeKind = Literal["forever", "language", "crate", "domain", "workaround", "project", "legacy"]
 

@@ -11,11 +11,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from tempera.core import jobs, textsearch
+from tempera.core import defaults, jobs, textsearch
 from tempera.core.project import ProjectRef
 from tempera.hooks.render import relative_to
 
-VERIFICATION_WEIGHTS = {"untested": 0.30, "tests_pass": 0.45, "merged": 0.60, "stable_no_revert": 0.80}
+VERIFICATION_WEIGHTS = defaults.VERIFICATION_WEIGHTS
+_WEIGHT_SQL = "CASE e.verification " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in VERIFICATION_WEIGHTS.items()) + \
+    f" ELSE {VERIFICATION_WEIGHTS['untested']} END"
 
 
 def open_db(path: Path) -> sqlite3.Connection | None:
@@ -81,8 +83,7 @@ def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set
         rows = conn.execute(
             f"SELECT {COLUMNS} FROM episodes e WHERE e.project_id = ? AND e.outcome IN ('success', 'partial') "
             "AND e.id NOT IN (SELECT episode_id FROM episode_retirements) "
-            "ORDER BY e.utility * (CASE e.verification WHEN 'stable_no_revert' THEN 0.8 WHEN 'merged' THEN 0.6 "
-            "WHEN 'tests_pass' THEN 0.45 ELSE 0.3 END) DESC, e.created_at DESC LIMIT ?",
+            f"ORDER BY e.utility * ({_WEIGHT_SQL}) DESC, e.created_at DESC LIMIT ?",
             (project.id, limit + len(exclude))).fetchall()
     except sqlite3.OperationalError:
         return []
