@@ -145,5 +145,6 @@ def test_a_cross_site_form_cannot_forget(page: Page, ui: Any, seeded: Seeded, ev
     assert "cross-site request" in page.tab.inner_text("body")
     assert response_texts == [(403, f"{page.base}/forget")]
     assert ui.memory.db.one("SELECT COUNT(*) FROM episodes WHERE id = ?", (seeded.marker_id,))[0] == 1
+    page.tab.wait_for_load_state("networkidle")  # the refused page's late requests (favicon) land before clearing
     page.foreign.clear()  # the evil origin and its refused request were the point of this test
     page.errors.clear()
