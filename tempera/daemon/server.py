@@ -142,6 +142,8 @@ class Daemon:
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
         self.wake.set()
+        if self.dream is not None:
+            self.dream.mark_pending()
 
     def _idle_expired(self) -> bool:
         minutes = self.config.daemon.idle_exit_minutes

@@ -1,7 +1,8 @@
 """The daemon's dream thread: runs the cycle by itself when memory has new work and nobody is using it.
 
 Watchdog events on the data dir (the database and its WAL change whenever something is captured, retrieved or
-corrected) and on Claude Code's transcripts folder mark work as *maybe* pending; the memory signature (see
+corrected) and, through `mark_pending` called by the daemon's transcript watcher (one observer of that tree, not
+two), changes in Claude Code's transcripts folder mark work as *maybe* pending; the memory signature (see
 cycle.memory_signature) then decides whether anything really changed since the last whole cycle, so the cycle's own
 writes never schedule another one. A cycle starts once the daemon has been idle for `dream.idle_minutes` (no hook
 request, no capture job) and there is pending work, or once a day after `dream.nightly_time` even without new work
@@ -27,7 +28,6 @@ from tempera.core import paths
 from tempera.core.config import Config
 from tempera.core.memory import Memory
 from tempera.dream.cycle import CycleBusy, last_cycle, last_signature, memory_signature, run_cycle
-from tempera.transcripts.importer import claude_projects_dir
 
 log = logging.getLogger("tempera.dream")
 
@@ -71,9 +71,6 @@ class DreamScheduler:
             observer = Observer()
             marker = _Marker(self.dirty)
             observer.schedule(marker, str(self.data_dir), recursive=False)
-            transcripts = claude_projects_dir()
-            if transcripts.is_dir():
-                observer.schedule(marker, str(transcripts), recursive=True)
             observer.start()
             self.observer = observer
         except Exception as exc:  # without events the signature is checked on every tick instead
@@ -81,6 +78,10 @@ class DreamScheduler:
         self.thread.start()
         log.info("dream scheduler on: idle %.1f min, nightly %s", self.config.dream.idle_minutes,
                  self.config.dream.nightly_time or "off")
+
+    def mark_pending(self) -> None:
+        """New transcripts arrived (the daemon's watcher saw them): maybe new work."""
+        self.dirty.set()
 
     def stop(self, timeout: float = 30.0) -> None:
         self.stopping.set()

@@ -88,30 +88,36 @@ def _cold_answer(conn: Any, hp: payloads.HookPayload, settings: HookSettings) ->
     return text
 
 
-def _enqueue(hp: payloads.HookPayload) -> None:
+def _enqueue_once(hp: payloads.HookPayload) -> bool:
+    """Write the capture job with the stdlib driver; False when there is no database or no schema yet."""
     from tempera.hooks import coldpath
+
+    conn = coldpath.open_db(paths.db_path())
+    if conn is None:
+        return False
+    try:
+        coldpath.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path, cwd=hp.cwd,
+                                 last_assistant_message=hp.last_assistant_message)
+        return True
+    except coldpath.sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+
+
+def _enqueue(hp: payloads.HookPayload) -> None:
     from tempera.hooks.client import request, spawn_daemon
 
     if not hp.transcript_path:
         log(f"{hp.event}: no transcript_path in the payload; nothing to capture")
         return
-    for attempt in (1, 2):
-        conn = coldpath.open_db(paths.db_path())
-        try:
-            if conn is not None:
-                coldpath.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path,
-                                         cwd=hp.cwd, last_assistant_message=hp.last_assistant_message)
-                break
-        except coldpath.sqlite3.OperationalError:
-            if attempt == 2:
-                raise
-        finally:
-            if conn is not None:
-                conn.close()
+    if not _enqueue_once(hp):
         # no database or no schema yet: create it once (the only non-stdlib import a hook may make), then retry
         from tempera.core.db import connect
 
         connect().close()
+        if not _enqueue_once(hp):
+            raise RuntimeError(f"could not queue the capture of {hp.transcript_path}")
     if request(paths.socket_path(), {"op": "wake"}, timeout=0.2) is None:
         spawn_daemon(paths.ensure_data_dir())
 
