@@ -158,10 +158,12 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     hits: dict[int, Hit] = {}
     for rank, (rowid, s) in enumerate(kw, 1):
         if rowid in episodes:
-            hits.setdefault(rowid, Hit(episodes[rowid])).__dict__.update(bm25=s, keyword_rank=rank)
+            h = hits.setdefault(rowid, Hit(episodes[rowid]))
+            h.bm25, h.keyword_rank = s, rank
     for rank, (rowid, s) in enumerate(vec, 1):
         if rowid in episodes:
-            hits.setdefault(rowid, Hit(episodes[rowid])).__dict__.update(similarity=s, vector_rank=rank)
+            h = hits.setdefault(rowid, Hit(episodes[rowid]))
+            h.similarity, h.vector_rank = s, rank
 
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
     w_kw = _keyword_weight(cfg, terms, hits.get(kw[0][0]) if kw else None) if mode == "hybrid" else 0.0

@@ -19,15 +19,13 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tempera.core.forget import link_fact_tx
 from tempera.core.redact import redact
 from tempera.facts.store import FactStore
 from tempera.facts.values import Keyword, Value, decode, to_ms
-from tempera.transcripts.reader import read_transcript
-from tempera.transcripts.turns import Turn, segment_turns
+from tempera.transcripts.turns import Turn
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -299,7 +297,7 @@ def process_capture_facts(mem: "Memory", result: "CaptureResult") -> int:
         return 0
     episode_of = {u: ep for ep in episodes for u in ep.source.record_uuids}
     made = 0
-    for turn in segment_turns(read_transcript(Path(result.path))):
+    for turn in result.session_turns():
         episode = episode_of.get(turn.prompt_uuid or "")
         if episode is not None:
             made += len(store_turn_facts(mem, turn, episode))

@@ -45,6 +45,12 @@ class CaptureResult:
     unknown_types: Counter[str] = field(default_factory=Counter)
     llm_cost_usd: float = 0.0
     dry_run: bool = False
+    segmented: list[Turn] = field(default_factory=list, repr=False)  # every turn of the transcript as read
+
+    def session_turns(self) -> list[Turn]:
+        """The transcript's turns as this capture read them, so the steps after capture (self-improvement, facts)
+        do not read and segment the file again."""
+        return self.segmented or segment_turns(read_transcript(Path(self.path)))
 
     def counts(self) -> dict[str, object]:
         return {"path": self.path, "session_id": self.session_id,
@@ -110,7 +116,7 @@ def capture_transcript(mem: "Memory", path: Path, *, project: str | None = None,
     key = str(path.resolve())
     result = CaptureResult(path=key, session_id=sid, project=ref, turns=len(turns), lines_read=transcript.lines_read,
                            lines_skipped=transcript.lines_skipped, unknown_types=transcript.unknown_types,
-                           dry_run=dry_run)
+                           dry_run=dry_run, segmented=turns)
     cur = cursors.load(mem.db, key, sid)
     plan = _plan(turns, cur)
     existing = _stored(mem, cur.episode_id) if plan.grown else None

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempera.core.models import Episode
@@ -28,8 +27,7 @@ from tempera.core.selfimprove.drafting import Drafter, drafter_for
 from tempera.core.selfimprove.logs import LogKind, exists
 from tempera.core.selfimprove.mistakes import MISTAKES, CorrectionInput, llm_category, log_correction
 from tempera.transcripts.capture import CaptureResult
-from tempera.transcripts.reader import read_transcript
-from tempera.transcripts.turns import ToolCall, Turn, segment_turns
+from tempera.transcripts.turns import ToolCall, Turn
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -376,7 +374,7 @@ def process_capture(mem: "Memory", result: CaptureResult) -> Processed:
     episodes = result.updated + result.added
     if result.dry_run or not episodes:
         return Processed()
-    turns = segment_turns(read_transcript(Path(result.path)))
+    turns = result.session_turns()
     sources = {u for ep in episodes for u in ep.source.record_uuids}
     batch = [t for t in turns if t.prompt_uuid in sources]
     previous = turns[batch[0].index - 1] if batch and batch[0].index > 0 else None
