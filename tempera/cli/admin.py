@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from tempera.cli.common import emit, json_option, open_memory
+from tempera.cli.common import all_projects_option, emit, json_option, open_memory
 from tempera.core import paths
 from tempera.core.config import Config, load_config, to_toml
 from tempera.core.db import driver_info
@@ -136,21 +136,15 @@ def status(as_json: bool) -> None:
 
 
 @click.command()
+@all_projects_option
 @json_option
-def stats(as_json: bool) -> None:
-    """Counts by outcome, task type and verification; utility distribution; feedback totals."""
+def stats(project: str | None, as_json: bool) -> None:
+    """Counts by outcome, task type and verification; utility distribution; feedback and retrieval totals."""
+    from tempera.core.stats import memory_stats
+
     with open_memory(use_model=False) as mem:
-        db = mem.db
-        data = {
-            "episodes": mem.store.count(),
-            "by_outcome": dict(db.query("SELECT outcome, COUNT(*) FROM episodes GROUP BY outcome")),
-            "by_task_type": dict(db.query("SELECT task_type, COUNT(*) FROM episodes GROUP BY task_type")),
-            "by_verification": dict(db.query("SELECT verification, COUNT(*) FROM episodes GROUP BY verification")),
-            "utility": dict(zip(("mean", "min", "max"), db.one("SELECT AVG(utility), MIN(utility), MAX(utility) "
-                                                                "FROM episodes"))),
-            "feedback": dict(db.query("SELECT signal, COUNT(*) FROM feedback_events GROUP BY signal")),
-            "retrievals": db.one("SELECT COUNT(*) FROM retrievals")[0],
-        }
+        pid = mem.store.resolve_project(project).id if project else None
+        data = memory_stats(mem.db, pid)
 
     def render(d: dict[str, Any]) -> None:
         click.echo(f"Episodes: {d['episodes']}   retrievals: {d['retrievals']}   feedback: {d['feedback'] or '-'}")

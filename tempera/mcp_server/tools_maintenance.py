@@ -50,24 +50,6 @@ async def tempera_status(ctx: Context, project: args.Project = None) -> ToolResu
     return await in_project(ctx, work)
 
 
-def _stats(db: "Database", project_id: str) -> dict[str, Any]:
-    """The `tempera stats` figures, for one project."""
-    def grouped(column: str) -> dict[str, int]:
-        return dict(db.query(f"SELECT {column}, COUNT(*) FROM episodes WHERE project_id = ? GROUP BY 1",
-                             (project_id,)))
-
-    utility = db.one("SELECT AVG(utility), MIN(utility), MAX(utility) FROM episodes WHERE project_id = ?",
-                     (project_id,))
-    feedback = db.query("SELECT f.signal, COUNT(*) FROM feedback_events f JOIN episodes e ON e.id = f.episode_id "
-                        "WHERE e.project_id = ? GROUP BY 1", (project_id,))
-    retrievals = db.one("SELECT COALESCE(SUM(retrieval_count), 0) FROM episodes WHERE project_id = ?",
-                        (project_id,))[0]
-    return {"episodes": sum(grouped("outcome").values()), "by_outcome": grouped("outcome"),
-            "by_task_type": grouped("task_type"), "by_verification": grouped("verification"),
-            "utility": dict(zip(("mean", "min", "max"), utility, strict=True)), "feedback": dict(feedback),
-            "retrievals": retrievals}
-
-
 async def tempera_stats(
         ctx: Context,
         kind: Annotated[Literal["stats", "trends"], Field(
@@ -78,13 +60,14 @@ async def tempera_stats(
     """Call to see how memory is doing: statistics, or trend analytics (helpfulness over time, domain growth,
     the learning curve) for this project."""
     from tempera.core.learning.trends import trends
+    from tempera.core.stats import memory_stats
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
         ref = mem.store.resolve_project(project, cwd=workdir)
         if kind == "trends":
             data = trends(mem, bucket=bucket, project_id=ref.id)
             return reply(data, render.trends_text(data))
-        data = _stats(mem.db, ref.id)
+        data = memory_stats(mem.db, ref.id)
         return reply(data, render.stats_text(data))
 
     return await in_project(ctx, work)
