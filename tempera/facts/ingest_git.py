@@ -23,13 +23,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tempera.core.languages import LANGUAGES as SOURCE_LANGUAGES
 from tempera.facts.pycode import ModuleIndex, analyse
 from tempera.facts.store import FactStore
 from tempera.facts.values import Keyword
 
 Fact = tuple[Keyword, Keyword, Any]
-LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".rs": "rust", ".go": "go",
-             ".java": "java", ".rb": "ruby", ".c": "c", ".cpp": "cpp", ".md": "markdown"}
+LANGUAGES = {**SOURCE_LANGUAGES, ".md": "markdown"}
 UNSAFE = re.compile(r"[^A-Za-z0-9*+!\-_?<>=.$%&/']")
 STATUS_FILE = "facts-ingest.json"
 

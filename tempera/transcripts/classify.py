@@ -7,6 +7,8 @@ import re
 from collections import Counter
 from pathlib import PurePosixPath
 
+from tempera.core.languages import LANGUAGES
+
 # Keyword stems per task type; the prompt's words are matched as prefixes ("fix" matches "fixed", "fixing").
 TASK_WORDS: dict[str, tuple[str, ...]] = {
     "bugfix": ("fix", "bug", "broken", "crash", "regression", "wrong", "incorrect", "fails", "failing", "failure",
@@ -26,15 +28,6 @@ TASK_WORDS: dict[str, tuple[str, ...]] = {
 # When scores tie, the more specific intent wins.
 PRIORITY = ("bugfix", "debug", "test", "docs", "refactor", "setup", "feature", "research")
 
-LANGUAGES = {
-    ".py": "python", ".pyi": "python", ".ipynb": "python", ".ts": "typescript", ".tsx": "typescript",
-    ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".rs": "rust",
-    ".go": "go", ".ex": "elixir", ".exs": "elixir", ".heex": "elixir", ".rb": "ruby", ".java": "java",
-    ".kt": "kotlin", ".swift": "swift", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp",
-    ".cs": "csharp", ".php": "php", ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".sql": "sql",
-    ".html": "html", ".css": "css", ".scss": "css", ".vue": "vue", ".svelte": "svelte", ".scala": "scala",
-    ".lua": "lua", ".dart": "dart", ".r": "r", ".jl": "julia", ".zig": "zig", ".tf": "terraform",
-}
 COMMAND_LANGUAGES = {"pytest": "python", "pip": "python", "uv": "python", "python": "python", "npm": "javascript",
                      "pnpm": "javascript", "yarn": "javascript", "node": "javascript", "cargo": "rust", "go": "go",
                      "mix": "elixir", "bundle": "ruby", "gradle": "java", "mvn": "java", "dotnet": "csharp"}

@@ -11,13 +11,8 @@ import posixpath
 import re
 from collections.abc import Iterable
 
-LANGUAGES: dict[str, str] = {
-    ".py": "python", ".pyi": "python", ".rs": "rust", ".go": "go", ".ts": "typescript", ".tsx": "typescript",
-    ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".java": "java", ".kt": "kotlin",
-    ".rb": "ruby", ".php": "php", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp",
-    ".cs": "csharp", ".swift": "swift", ".ex": "elixir", ".exs": "elixir", ".scala": "scala", ".sql": "sql",
-    ".sh": "shell", ".lua": "lua", ".dart": "dart", ".vue": "vue", ".svelte": "svelte",
-}
+from tempera.core.languages import LANGUAGES
+
 
 
 def relative_path(path: str, root: str | None, cwd: str | None = None) -> str:
