@@ -153,7 +153,8 @@ def contradict(list_only: bool, max_usd: float | None, as_json: bool) -> None:
                        f"    {c['a_id'][:8]} [{c['a_outcome']}] {c['a_summary'][:90]}\n"
                        f"    {c['b_id'][:8]} [{c['b_outcome']}] {c['b_summary'][:90]}")
         for f in d["facts"]:
-            click.echo(f"[facts] {f['subject']}: {f['a']} ({f['a_polarity']}) vs {f['b']} ({f['b_polarity']})")
+            where = f" in {f['project']}" if f.get("project") else ""
+            click.echo(f"[facts] {f['subject']}{where}: {f['a']} ({f['a_polarity']}) vs {f['b']} ({f['b_polarity']})")
         if not d["episodes"] and not d["facts"]:
             click.echo("No active contradictions.")
 

@@ -93,7 +93,7 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
         brief = prompt_brief(mem, project.id, prompt, project.path)
         hits = relevant_hits(mem, prompt, project, seen)
         header = render.HEADER_PROMPT
-        facts = [line for line in prompt_facts(mem, prompt) if "fact:" + line not in given]
+        facts = [line for line in prompt_facts(mem, prompt, project_id=project.id) if "fact:" + line not in given]
     statements = brief.select(budget // 2, exclude=given) if brief is not None else []
     text = render.render_blocks([(HEADER_BRIEF, [f"- {s.text}" for s in statements]),
                                  (HEADER_FACTS, [f"- {line}" for line in facts]),

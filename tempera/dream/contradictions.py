@@ -4,7 +4,9 @@ Two sources. Episode pairs judged by the contradict phase (rows of `contradictio
 episodes are live and the verdict's confidence reaches `dream.contradict_min_confidence`; the share of judged pairs
 that contradict is reported with a Wilson 95% interval, because a rate from a few dozen pairs is mostly
 uncertainty. And the fact graph, read live: stance entities (:subject + :polarity, see tempera.facts.entity_types)
-that are valid now and hold the same subject with opposite polarity.
+that are valid now and hold the same subject with opposite polarity in the same project (:project). A stance of one
+project says nothing about another's; a global stance (no :project) holds in every project, so it conflicts with
+any project's opposite stance.
 """
 
 from __future__ import annotations
@@ -48,13 +50,16 @@ def contradiction_rate(db: Database, min_confidence: float) -> dict[str, Any]:
 
 
 def fact_conflicts(db: Database) -> list[dict[str, Any]]:
-    """Currently valid stance entities holding the same subject (case-insensitive) with opposite polarity, and
-    entities holding two opposite polarities at once."""
+    """Currently valid stance entities of one project holding the same subject (case-insensitive) with opposite
+    polarity, and entities holding two opposite polarities at once; `project` / `project_id` say which project
+    (None when both are global stances)."""
     from tempera.facts import FactStore
 
     store = FactStore(db)
     stances = store.query("[:find ?e ?s ?p :where [?e :subject ?s] [?e :polarity ?p]]").rows
     described = {str(e): d for e, d in store.query("[:find ?e ?d :where [?e :description ?d]]").rows}
+    project_of = {str(e): str(p) for e, p in store.query("[:find ?e ?p :where [?e :project ?p]]").rows}
+    names = dict(db.query("SELECT id, name FROM projects"))
     by_subject: dict[str, list[tuple[str, str]]] = {}
     for entity, subject, polarity in stances:
         by_subject.setdefault(" ".join(str(subject).lower().split()), []).append((str(entity), str(polarity)))
@@ -62,7 +67,11 @@ def fact_conflicts(db: Database) -> list[dict[str, Any]]:
     for subject, held in sorted(by_subject.items()):
         for i, (e1, p1) in enumerate(held):
             for e2, p2 in held[i + 1:]:
-                if opposite(p1, p2):
-                    out.append({"subject": subject, "a": e1, "a_polarity": p1, "a_description": described.get(e1, ""),
+                j1, j2 = project_of.get(e1), project_of.get(e2)
+                if opposite(p1, p2) and (j1 is None or j2 is None or j1 == j2):
+                    project = j1 or j2
+                    out.append({"subject": subject, "project_id": project,
+                                "project": names.get(project, project) if project else None,
+                                "a": e1, "a_polarity": p1, "a_description": described.get(e1, ""),
                                 "b": e2, "b_polarity": p2, "b_description": described.get(e2, "")})
     return out

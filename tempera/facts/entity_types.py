@@ -1,13 +1,16 @@
 """Entity types of the memory graph and their attributes (the seed's schema, plus what Tempera records).
 
-An entity's type is the namespace of its keyword: `:decision/use-redis` is a decision. Entities in other
-namespaces are free-form. Validation looks at an entity's whole current state, so adding one attribute to an
-existing entity is fine as long as the entity as a whole is valid. Reference-valued attributes (keywords,
-UUIDs) are graph edges such as :depends-on or :motivated-by and are allowed on any entity.
+An entity's type is the namespace of its keyword: `:decision/use-redis`, or the per-project
+`:decision/redis.3f2a9c1b` that turnfacts.py writes, is a decision. Entities in other namespaces are free-form.
+Validation looks at an entity's whole current state, so adding one attribute to an existing entity is fine as
+long as the entity as a whole is valid. Reference-valued attributes (keywords, UUIDs) are graph edges such as
+:depends-on or :motivated-by and are allowed on any entity.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,8 +48,34 @@ class EntityType:
         return self.required.get(attribute) or self.optional.get(attribute)
 
 
+STANCES = ("decision", "preference", "constraint", "dependency")  # per project, named as turnfacts.py explains
+PROJECT = ":project"  # the id of the project a stance was stated in, as a string
+STATED_IN = ":stated-in"  # a stance's edge to the episode (#uuid) of the turn that stated it
+
+
+def project_key(project_id: str) -> str:
+    """The short key of a project in stance entity names: the id's first 8 characters when it is lower-case hex
+    (every id Tempera makes is), else the start of its SHA-256."""
+    if not re.fullmatch(r"[0-9a-f]{8,}", project_id):
+        project_id = hashlib.sha256(project_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return project_id[:8]
+
+
+def stance_entity(kind: str, subject_slug: str, project_id: str) -> Keyword:
+    """A project's stance entity, `:constraint/mysql.3f2a9c1b`."""
+    return Keyword(f":{kind}/{subject_slug}.{project_key(project_id)}")
+
+
+def stance_subject(entity: str, *, keyed: bool) -> str:
+    """The subject slug in a stance entity's name: `mysql` from `:constraint/mysql.3f2a9c1b` (`keyed`, i.e. it has
+    a :project) or from a global `:constraint/mysql`."""
+    name = entity.split("/", 1)[1]
+    return name.rsplit(".", 1)[0] if keyed else name
+
+
 _NOTE = {":rationale": "string", ":date": "time", ":alias": "string"}
-_STANCE = {**_NOTE, ":subject": "string", ":polarity": "keyword"}  # e.g. a constraint *against* MySQL
+# e.g. a constraint *against* MySQL, in the project whose id :project holds (none: a global stance)
+_STANCE = {**_NOTE, ":subject": "string", ":polarity": "keyword", PROJECT: "string"}
 _CODE = {":file": "string", ":line": "integer", ":alias": "string", ":description": "string"}
 
 TYPES: dict[str, EntityType] = {t.name: t for t in (

@@ -1,8 +1,9 @@
 """Facts for a prompt (UserPromptSubmit): what the graph holds about the things a prompt names, as plain lines.
 
 Runs on every prompt in the warm daemon, so it is a few indexed SQL queries and no Datalog compilation:
-- stances (decisions, preferences, constraints, dependencies) whose entity slug shares a word with the prompt,
+- stances (decisions, preferences, constraints, dependencies) whose subject slug shares a word with the prompt,
   found through an in-memory index of slug words kept per database and rebuilt after each fact transaction;
+  given a project, only that project's stances and the global ones (no :project, see turnfacts.py);
 - other entities the prompt names: a keyword such as `:module/auth` or `:service/payment` built from the
   prompt's words, or a `:name` / `:path` value written in it, with all their facts.
 A prompt that asks about a moment ("before 2026-03-01", "as of 2026-01-15", "on March 3 2026") gets the facts
@@ -21,7 +22,8 @@ from datetime import date, datetime, time, timedelta, timezone
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from tempera.facts.turnfacts import STANCES, slug
+from tempera.facts.entity_types import PROJECT, STANCES, stance_subject
+from tempera.facts.turnfacts import slug
 from tempera.facts.values import Value, decode, ms_to_iso, to_ms
 
 if TYPE_CHECKING:
@@ -77,20 +79,22 @@ class _Row:
         return self.e[1:].split("/", 1)[0]
 
 
-def prompt_facts(mem: "Memory", prompt: str, *, now: datetime | None = None, limit: int = 8) -> list[str]:
-    """Facts about what the prompt names, valid now (or at the moment it asks about), one plain line each."""
+def prompt_facts(mem: "Memory", prompt: str, *, project_id: str | None = None, now: datetime | None = None,
+                 limit: int = 8) -> list[str]:
+    """Facts about what the prompt names, valid now (or at the moment it asks about), one plain line each; with
+    `project_id`, stances of other projects are left out."""
     if limit <= 0 or not mem.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fact_datoms'"):
         return []
     moment = prompt_moment(prompt)
     at = moment.ms if moment else to_ms(now or datetime.now(timezone.utc))
     words = prompt_words(prompt)
-    stances = _stances(mem, words, at, limit) if words else []
+    stances = _stances(mem, words, at, limit, project_id) if words else []
     lines = [_stance_line(r, moment) for r in stances]
     if len(lines) < limit:
         lines += _entity_lines(mem, prompt, words, at, moment, limit - len(lines))
     kinds = sorted({KIND_WORDS[w] for w in re.findall(r"[a-z]+", prompt.lower()) if w in KIND_WORDS})
     if not lines and moment and kinds:
-        lines = [_stance_line(r, moment) for r in _stances(mem, None, at, limit, kinds)]
+        lines = [_stance_line(r, moment) for r in _stances(mem, None, at, limit, project_id, kinds)]
     return lines[:limit]
 
 
@@ -131,22 +135,35 @@ def _day(m: re.Match[str]) -> date:
 
 # -- queries ---------------------------------------------------------------------------------------------------
 
-_SLUG_INDEX: dict[str, tuple[tuple[int, int], dict[str, set[str]]]] = {}  # per database file, see _slug_index
+@dataclass(frozen=True)
+class _SlugIndex:
+    words: dict[str, set[str]]  # slug word -> the stance entities whose subject holds it
+    projects: dict[str, str]  # stance entity -> its project id (global stances have none)
+
+    def shown(self, entity: str, project_id: str | None) -> bool:
+        return project_id is None or self.projects.get(entity, project_id) == project_id
+
+
+_SLUG_INDEX: dict[str, tuple[tuple[int, ...], _SlugIndex]] = {}  # per database file, see _slug_index
 _VALID = "retracted_tx IS NULL AND valid_from <= :at AND (valid_to IS NULL OR valid_to > :at)"
 _KIND = "substr(e, 2, instr(e, '/') - 2)"
+_STANCE_KINDS = f"{_KIND} IN ({', '.join(repr(k) for k in STANCES)})"
+_OTHER_PROJECT = f"SELECT e FROM fact_datoms WHERE a = '{PROJECT}' AND (vt != 4 OR v != :project)"
 
 
-def _stances(mem: "Memory", words: Sequence[str] | None, at: int, limit: int,
+def _stances(mem: "Memory", words: Sequence[str] | None, at: int, limit: int, project_id: str | None,
              kinds: Sequence[str] = STANCES) -> list[_Row]:
-    """Stance descriptions valid at `at`: those whose slug contains one of `words` (most words shared first, then
-    the latest), or with `words` None the latest of the given kinds."""
-    params: dict[str, Any] = {"at": at, "limit": limit}
+    """Stance descriptions valid at `at`, of the project (and global ones) if one is given: those whose subject
+    slug contains one of `words` (most words shared first, then the latest), or with `words` None the latest of
+    the given kinds."""
+    params: dict[str, Any] = {"at": at, "limit": limit, "project": project_id}
     if words is None:
         params["kinds"] = json.dumps(list(kinds))
-        where = f"{_KIND} IN (SELECT value FROM json_each(:kinds)) ORDER BY valid_from DESC LIMIT :limit"
+        mine = f"AND e NOT IN ({_OTHER_PROJECT}) " if project_id is not None else ""
+        where = f"{_KIND} IN (SELECT value FROM json_each(:kinds)) {mine}ORDER BY valid_from DESC LIMIT :limit"
     else:
         index = _slug_index(mem.db)
-        score = Counter(e for w in words for e in index.get(w, ()))
+        score = Counter(e for w in words for e in index.words.get(w, ()) if index.shown(e, project_id))
         if not score:
             return []
         params["entities"] = json.dumps([e for e, _ in score.most_common(MAX_CANDIDATES)])
@@ -157,19 +174,23 @@ def _stances(mem: "Memory", words: Sequence[str] | None, at: int, limit: int,
     return rows if words is None else sorted(rows, key=lambda r: (-score[r.e], -r.valid_from))[:limit]
 
 
-def _slug_index(db: "Database") -> dict[str, set[str]]:
-    """Slug word -> the stance entities whose name holds it, rebuilt when the last fact transaction changes (the
-    pair (tx, at) also tells a transaction that `forget` undid from a new one that reused its number). Lets
-    each prompt look up only the stances it may name instead of testing every description."""
-    last = tuple(db.one("SELECT tx, at FROM fact_tx ORDER BY tx DESC LIMIT 1") or (0, 0))
+def _slug_index(db: "Database") -> _SlugIndex:
+    """Slug word -> the stance entities whose subject holds it, and each entity's project, rebuilt when the last
+    fact transaction changes (the pair (tx, at) also tells a transaction that `forget` undid from a new one that
+    reused its number) or the last datom does (a migration writes datoms without a transaction). Lets each prompt
+    look up only the stances it may name instead of testing every description. The project key at the end of a
+    per-project entity's name is no subject word."""
+    last = tuple(db.one("SELECT tx, at, (SELECT max(id) FROM fact_datoms) FROM fact_tx ORDER BY tx DESC LIMIT 1")
+                 or (0, 0, 0))
     cached = _SLUG_INDEX.get(str(db.path))
     if cached is None or cached[0] != last:
-        index: dict[str, set[str]] = {}
-        for (e,) in db.query(f"SELECT DISTINCT e FROM fact_datoms WHERE a = ':description' AND {_KIND} IN "
-                             f"({', '.join(repr(k) for k in STANCES)})"):
-            for word in e.split("/", 1)[1].split("-"):
-                index.setdefault(word, set()).add(e)
-        cached = _SLUG_INDEX[str(db.path)] = (last, index)
+        projects = dict(db.query(f"SELECT DISTINCT e, v FROM fact_datoms WHERE a = '{PROJECT}' AND vt = 4 "
+                                 f"AND {_STANCE_KINDS}"))
+        words: dict[str, set[str]] = {}
+        for (e,) in db.query(f"SELECT DISTINCT e FROM fact_datoms WHERE a = ':description' AND {_STANCE_KINDS}"):
+            for word in stance_subject(e, keyed=e in projects).split("-"):
+                words.setdefault(word, set()).add(e)
+        cached = _SLUG_INDEX[str(db.path)] = (last, _SlugIndex(words, projects))
     return cached[1]
 
 
@@ -186,7 +207,7 @@ def _entity_lines(mem: "Memory", prompt: str, words: list[str], at: int, moment:
         f"SELECT e, a, vt, v, valid_from, valid_to FROM fact_datoms WHERE {_VALID} AND e IN ("
         "SELECT value FROM json_each(:keys) UNION SELECT e FROM fact_datoms WHERE a IN (':name', ':path') "
         "AND vt = 4 AND v IN (SELECT value FROM json_each(:values))) "
-        f"AND {_KIND} NOT IN ({', '.join(repr(k) for k in STANCES)}) ORDER BY e, a, v LIMIT 200",
+        f"AND NOT ({_STANCE_KINDS}) ORDER BY e, a, v LIMIT 200",
         {"at": at, "keys": json.dumps(keys), "values": json.dumps(values)})
     entities: dict[str, list[_Row]] = {}
     for e, a, vt, v, vf, vto in rows:

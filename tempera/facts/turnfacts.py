@@ -2,15 +2,27 @@
 
 The seed's regexes kept only the word after "use" and lost what was said about it: "never use MySQL" became a
 preference *for* MySQL. Here every statement keeps its whole phrase as `:description` and its direction as
-`:polarity` (:for / :against), on an entity named by the slug of its subject (`:constraint/mysql`), in the
-attributes `entity_types.py` defines, plus a `:stated-in` edge to the episode (see `episode_view.py`).
+`:polarity` (:for / :against), in the attributes `entity_types.py` defines, plus a `:stated-in` edge to the
+episode (see `episode_view.py`) and the `:project` it was stated in.
+
+Stances belong to a project: one project's "never use MySQL" says nothing about another's "use MySQL". The entity
+is named `:<kind>/<subject slug>.<project key>`, e.g. `:constraint/mysql.3f2a9c1b`: the kind stays the namespace
+(what `entity_types.py` and the audit read), the slug says what it is about, and the key after the last '.' (a
+slug never holds one) says whose it is, so two projects do not share an entity. The key is the first 8 characters
+of the project id, the short id Tempera shows for a project elsewhere (two ids sharing it are a 1 in 4 billion
+chance per pair); an id that is not lower-case hex (a hand-made one) is hashed first, since a keyword may hold
+only some characters. Project names cannot serve: the same name at two paths is two projects. `:project` holds the
+whole project id as a string, so a query joins stances to that project's episodes:
+`[?s :project ?pid] [?ep :episode/project-id ?pid]`. A stance entity without `:project` is a global stance: one
+written by hand, or one from before stances were per project that was stated in several projects (see the
+migration in `schema.py`).
 
 Storing follows valid time. A statement is valid from its turn's start. A newer statement closes what it
-contradicts (`FactStore.change`): another value of a single-valued attribute on the same entity, or a stance of
-the opposite polarity on the same subject ("use MySQL after all" ends "never use MySQL"). Re-running a turn adds
-nothing: a fact already recorded at that time is skipped, and a turn older than what the graph already holds
-about the subject (a late backfill) is stored as ending where the newer statement begins, so it never closes
-anything newer and nothing flip-flops.
+contradicts in the same project (`FactStore.change`): another value of a single-valued attribute on the same
+entity, or a stance of the opposite polarity on the same subject ("use MySQL after all" ends "never use MySQL").
+Re-running a turn adds nothing: a fact already recorded at that time is skipped, and a turn older than what the
+graph already holds about the subject in that project (a late backfill) is stored as ending where the newer
+statement begins, so it never closes anything newer and nothing flip-flops.
 """
 
 from __future__ import annotations
@@ -23,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from tempera.core.forget import link_fact_tx
 from tempera.core.redact import redact
+from tempera.facts.entity_types import PROJECT, STANCES, STATED_IN, stance_entity
 from tempera.facts.store import FactStore
 from tempera.facts.values import Keyword, Value, decode, to_ms
 from tempera.transcripts.turns import Turn
@@ -32,10 +45,8 @@ if TYPE_CHECKING:
     from tempera.core.models import Episode
     from tempera.transcripts.capture import CaptureResult
 
-STANCES = ("decision", "preference", "constraint", "dependency")
 FOR, AGAINST = Keyword(":for"), Keyword(":against")
 SINGLE = (":description", ":polarity", ":subject", ":rationale")  # one current value per entity
-STATED_IN = ":stated-in"
 MAX_PHRASE, MAX_REASON = 300, 1500
 
 _CODE = re.compile(r"```.*?(?:```|\Z)", re.S)
@@ -127,8 +138,13 @@ class FactCandidate:
         return slug(self.subject)
 
     @property
-    def entity(self) -> Keyword:
-        return Keyword(f":{self.kind}/{self.slug}")
+    def name(self) -> str:
+        """The stance without its project, `:constraint/mysql`: one per kind and subject in a turn."""
+        return f":{self.kind}/{self.slug}"
+
+    def entity(self, project_id: str) -> Keyword:
+        """The stance's entity in a project, `:constraint/mysql.3f2a9c1b`."""
+        return stance_entity(self.kind, self.slug, project_id)
 
     def attributes(self) -> dict[str, Value]:
         out: dict[str, Value] = {":description": self.description, ":polarity": self.polarity,
@@ -151,10 +167,10 @@ def extract_turn_facts(turn: Turn) -> list[FactCandidate]:
     One subject keeps one direction per turn: the first statement wins over a later opposite one."""
     found = _extract(redact(turn.prompt), agent=False) + _extract(redact(turn.final_text), agent=True)
     direction: dict[str, Keyword] = {}
-    kept: dict[Keyword, FactCandidate] = {}
+    kept: dict[str, FactCandidate] = {}
     for c in found:
-        if direction.setdefault(c.slug, c.polarity) == c.polarity and c.entity not in kept:
-            kept[c.entity] = c
+        if direction.setdefault(c.slug, c.polarity) == c.polarity and c.name not in kept:
+            kept[c.name] = c
     return list(kept.values())
 
 
@@ -277,7 +293,7 @@ def store_turn_facts(mem: "Memory", turn: Turn, episode: "Episode") -> list[int]
     reason = _reason(turn)
     store = FactStore(mem.db)
     with mem.db.transaction():
-        writes = _plan(store, candidates, to_ms(moment), _episode_ref(episode))
+        writes = _plan(store, candidates, to_ms(moment), _episode_ref(episode), episode.project_id)
         results = [store.change(add=writes.add, close=writes.close, at=moment, reason=reason)] \
             if writes.add or writes.close else []
         results += [store.transact(facts, reason=reason, valid_from=moment,
@@ -317,20 +333,22 @@ def _episode_ref(episode: "Episode") -> uuid.UUID | None:
         return None
 
 
-def _group(store: FactStore, subject_slug: str) -> list[_Datom]:
-    """Every not-retracted datom about one subject, across the four stance types."""
-    entities = [f":{kind}/{subject_slug}" for kind in STANCES]
+def _group(store: FactStore, subject_slug: str, project_id: str) -> list[_Datom]:
+    """Every not-retracted datom about one subject in one project, across the four stance types."""
+    entities = [str.__str__(stance_entity(kind, subject_slug, project_id)) for kind in STANCES]
     rows = store.db.query("SELECT e, a, vt, v, valid_from, valid_to FROM fact_datoms WHERE e IN (?, ?, ?, ?) "
                           "AND retracted_tx IS NULL", entities)
     return [_Datom(e, a, decode(vt, v), vf, vto) for e, a, vt, v, vf, vto in rows]
 
 
-def _plan(store: FactStore, candidates: list[FactCandidate], at: int, episode: uuid.UUID | None) -> _Writes:
+def _plan(store: FactStore, candidates: list[FactCandidate], at: int, episode: uuid.UUID | None,
+          project_id: str) -> _Writes:
     writes = _Writes([], [], [])
     for c in candidates:
-        rows = _group(store, c.slug)
-        entity, values = str.__str__(c.entity), c.attributes()
-        wanted = [(entity, a, v) for a, v in values.items()] + ([(entity, STATED_IN, episode)] if episode else [])
+        rows = _group(store, c.slug, project_id)
+        entity, values = str.__str__(c.entity(project_id)), c.attributes()
+        wanted = [(entity, a, v) for a, v in values.items()] + [(entity, PROJECT, project_id)] + (
+            [(entity, STATED_IN, episode)] if episode else [])
         new = [_fact(*f) for f in wanted
                if not any((r.e, r.a) == f[:2] and r.value == f[2] and r.holds_at(at) for r in rows)]
         if not new:

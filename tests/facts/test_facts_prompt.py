@@ -1,5 +1,6 @@
 """Facts for a prompt: the current stance on what the prompt names, the one valid at a date it asks about, facts
-about named code entities, plain lines only, and a slug index that follows new transactions."""
+about named code entities, plain lines only, a slug index that follows new transactions, and only the prompt's
+project's stances (and global ones)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from test_facts_turns import FEB_1, MAR_5, capture, write_session
+from test_facts_turns import FEB_1, MAR_5, OTHER_SHOP, SHOP, capture, write_session
 
 from tempera.core.memory import Memory
 from tempera.facts import FactStore
+from tempera.facts.entity_types import project_key
 from tempera.facts.promptfacts import prompt_facts, prompt_moment, prompt_words
 from tempera.facts.values import ms_to_iso
 
@@ -96,3 +98,41 @@ def test_no_moment_without_a_signal_and_a_real_date(prompt: str) -> None:
 def test_prompt_words_are_slug_parts_without_stop_words() -> None:
     assert prompt_words("Should we move the Queue to MySQL? See os.path and C++") == [
         "move", "queue", "mysql", "os", "path", "cpp"]
+
+
+@pytest.fixture
+def two_projects(memory: Memory, tmp_path: Path) -> Memory:
+    """SHOP forbids MySQL on 1 February; OTHER_SHOP (the same name at another path) chooses it on 5 March; a
+    hand-written global decision about MySQL replicas holds for both."""
+    capture(memory, write_session(tmp_path / "a.jsonl", [(FEB_1, "Never use MySQL.", "Noted.")]))
+    capture(memory, write_session(tmp_path / "b.jsonl", [(MAR_5, "Use MySQL, the DBA insists.", "OK.")],
+                                  cwd=OTHER_SHOP.path, session_id="5f0e6a2c-1d3b-4c8e-9a7f-2b6d4e8c0a13"))
+    FactStore(memory.db).transact('[[:decision/mysql-replicas :description "MySQL replicas are read-only"]]',
+                                  reason="by hand", valid_from="2026-01-10")
+    return memory
+
+
+def test_a_project_gets_its_own_stances_and_the_global_ones(two_projects: Memory) -> None:
+    shared = "Decision (since 2026-01-10): MySQL replicas are read-only."
+    assert prompt_facts(two_projects, "Can the reports go to mysql?", project_id=SHOP.id, now=NOW) == [
+        "Constraint (since 2026-02-01): Never use MySQL.", shared]
+    assert prompt_facts(two_projects, "Can the reports go to mysql?", project_id=OTHER_SHOP.id, now=NOW) == [
+        "Decision (since 2026-03-05): Use MySQL, the DBA insists.", shared]
+    assert prompt_facts(two_projects, "Can the reports go to mysql?", project_id="unknown", now=NOW) == [shared]
+    assert len(prompt_facts(two_projects, "Can the reports go to mysql?", now=NOW)) == 3  # no project: every one
+
+
+def test_a_dated_kind_only_prompt_keeps_to_the_project(two_projects: Memory) -> None:
+    asked = "What did we decide on 2026-03-10?"
+    assert prompt_facts(two_projects, asked, project_id=SHOP.id, now=NOW) == [
+        "As of 2026-03-10: Decision (since 2026-01-10): MySQL replicas are read-only."]
+    assert prompt_facts(two_projects, asked, project_id=OTHER_SHOP.id, now=NOW) == [
+        "As of 2026-03-10: Decision (since 2026-03-05): Use MySQL, the DBA insists.",
+        "As of 2026-03-10: Decision (since 2026-01-10): MySQL replicas are read-only."]
+
+
+def test_the_project_key_is_no_subject_word(two_projects: Memory) -> None:
+    key = project_key(SHOP.id)
+    assert prompt_words(f"what about {key}") == [key]
+    assert prompt_facts(two_projects, f"what about {key}", project_id=SHOP.id, now=NOW) == []
+    assert prompt_facts(two_projects, f"what about {key}", now=NOW) == []

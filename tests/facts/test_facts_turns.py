@@ -1,19 +1,23 @@
 """Per-turn facts from real Claude Code transcripts: polarity and the whole phrase kept, valid time from the turn,
-superseding that closes the older statement (still visible in the past), idempotent re-runs, no flip-flop."""
+superseding that closes the older statement (still visible in the past), idempotent re-runs, no flip-flop, and
+stances kept per project: one project's statement never closes another's."""
 
 from __future__ import annotations
 
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tempera.core.forget import Selector, forget
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
+from tempera.core.project import project_for_path
 from tempera.facts import FactStore, Keyword
 from tempera.facts.audit import audit
+from tempera.facts.entity_types import project_key
 from tempera.facts.turnfacts import AGAINST, FOR, extract_turn_facts, process_capture_facts, store_turn_facts
 from tempera.transcripts.capture import CaptureResult, capture_transcript
 from tempera.transcripts.reader import read_transcript
@@ -25,11 +29,19 @@ from transcript_writer import SessionWriter  # noqa: E402
 K = Keyword
 FEB_1 = datetime(2026, 2, 1, 9, 0, tzinfo=timezone.utc)
 MAR_5 = datetime(2026, 3, 5, 9, 0, tzinfo=timezone.utc)
+SHOP = project_for_path("/nonexistent/work/shop")  # SessionWriter's default cwd: the project of write_session's turns
+OTHER_SHOP = project_for_path("/nonexistent/elsewhere/shop")  # another project of the same name, at another path
 
 
-def write_session(path: Path, turns: list[tuple[datetime, str, str]]) -> Path:
-    """A transcript with one turn per (time, prompt, reply); the agent edits src/auth.py in each turn."""
-    writer = SessionWriter(path)
+def keyed(name: str, project_id: str = SHOP.id) -> Keyword:
+    """The entity of stance `name` (":constraint/mysql") in a project."""
+    return K(f"{name}.{project_key(project_id)}")
+
+
+def write_session(path: Path, turns: list[tuple[datetime, str, str]], **writer_args: Any) -> Path:
+    """A transcript with one turn per (time, prompt, reply); the agent edits src/auth.py in each turn. In the
+    project SHOP unless `writer_args` give SessionWriter another cwd."""
+    writer = SessionWriter(path, **writer_args)
     for moment, prompt, reply in turns:
         writer.clock = moment
         writer.prompt(prompt)
@@ -54,8 +66,7 @@ def one_turn(tmp_path: Path, prompt: str, reply: str = "Done.") -> Turn:
 
 
 def stances(tmp_path: Path, prompt: str, reply: str = "Done.") -> set[tuple[str, str, str]]:
-    return {(str(c.entity), str(c.polarity), c.description) for c in extract_turn_facts(one_turn(tmp_path, prompt,
-                                                                                                 reply))}
+    return {(c.name, str(c.polarity), c.description) for c in extract_turn_facts(one_turn(tmp_path, prompt, reply))}
 
 
 # -- extraction ------------------------------------------------------------------------------------------------
@@ -120,15 +131,16 @@ def test_a_later_statement_closes_the_contradicting_one_and_history_stays(memory
     capture(memory, _session(tmp_path))
     store = FactStore(memory.db)
     now = store.query("[:find ?e ?d ?p :where [?e :description ?d] [?e :polarity ?p]]").rows
-    assert now == [(K(":decision/mysql"), "Use MySQL after all, the DBA insists", FOR)]
+    assert now == [(keyed(":decision/mysql"), "Use MySQL after all, the DBA insists", FOR)]
     then = store.query('[:find ?e ?d ?p :valid-at "2026-02-15" :where [?e :description ?d] [?e :polarity ?p]]').rows
-    assert then == [(K(":constraint/mysql"), "Never use MySQL", AGAINST)]
-    first_tx = min(r[0] for r in store.history(":constraint/mysql").rows)
-    believed = store.query(f"[:find ?d :as-of {first_tx} :where [:constraint/mysql :description ?d]]").rows
+    assert then == [(keyed(":constraint/mysql"), "Never use MySQL", AGAINST)]
+    constraint = keyed(":constraint/mysql")
+    first_tx = min(r[0] for r in store.history(constraint).rows)
+    believed = store.query(f"[:find ?d :as-of {first_tx} :where [{constraint} :description ?d]]").rows
     assert believed == [("Never use MySQL",)]
-    closed = [r for r in store.history(":constraint/mysql").rows if r[2] == "assert" and r[6]]
+    closed = [r for r in store.history(constraint).rows if r[2] == "assert" and r[6]]
     assert {r[6] for r in closed} == {"2026-03-05T09:00:05.000Z"}  # valid until the second turn began
-    reason = store.history(":constraint/mysql").rows[0][-1]
+    reason = store.history(constraint).rows[0][-1]
     assert reason.startswith("User: Never use MySQL.") and "Assistant: Noted." in reason
     assert audit(store).violations == []
 
@@ -154,8 +166,8 @@ def test_a_late_backfill_ends_where_the_newer_statement_begins(memory: Memory, t
     assert len(store_turn_facts(memory, second, episode)) == 1
     assert len(store_turn_facts(memory, first, episode)) == 1
     store = FactStore(memory.db)
-    assert store.query("[:find ?e :where [?e :description _]]").rows == [(K(":decision/mysql"),)]
-    spans = {(r[5], r[6]) for r in store.history(":constraint/mysql").rows}
+    assert store.query("[:find ?e :where [?e :description _]]").rows == [(keyed(":decision/mysql", "p"),)]
+    spans = {(r[5], r[6]) for r in store.history(keyed(":constraint/mysql", "p")).rows}
     assert spans == {("2026-02-01T09:00:05.000Z", "2026-03-05T09:00:05.000Z")}
     assert store_turn_facts(memory, first, episode) == [] and store_turn_facts(memory, second, episode) == []
 
@@ -165,9 +177,10 @@ def test_a_new_phrase_replaces_the_old_description_of_the_same_entity(memory: Me
         (FEB_1, "Never use MySQL in production because of licensing.", "Noted."),
         (MAR_5, "Never use MySQL.", "Noted.")]))
     store = FactStore(memory.db)
-    assert store.query("[:find ?a ?v :where [:constraint/mysql ?a ?v] [(string? ?v)]]").rows == [
-        (K(":description"), "Never use MySQL"), (K(":subject"), "MySQL")]
-    old = store.query('[:find ?r :valid-at "2026-02-15" :where [:constraint/mysql :rationale ?r]]').rows
+    constraint = keyed(":constraint/mysql")
+    assert store.query(f"[:find ?a ?v :where [{constraint} ?a ?v] [(string? ?v)]]").rows == [
+        (K(":description"), "Never use MySQL"), (K(":project"), SHOP.id), (K(":subject"), "MySQL")]
+    old = store.query(f'[:find ?r :valid-at "2026-02-15" :where [{constraint} :rationale ?r]]').rows
     assert old == [("of licensing",)]
 
 
@@ -178,4 +191,73 @@ def test_forgetting_the_episode_undoes_its_facts(memory: Memory, tmp_path: Path)
     later = max(result.added, key=lambda ep: ep.created_at)
     forget(memory.db, Selector("episode", later.id))
     rows = FactStore(memory.db).query("[:find ?e ?d :where [?e :description ?d]]").rows
-    assert rows == [(K(":constraint/mysql"), "Never use MySQL")]
+    assert rows == [(keyed(":constraint/mysql"), "Never use MySQL")]
+
+
+# -- per project -----------------------------------------------------------------------------------------------
+
+def _two_projects(memory: Memory, tmp_path: Path, *, a: list[tuple[datetime, str, str]],
+                  b: list[tuple[datetime, str, str]]) -> None:
+    """Project SHOP says `a`, then project OTHER_SHOP (the same name at another path) says `b`."""
+    capture(memory, write_session(tmp_path / "a.jsonl", a))
+    capture(memory, write_session(tmp_path / "b.jsonl", b, cwd=OTHER_SHOP.path,
+                                  session_id="5f0e6a2c-1d3b-4c8e-9a7f-2b6d4e8c0a13"))
+
+
+def _current(store: FactStore) -> list[tuple[Keyword, str, Keyword, str]]:
+    return store.query("[:find ?e ?d ?p ?pid :where [?e :description ?d] [?e :polarity ?p] "
+                       "[?e :project ?pid]]").rows
+
+
+def test_a_stance_entity_is_named_by_kind_subject_and_project(memory: Memory, tmp_path: Path) -> None:
+    capture(memory, write_session(tmp_path / "s.jsonl", [(FEB_1, "Never use MySQL.", "Noted.")]))
+    store = FactStore(memory.db)
+    entity = K(f":constraint/mysql.{SHOP.id[:8]}")
+    assert store.query(f"[:find ?s ?pid :where [{entity} :subject ?s] [{entity} :project ?pid]]").rows == [
+        ("MySQL", SHOP.id)]
+    assert audit(store).violations == []
+    assert project_key(SHOP.id) == SHOP.id[:8] != project_key(OTHER_SHOP.id)
+    assert project_key("p") == project_key("p") and len(project_key("Not Hex!")) == 8  # hand-made ids are hashed
+    assert project_key("p").isalnum() and project_key("p") != project_key("q")
+
+
+def test_another_projects_statement_closes_nothing(memory: Memory, tmp_path: Path) -> None:
+    _two_projects(memory, tmp_path, a=[(FEB_1, "Never use MySQL.", "Noted.")],
+                  b=[(MAR_5, "Use MySQL, the DBA insists.", "OK.")])
+    store = FactStore(memory.db)
+    assert sorted(_current(store)) == sorted([
+        (keyed(":constraint/mysql"), "Never use MySQL", AGAINST, SHOP.id),
+        (keyed(":decision/mysql", OTHER_SHOP.id), "Use MySQL, the DBA insists", FOR, OTHER_SHOP.id)])
+    assert [r for r in store.history(keyed(":constraint/mysql")).rows if r[2] == "retract" or r[6]] == []
+    joined = store.query("[:find ?d ?name ?path :where [?s :description ?d] [?s :project ?pid] "
+                         "[?ep :episode/project-id ?pid] [?ep :episode/project ?name] "
+                         "[?ep :episode/project-path ?path]]").rows
+    assert sorted(joined) == [("Never use MySQL", "shop", SHOP.path),
+                              ("Use MySQL, the DBA insists", "shop", OTHER_SHOP.path)]
+
+
+def test_within_a_project_the_later_statement_still_closes_the_earlier(memory: Memory, tmp_path: Path) -> None:
+    apr_1 = datetime(2026, 4, 1, 9, 0, tzinfo=timezone.utc)
+    _two_projects(memory, tmp_path, a=[(FEB_1, "Never use MySQL.", "Noted."), (apr_1, "Use MySQL after all.", "OK.")],
+                  b=[(MAR_5, "Never use MySQL.", "Noted.")])
+    store = FactStore(memory.db)
+    assert sorted(_current(store)) == sorted([
+        (keyed(":decision/mysql"), "Use MySQL after all", FOR, SHOP.id),
+        (keyed(":constraint/mysql", OTHER_SHOP.id), "Never use MySQL", AGAINST, OTHER_SHOP.id)])
+    spans = {(r[5], r[6]) for r in store.history(keyed(":constraint/mysql")).rows if r[4] == "Never use MySQL"}
+    assert ("2026-02-01T09:00:05.000Z", "2026-04-01T09:00:05.000Z") in spans
+
+
+def test_a_late_backfill_is_bounded_only_by_its_own_project(memory: Memory, tmp_path: Path) -> None:
+    path = _session(tmp_path)
+    first, second = turns_of(path)
+    mine, theirs = Episode(project_id="p", project_name="shop", summary="a"), Episode(
+        project_id="q", project_name="shop", summary="b")
+    memory.store.add(mine)
+    memory.store.add(theirs)
+    assert len(store_turn_facts(memory, second, theirs)) == 1  # q says "use MySQL" on 5 March
+    assert len(store_turn_facts(memory, first, mine)) == 1  # p's older "never use MySQL" is stored afterwards
+    store = FactStore(memory.db)
+    spans = {(r[3], r[5], r[6]) for r in store.history(keyed(":constraint/mysql", "p")).rows}
+    assert (K(":description"), "2026-02-01T09:00:05.000Z", None) in spans  # open: q's statement is not p's
+    assert len(_current(store)) == 2

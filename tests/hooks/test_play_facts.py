@@ -1,5 +1,6 @@
 """Per-turn facts through the real hooks: a constraint stated in one session is captured with no tool call and
-comes back, as a currently valid fact, when a later prompt touches it."""
+comes back, as a currently valid fact, when a later prompt of the same project touches it, and not in another
+project."""
 
 from __future__ import annotations
 
@@ -42,3 +43,8 @@ def test_constraint_from_one_session_reaches_the_next(data_dir: Path, tmp_path: 
     again = context_of(run_hook("user-prompt-submit", {"session_id": "facts-two", "cwd": str(repo),
                                                        "prompt": "mysql for reporting, yes or no?"}))
     assert "Never use MySQL" not in again  # not repeated within the session
+    elsewhere = tmp_path / "elsewhere" / "shop"  # the same name at another path: another project
+    (elsewhere / ".git").mkdir(parents=True)
+    other = context_of(run_hook("user-prompt-submit", {"session_id": "facts-three", "cwd": str(elsewhere),
+                                                       "prompt": "could we move the reporting tables to mysql?"}))
+    assert "Never use MySQL" not in other
