@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from tempera.core.embed import Embedder
+    from tempera.core.vecindex import VectorCache
 
 MIN_PREFIX = 8
 VEC_TABLE = "episode_vec"
@@ -54,6 +55,7 @@ class EpisodeStore:
     def __init__(self, db: Database, embedder: "Embedder | None" = None):
         self.db = db
         self.embedder = embedder
+        self.vector_cache: "VectorCache | None" = None  # long-lived processes set one (see vecindex.py)
 
     # -- projects -------------------------------------------------------------------------------
     def ensure_project(self, ref: ProjectRef) -> ProjectRef:
@@ -110,6 +112,7 @@ class EpisodeStore:
         if self.db.meta_get("embedding_model") is None:
             dim = self.embedder.spec.dim
             self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+            self.vectors_rebuilt()
             # project_id as a partition key: a project's KNN scans only its own vectors (4x faster at 100k
             # episodes over 5 projects); cross-project search filters on the transferable metadata column
             self.db.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(project_id text partition key, "
@@ -122,6 +125,11 @@ class EpisodeStore:
             self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
             self.db.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding, project_id, transferable) "
                             "VALUES (?, ?, ?, ?)", (rowid, _vec_blob(vec), ep.project_id, int(ep.scope.transferable)))
+            self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (?)", (rowid,))
+
+    def vectors_rebuilt(self) -> None:
+        """Tell in-memory copies of the vectors (`vecindex.VectorCache`) to reload them all."""
+        self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (NULL)")
 
     def vectors_writable(self) -> bool:
         return self.embedder is not None and self.vector_status().state in ("ok", "empty")
@@ -193,6 +201,7 @@ class EpisodeStore:
         if full:
             with self.db.transaction():
                 self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+                self.vectors_rebuilt()
                 self.db.meta_set("embedding_model", None)
                 self.db.meta_set("embedding_dim", None)
         with self.db.transaction():

@@ -232,6 +232,40 @@ def m060_episode_facts(conn: Connection) -> None:
     """)
 
 
+def m065_vector_changes(conn: Connection) -> None:
+    """A log of the episodes whose vector may have changed, for processes that keep vectors in memory
+    (`vecindex.VectorCache`): `EpisodeStore` logs every vector it writes, these triggers every episode deleted
+    or retired (forget and retire delete vectors in bulk), and a NULL row means "all of them" (the vector table
+    was rebuilt). Only the newest 10,000 rows are kept; a reader that fell further behind reloads."""
+    run_script(conn, """
+    CREATE TABLE vector_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        episode_rowid INTEGER
+    );
+    CREATE TRIGGER vector_changes_prune AFTER INSERT ON vector_changes BEGIN
+        DELETE FROM vector_changes WHERE seq <= NEW.seq - 10000;
+    END;
+    CREATE TRIGGER vector_changes_episode_deleted AFTER DELETE ON episodes BEGIN
+        INSERT INTO vector_changes(episode_rowid) VALUES (OLD.rowid);
+    END;
+    CREATE TRIGGER vector_changes_episode_retired AFTER INSERT ON episode_retirements BEGIN
+        INSERT INTO vector_changes(episode_rowid) SELECT rowid FROM episodes WHERE id = NEW.episode_id;
+    END;
+    """)
+
+
+def m066_fts_porter(conn: Connection) -> None:
+    """Stemmed keyword search: "painted" finds "painting", "failing" finds "failed" (Porter, over the same
+    unicode61 tokens with `_` kept inside identifiers). The indexed bodies are copied, not rebuilt."""
+    run_script(conn, """
+    CREATE VIRTUAL TABLE episodes_fts_stemmed USING fts5(body,
+        tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'");
+    INSERT INTO episodes_fts_stemmed(rowid, body) SELECT rowid, body FROM episodes_fts;
+    DROP TABLE episodes_fts;
+    ALTER TABLE episodes_fts_stemmed RENAME TO episodes_fts;
+    """)
+
+
 MIGRATIONS: list[Migration] = [
     ("core.001_initial", m001_initial),
     ("core.002_jobs_injections_links", m002_jobs_injections_links),
@@ -241,4 +275,6 @@ MIGRATIONS: list[Migration] = [
     ("core.040_session_context", m040_session_context),
     ("core.050_dream", m050_dream),
     ("core.060_episode_facts", m060_episode_facts),
+    ("core.065_vector_changes", m065_vector_changes),
+    ("core.066_fts_porter", m066_fts_porter),
 ]

@@ -104,7 +104,7 @@ class Intent(BaseModel):
     claim: str | None = None
     falsifiability: float | None = None
     category: str | None = None
-    scope: ValidityScope = ValidityScope()
+    scope: ValidityScope = Field(default_factory=ValidityScope)
 
 
 class ErrorRecord(BaseModel):
@@ -176,14 +176,14 @@ class Episode(BaseModel):
     project_path: str | None = None
     session_id: str | None = None
     summary: str
-    intent: Intent = Intent()
-    context: Context = Context()
-    outcome: Outcome = Outcome()
-    utility: UtilityState = UtilityState()
+    intent: Intent = Field(default_factory=Intent)
+    context: Context = Field(default_factory=Context)
+    outcome: Outcome = Field(default_factory=Outcome)
+    utility: UtilityState = Field(default_factory=UtilityState)
     tags: list[str] = Field(default_factory=list)
     related: list[Link] = Field(default_factory=list)
     alternatives_considered: list[str] = Field(default_factory=list)
-    source: Source = Source()
+    source: Source = Field(default_factory=Source)
 
     @field_validator("summary")
     @classmethod

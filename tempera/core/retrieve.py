@@ -6,6 +6,7 @@ is the same number feedback, propagation and credit update, so learning reaches 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -82,23 +83,32 @@ def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool
 
 
 def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: bool, n: int
-            ) -> tuple[list[tuple[int, float]], dict[int, bytes]]:
+            ) -> tuple[list[tuple[int, float]], dict[int, "np.ndarray"]]:
     """KNN hits (rowid, cosine) with their vectors (a later lookup by rowid is slow on a partitioned vec0 table).
     The transferable scan runs only when another project has transferable episodes at all."""
+    import numpy as np
+
+    from tempera.core.vecindex import TRANSFERABLE
+
+    cache = store.vector_cache
     blob = _vec_blob(qvec)
     found: dict[int, float] = {}
-    blobs: dict[int, bytes] = {}
-    filters = [("project_id = ?", project_id)]
+    vectors: dict[int, np.ndarray] = {}
+    scans = [(project_id, "project_id = ?", project_id)]
     if cross and store.db.one("SELECT 1 FROM episodes WHERE transferable = 1 AND project_id != ? LIMIT 1",
                               (project_id,)):
-        filters.append(("transferable = ?", 1))
-    for clause, value in filters:
+        scans.append((TRANSFERABLE, "transferable = ?", 1))
+    for partition, clause, value in scans:
+        if cache is not None:
+            for rowid, sim in cache.search(store.db, qvec, partition, n):
+                found[rowid] = max(found.get(rowid, -9.0), sim)
+            continue
         for rowid, dist, emb in store.db.query(
                 f"SELECT rowid, distance, embedding FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
                 (blob, n, value)):
-            found[int(rowid)] = min(found.get(int(rowid), 9.0), float(dist))
-            blobs[int(rowid)] = emb
-    return sorted(((r, 1.0 - d) for r, d in found.items()), key=lambda x: -x[1])[:n], blobs
+            found[int(rowid)] = max(found.get(int(rowid), -9.0), 1.0 - float(dist))
+            vectors[int(rowid)] = np.frombuffer(emb, dtype=np.float32)
+    return sorted(found.items(), key=lambda x: -x[1])[:n], vectors
 
 
 def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
@@ -107,29 +117,46 @@ def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
     penalising that pushes relevant hits down; near-duplicates are what MMR is for."""
     if lam >= 1.0 or len(hits) <= 1:
         return hits[:limit]
-    term_sets = {id(h): set(textsearch.query_terms(h.episode.summary, limit=80)) for h in hits}
-
-    def sim(a: Hit, b: Hit) -> float:
-        if a.vector is not None and b.vector is not None:  # else: term overlap
-            s = float(a.vector @ b.vector)
-        else:
-            sa, sb = term_sets[id(a)], term_sets[id(b)]
-            s = len(sa & sb) / len(sa | sb) if sa and sb else 0.0
-        return max(0.0, s - floor) / (1.0 - floor)
-
-    chosen: list[Hit] = []
-    pool = list(hits)
+    redundancy = _redundancy(hits, floor)
+    scores = [lam * h.score for h in hits]
+    penalty = [0.0] * len(hits)
+    chosen: list[int] = []
+    pool = list(range(len(hits)))
     while pool and len(chosen) < limit:
-        best = max(pool, key=lambda h: lam * h.score - (1 - lam) * max((sim(h, c) for c in chosen), default=0.0))
+        best = max(pool, key=lambda i: scores[i] - (1 - lam) * penalty[i])
         chosen.append(best)
         pool.remove(best)
-    return chosen
+        penalty = [max(p, r) for p, r in zip(penalty, redundancy[best])]
+    return [hits[i] for i in chosen]
+
+
+def _redundancy(hits: list[Hit], floor: float) -> list[list[float]]:
+    """Pairwise similarity above the floor, rescaled to [0, 1]: cosine where both hits have vectors (one matrix
+    product), else the Jaccard overlap of their summaries' terms."""
+    import numpy as np
+
+    n = len(hits)
+    has = [h.vector is not None for h in hits]
+    sims = np.zeros((n, n), dtype=np.float32)
+    if any(has):
+        idx = [i for i in range(n) if has[i]]
+        m = np.stack([hits[i].vector for i in idx])
+        sims[np.ix_(idx, idx)] = m @ m.T
+    if not all(has):
+        terms = [set(textsearch.query_terms(h.episode.summary, limit=80)) for h in hits]
+        for i in range(n):
+            for j in range(n):
+                if not (has[i] and has[j]) and terms[i] and terms[j]:
+                    sims[i, j] = len(terms[i] & terms[j]) / len(terms[i] | terms[j])
+    return (np.maximum(0.0, sims - floor) / (1.0 - floor)).tolist()
 
 
 def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: RetrievalConfig, limit: int = 5,
              mode: str | None = None, cross_project: bool = False, now: datetime | None = None,
-             query_vector: "np.ndarray | None" = None) -> list[Hit]:
-    """Ranked hits for the query within a project (plus transferable episodes of others when asked)."""
+             query_vector: "np.ndarray | Callable[[], np.ndarray] | None" = None) -> list[Hit]:
+    """Ranked hits for the query within a project (plus transferable episodes of others when asked).
+    `query_vector` may be a callable that waits for a vector being computed meanwhile: it is called after the
+    BM25 search, so the two overlap."""
     mode = mode or cfg.mode
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
@@ -148,11 +175,13 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     terms = textsearch.query_terms(query)
     kw = _keyword(store, terms, project_id, cross_project, n) if use_kw else []
     vec: list[tuple[int, float]] = []
-    vec_blobs: dict[int, bytes] = {}
+    vectors: dict[int, np.ndarray] = {}
     if use_vec:
         assert store.embedder is not None
-        qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
-        found, vec_blobs = _vector(store, qvec, project_id, cross_project, n)
+        qvec = query_vector() if callable(query_vector) else query_vector
+        if qvec is None:
+            qvec = store.embedder.embed_one(query)
+        found, vectors = _vector(store, qvec, project_id, cross_project, n)
         vec = [(r, s) for r, s in found if s >= cfg.min_similarity]
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec})
     hits: dict[int, Hit] = {}
@@ -182,12 +211,10 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         h.score = (w_rel * h.relevance + w_sal * h.salience) / ((w_rel + w_sal) or 1.0)
     ranked = sorted(hits.values(), key=lambda h: -h.score)
     ranked = ranked[: max(limit * 4, 20)]
-    if use_vec:  # hits only BM25 found (not among the nearest vectors) keep no vector; MMR compares their terms
-        import numpy as np
-
+    if use_vec:  # without a cache, hits only BM25 found keep no vector; MMR compares their terms
+        cache = store.vector_cache
         for rowid, h in hits.items():
-            if rowid in vec_blobs:
-                h.vector = np.frombuffer(vec_blobs[rowid], dtype=np.float32)
+            h.vector = vectors.get(rowid) if cache is None else cache.vector(rowid)
     chosen = _mmr(ranked, cfg.mmr_lambda, limit, cfg.mmr_redundancy_floor)
     for h in chosen:
         h.matched_terms = _matched(h.episode, terms)
@@ -218,7 +245,4 @@ def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, 
 
 
 def _matched(ep: Episode, terms: list[str]) -> int:
-    if not terms:
-        return 0
-    body = textsearch.term_set(ep.search_text())
-    return sum(1 for t in terms if t in body)
+    return textsearch.matched(terms, ep.search_text()) if terms else 0

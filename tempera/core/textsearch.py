@@ -70,6 +70,33 @@ def term_set(text: str) -> set[str]:
     return {t.lower() for t in _WORD.findall(expand(text))}
 
 
+def stem(term: str) -> str:
+    """A light suffix stripper for counting matched terms the way the stemmed index (Porter) matches them:
+    "painted", "painting" and "paints" -> "paint"; "fixes" -> "fix"; "libraries" -> "library"."""
+    w = term.lower()
+    if len(w) <= 4 or not w.isalpha():
+        return w
+    if w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif w.endswith("es") and w[-3] in "sxz" or w.endswith(("ches", "shes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ing", "ed", "ly"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[:-len(suffix)]
+            if w[-1] == w[-2] and w[-1] not in "lsz":  # running -> run
+                w = w[:-1]
+            break
+    return w[:-1] if w.endswith("e") and len(w) > 4 else w
+
+
+def matched(terms: list[str], text: str) -> int:
+    """How many of the query terms a document contains, up to their stems."""
+    body = {stem(t) for t in term_set(text)}
+    return sum(1 for t in terms if stem(t) in body)
+
+
 def fts_query(terms: list[str]) -> str | None:
     """An FTS5 MATCH expression that ORs the terms (each quoted, so nothing is parsed as syntax)."""
     if not terms:

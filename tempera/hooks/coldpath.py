@@ -63,8 +63,7 @@ def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, 
     for row in rows:
         if row[0] in exclude:
             continue
-        body_terms = textsearch.term_set(row[10])
-        matched = sum(1 for t in terms if t in body_terms)
+        matched = textsearch.matched(terms, row[10])
         if matched < need:
             continue
         weight = VERIFICATION_WEIGHTS.get(row[3], 0.3)

@@ -1,0 +1,102 @@
+"""The daemon's in-memory vectors answer exactly as sqlite-vec does, whatever another process writes meanwhile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tempera.core.capture import CaptureInput
+from tempera.core.forget import Selector, forget
+from tempera.core.learning.retire import restore, retire
+from tempera.core.memory import Memory
+from tempera.core.project import project_for_path
+from tempera.core.retrieve import _vector, retrieve
+from tempera.core.vecindex import VectorCache
+
+QUERIES = ["login redirect loop after the session cookie expired", "flaky checkout test", "postgres deadlock",
+           "asyncio cancellation", "pin numpy for the legacy pipeline"]
+SUMMARIES = ["Fixed the login redirect loop by trimming the session cookie", "Flaky checkout test fixed by freezing time",
+             "Postgres deadlock in the billing job fixed by ordering the updates",
+             "asyncio.gather swallows cancellation unless return_exceptions is set",
+             "Pinned numpy below 2 for the legacy pipeline", "Docker build cache busted by the COPY order"]
+
+
+@pytest.fixture
+def pair(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A daemon-like reader holding a cache, and a writer: two connections to one database file."""
+    repo, other = tmp_path / "repo", tmp_path / "other"
+    for d in (repo, other):
+        (d / ".git").mkdir(parents=True)
+    with Memory() as writer, Memory() as reader:
+        reader.store.vector_cache = VectorCache()
+        yield reader, writer, repo, other
+
+
+def same_as_vec0(reader: Memory, project: str) -> None:
+    """For every query: the cache's nearest episodes and cosines equal sqlite-vec's, in the project and across."""
+    cache = reader.store.vector_cache
+    for q in QUERIES:
+        qvec = reader.embedder.embed_one(q)
+        for cross in (False, True):
+            reader.store.vector_cache = None
+            expected, _ = _vector(reader.store, qvec, project, cross, 10)
+            reader.store.vector_cache = cache
+            got, _ = _vector(reader.store, qvec, project, cross, 10)
+            assert [r for r, _ in got] == [r for r, _ in expected], (q, cross)
+            assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-5)
+
+
+def test_cache_follows_every_kind_of_write(pair) -> None:  # type: ignore[no-untyped-def]
+    reader, writer, repo, other = pair
+    pid = project_for_path(repo).id
+    eps = [writer.capture(CaptureInput(summary=s, project=str(repo))) for s in SUMMARIES]
+    same_as_vec0(reader, pid)
+    assert reader.store.vector_cache._parts  # the reader loaded the project: later checks test the refresh
+
+    eps.append(writer.capture(CaptureInput(summary="Session cookie SameSite=None broke the login redirect",
+                                           project=str(repo))))  # added
+    same_as_vec0(reader, pid)
+    first = writer.store.get(eps[0].id)
+    first.summary = "Rewrote the payment webhook retry with exponential backoff"  # updated: a new vector
+    writer.store.update(first)
+    same_as_vec0(reader, pid)
+    writer.capture(CaptureInput(summary="asyncio TaskGroup cancels siblings on the first error", project=str(other),
+                                validity_scope="language:python"))  # transferable, another project
+    same_as_vec0(reader, pid)
+    writer.store.delete(eps[1].id)  # deleted
+    same_as_vec0(reader, pid)
+    retire(writer.store, eps[2].id, "expired")  # retired: out of retrieval
+    same_as_vec0(reader, pid)
+    restore(writer.store, eps[2].id)
+    same_as_vec0(reader, pid)
+    forget(writer.db, Selector("episode", eps[3].id))  # forgotten in bulk
+    same_as_vec0(reader, pid)
+    writer.store.reindex(full=True)  # the vector table rebuilt
+    same_as_vec0(reader, pid)
+    with writer.db.transaction():  # a reader that fell behind the pruned log reloads
+        writer.db.execute("DELETE FROM vector_changes")
+    writer.capture(CaptureInput(summary="Kafka consumer lag fixed by raising max.poll.records", project=str(repo)))
+    same_as_vec0(reader, pid)
+
+
+def test_hybrid_ranking_is_the_same_with_the_cache(pair) -> None:  # type: ignore[no-untyped-def]
+    reader, writer, repo, _ = pair
+    pid = project_for_path(repo).id
+    for s in SUMMARIES:
+        writer.capture(CaptureInput(summary=s, project=str(repo)))
+    cache = reader.store.vector_cache
+    for q in QUERIES:
+        reader.store.vector_cache = None
+        plain = [h.episode.id for h in retrieve(reader.store, q, project_id=pid, cfg=reader.config.retrieval)]
+        reader.store.vector_cache = cache
+        cached = [h.episode.id for h in retrieve(reader.store, q, project_id=pid, cfg=reader.config.retrieval)]
+        assert cached == plain, q
+
+
+def test_log_is_pruned(memory: Memory, tmp_path: Path) -> None:
+    with memory.db.transaction():
+        for _ in range(10_050):
+            memory.store.vectors_rebuilt()
+    low, high, n = memory.db.one("SELECT min(seq), max(seq), count(*) FROM vector_changes")
+    assert n == 10_000 and high - low == 9_999
