@@ -2,10 +2,11 @@
 
     python evals/bench_hooks.py [--episodes 10000] [--runs 50]
 
-Rows: `python -c pass` (the floor); `tempera-hook user-prompt-submit` with a warm daemon over N episodes; the
-same with no daemon (keyword-only, in-process; the start-the-daemon guard is held so every call is cold);
-`tempera-hook stop` (durable enqueue + wake). Targets: warm median <= 3x the floor and p95 < 150 ms; Stop < 100 ms;
-cold < 400 ms.
+Rows: `python -c pass` (the floor); the hook command `tempera install` writes (relay.py: `python -I -S relay.py
+user-prompt-submit`) with a warm daemon over N episodes; the `tempera-hook` console entry (the plugin form) the
+same way; the installed command with no daemon (relay.py falls back to the keyword-only path in-process; the
+start-the-daemon guard is held so every call is cold); the installed command for Stop (durable enqueue + wake).
+Targets: warm median <= 3x the floor and p95 < 150 ms; Stop < 100 ms; cold < 400 ms.
 """
 
 from __future__ import annotations
@@ -35,14 +36,26 @@ def hook_exe() -> list[str]:
     return [str(exe)] if exe.exists() else [shutil.which("tempera-hook") or "tempera-hook"]
 
 
+def installed_command() -> list[str]:
+    from tempera.installer.locations import relay_program
+
+    return relay_program()
+
+
+ANSWERED: dict[int, int] = {}  # id(times) -> how many calls printed context: a fast empty answer proves nothing
+
+
 def time_runs(cmd: list[str], inputs: list[bytes], env: dict[str, str], before=None) -> list[float]:  # type: ignore[no-untyped-def]
     out = []
+    answered = 0
     for data in inputs:
         if before:
             before()
         t = time.perf_counter()
-        subprocess.run(cmd, input=data, capture_output=True, env=env, check=True)
+        r = subprocess.run(cmd, input=data, capture_output=True, env=env, check=True)
         out.append((time.perf_counter() - t) * 1000)
+        answered += b"additionalContext" in r.stdout
+    ANSWERED[id(out)] = answered
     return out
 
 
@@ -74,25 +87,31 @@ def main() -> None:
         cli = [sys.executable, "-m", "tempera.cli"]
         floor = time_runs([sys.executable, "-c", "pass"], [b""] * a.runs, env)
         guard = data / "daemon.spawn"
-        cold = time_runs([*hook_exe(), "user-prompt-submit"], prompts, env, before=lambda: guard.write_text("hold"))
+        hook = installed_command()
+        cold = time_runs([*hook, "user-prompt-submit"], prompts, env, before=lambda: guard.write_text("hold"))
         subprocess.run([*cli, "daemon", "start"], env=env, check=True, capture_output=True)
         try:
-            time_runs([*hook_exe(), "user-prompt-submit"], prompts[:5], env)  # first requests fill caches
-            warm = time_runs([*hook_exe(), "user-prompt-submit"], prompts, env)
-            stop = time_runs([*hook_exe(), "stop"], stops, env)
+            time_runs([*hook, "user-prompt-submit"], prompts[:5], env)  # first requests fill caches
+            warm = time_runs([*hook, "user-prompt-submit"], [p.replace(b'"s', b'"w', 1) for p in prompts], env)
+            entry = time_runs([*hook_exe(), "user-prompt-submit"], [p.replace(b'"s', b'"e', 1) for p in prompts],
+                              env)
+            stop = time_runs([*hook, "stop"], stops, env)
         finally:
             subprocess.run([*cli, "daemon", "stop"], env=env, capture_output=True)
-        rows = {"python -c pass (floor)": floor, f"user-prompt-submit, warm daemon, {a.episodes} episodes": warm,
-                f"user-prompt-submit, no daemon (keyword-only), {a.episodes} episodes": cold, "stop": stop}
+        n = a.episodes
+        rows = {"python -c pass (floor)": floor, f"user-prompt-submit, installed command, warm, {n} episodes": warm,
+                f"user-prompt-submit, tempera-hook entry, warm, {n} episodes": entry,
+                f"user-prompt-submit, no daemon (keyword-only), {n} episodes": cold, "stop, installed command": stop}
         fmed = statistics.median(floor)
         report = {k: {"median_ms": round(stats(v)[0], 1), "p95_ms": round(stats(v)[1], 1),
-                      "x_floor": round(stats(v)[0] / fmed, 2)} for k, v in rows.items()}
+                      "x_floor": round(stats(v)[0] / fmed, 2), "injected": ANSWERED[id(v)]} for k, v in rows.items()}
         if a.json:
             print(json.dumps(report, indent=2))
             return
-        print(f"{'':<62}{'median ms':>10}{'p95 ms':>9}{'x floor':>9}")
+        print(f"{'':<62}{'median ms':>10}{'p95 ms':>9}{'x floor':>9}{'injected':>10}")
         for k, r in report.items():
-            print(f"{k:<62}{r['median_ms']:>10.1f}{r['p95_ms']:>9.1f}{r['x_floor']:>9.2f}")
+            print(f"{k:<62}{r['median_ms']:>10.1f}{r['p95_ms']:>9.1f}{r['x_floor']:>9.2f}"
+                  f"{r['injected']:>6}/{a.runs}")
 
 
 if __name__ == "__main__":

@@ -23,9 +23,11 @@ from tempera import __version__
 from tempera.core import jobs, paths
 from tempera.core.config import load_config
 from tempera.core.memory import Memory
+from tempera.core.vecindex import VectorCache
 
 log = logging.getLogger("tempera.daemon")
 LOCK_NAME = "daemon.lock"
+MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a hook's 4 MB stdin as a JSON string with every character escaped
 
 
 def installed_version() -> str:
@@ -85,6 +87,7 @@ class Daemon:
             log.info("another daemon holds %s; exiting", self.data_dir / LOCK_NAME)
             return 0
         self.mem = Memory(self.config)
+        self.mem.store.vector_cache = VectorCache()  # requests search vectors in memory (vecindex.py)
         if self.mem.embedder is not None:
             self.mem.embedder.embed_one("warm up")
         srv = self._bind()
@@ -181,7 +184,7 @@ class Daemon:
             conn.settimeout(5.0)
             try:
                 buf = b""
-                while not buf.endswith(b"\n") and len(buf) < 4 * 1024 * 1024:
+                while not buf.endswith(b"\n") and len(buf) < MAX_REQUEST_BYTES:
                     chunk = conn.recv(65536)
                     if not chunk:
                         break
@@ -189,12 +192,15 @@ class Daemon:
                 req = json.loads(buf.decode("utf-8"))
                 if not isinstance(req, dict):
                     raise ValueError("a request is a JSON object")
-                reply = self.dispatch(req)
+                if req.get("op") == "hook":  # relay.py: a status line, then the bytes the hook prints
+                    out = b"ok\n" + self.hook(req)
+                else:
+                    out = json.dumps(self.dispatch(req)).encode("utf-8") + b"\n"
             except Exception as exc:
                 log.exception("request failed")
-                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+                out = json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}).encode("utf-8") + b"\n"
             try:
-                conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
+                conn.sendall(out)
             except OSError:
                 pass
 
@@ -220,6 +226,30 @@ class Daemon:
                         "jobs": jobs.counts(self.mem.db.conn),
                         "model": self.mem.embedder.spec.name if self.mem.embedder else None}
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def hook(self, req: dict[str, Any]) -> bytes:
+        """A whole hook call for relay.py, answered as `tempera-hook` answers it, with this process's memory."""
+        from tempera.daemon.inject import answer
+        from tempera.hooks import coldpath, entry, payload, settings
+
+        event = payload.event_name(str(req.get("event") or ""))
+        if event is None:
+            entry.log(f"unknown hook event {req.get('event')!r}; expected session-start, user-prompt-submit or stop")
+            return b""
+        self.last_activity = time.monotonic()
+        assert self.mem is not None
+        mem = self.mem
+
+        def enqueue(hp: payload.HookPayload) -> None:
+            coldpath.enqueue_capture(mem.db.conn, session_id=hp.session_id, transcript_path=hp.transcript_path,
+                                     cwd=hp.cwd, last_assistant_message=hp.last_assistant_message)
+            self.wake.set()
+
+        doc = payload.decode(str(req.get("stdin") or "").encode("utf-8"))
+        with self._request_lock:
+            out = entry.handle(event, doc, settings.load(), answer=lambda hp: answer(mem, hp._asdict()),
+                               enqueue=enqueue)
+        return entry.output_bytes(out)
 
     # -- jobs -----------------------------------------------------------------------------------
     def _work_loop(self) -> None:

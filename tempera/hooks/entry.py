@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tempera.core import pause, paths
@@ -41,6 +42,9 @@ def _daemon_context(hp: payloads.HookPayload, settings: HookSettings) -> str | N
     """The warm answer, or None when the daemon is not there (it is then started for next time)."""
     from tempera.hooks.client import request, spawn_daemon
 
+    if settings.daemon_failed:  # relay.py asked already
+        spawn_daemon(paths.ensure_data_dir())
+        return None
     reply = request(paths.socket_path(), {"op": "inject", "event": hp.event, "session_id": hp.session_id,
                                           "cwd": hp.cwd, "prompt": hp.prompt, "source": hp.source},
                     timeout=settings.daemon_timeout)
@@ -108,9 +112,6 @@ def _enqueue_once(hp: payloads.HookPayload) -> bool:
 def _enqueue(hp: payloads.HookPayload) -> None:
     from tempera.hooks.client import request, spawn_daemon
 
-    if not hp.transcript_path:
-        log(f"{hp.event}: no transcript_path in the payload; nothing to capture")
-        return
     if not _enqueue_once(hp):
         # no database or no schema yet: create it once (the only non-stdlib import a hook may make), then retry
         from tempera.core.db import connect
@@ -122,22 +123,42 @@ def _enqueue(hp: payloads.HookPayload) -> None:
         spawn_daemon(paths.ensure_data_dir())
 
 
-def handle(event: str, doc: dict[str, Any], settings: HookSettings) -> dict[str, Any] | None:
+Answer = Callable[[payloads.HookPayload], str]
+Enqueue = Callable[[payloads.HookPayload], None]
+
+
+def handle(event: str, doc: dict[str, Any], settings: HookSettings, *, answer: Answer | None = None,
+           enqueue: Enqueue | None = None) -> dict[str, Any] | None:
+    """One hook call. In the hook process the answer comes from the daemon, else the keyword path, and a capture
+    is queued with the stdlib driver; the daemon passes its own `answer` and `enqueue` (see relay.py)."""
     from tempera.hooks.render import hook_output
 
+    if settings.disabled:
+        return None
     hp = payloads.parse(event, doc)
     if pause.paused_for_cwd(hp.cwd):  # `tempera pause`: nothing injected, nothing captured
         return None
     if event in CAPTURING:
-        if not (event == "Stop" and hp.stop_hook_active):
-            _enqueue(hp)
+        if event == "Stop" and hp.stop_hook_active:
+            return None
+        if not hp.transcript_path:
+            log(f"{hp.event}: no transcript_path in the payload; nothing to capture")
+        else:
+            (enqueue or _enqueue)(hp)
         return None
     if event not in INJECTING:
         return None
+    if answer is not None:
+        return hook_output(event, answer(hp))
     context = _daemon_context(hp, settings)
     if context is None:
         context = _cold_context(hp, settings)
     return hook_output(event, context)
+
+
+def output_bytes(out: dict[str, Any] | None) -> bytes:
+    """What the hook prints: nothing, or one JSON object on one line."""
+    return b"" if out is None else (json.dumps(out, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def run(argv: list[str]) -> None:
@@ -148,11 +169,32 @@ def run(argv: list[str]) -> None:
     settings = load()
     if settings.disabled:
         return
-    doc = payloads.read_stdin()
     os.umask(0o077)
-    out = handle(event, doc, settings)
+    _print(handle(event, payloads.read_stdin(), settings))
+
+
+def run_payload(event_arg: str, raw: bytes, *, daemon_failed: bool) -> None:
+    """relay.py's fallback: the stdin it read, answered here; after a failed daemon request, straight to the
+    keyword path and the daemon started."""
+    try:
+        event = payloads.event_name(event_arg)
+        if event is None:
+            log(f"unknown hook event {event_arg!r}; expected session-start, user-prompt-submit or stop")
+            return
+        settings = load()
+        if daemon_failed:
+            settings = settings._replace(daemon_failed=True)
+        os.umask(0o077)
+        _print(handle(event, payloads.decode(raw), settings))
+    except BaseException:
+        import traceback
+
+        log("hook failed:\n" + traceback.format_exc())
+
+
+def _print(out: dict[str, Any] | None) -> None:
     if out is not None:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.buffer.write(output_bytes(out))
         sys.stdout.flush()
 
 

@@ -49,7 +49,11 @@ def read_stdin(stream: BinaryIO | None = None) -> dict[str, Any]:
         if sys.stdin is None or sys.stdin.isatty():
             return {}
         stream = sys.stdin.buffer
-    raw = stream.read(MAX_STDIN_BYTES + 1)
+    return decode(stream.read(MAX_STDIN_BYTES + 1))
+
+
+def decode(raw: bytes) -> dict[str, Any]:
+    """The JSON object in what arrived on stdin, or {} for empty input, bad JSON or a non-object."""
     if len(raw) > MAX_STDIN_BYTES:
         raw = b""  # a payload this large is not from Claude Code; answer nothing rather than guess
     try:

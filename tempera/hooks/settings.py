@@ -17,6 +17,7 @@ class HookSettings(NamedTuple):
     max_episodes: int
     min_keyword_hits: int
     daemon_timeout: float
+    daemon_failed: bool = False  # the relay asked the daemon already and got no answer
 
 
 def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """Tempera's entries in the `hooks` object of Claude Code's settings.json: add, update and remove exactly ours.
 
-An entry is ours when its command is `<path>/tempera-hook <verb>` and nothing else, so the user's hooks, even in the
-same event and the same matcher group, are never touched. Ours is updated where it stands, so a second install
+An entry is ours when its command is `<python> -I -S <path>/tempera/hooks/relay.py <verb>` (what install writes:
+the warm path without importing the package, see relay.py) or `<path>/tempera-hook <verb>` (the plugin form and
+earlier installs) and nothing else, so the user's hooks, even in the same event and the same matcher group, are
+never touched. Ours is updated where it stands, so a second install
 changes nothing and the order the user chose stays.
 """
 
@@ -15,33 +17,42 @@ from tempera.core.errors import InvalidInput
 from tempera.installer.jsontext import ABSENT, Absent, json_type, object_copy
 
 HOOK_EXECUTABLE = "tempera-hook"
+RELAY_FLAGS = ["-I", "-S"]  # isolated, no site: see relay.py
+RELAY_SUFFIX = os.path.join("tempera", "hooks", "relay.py")
 HOOK_EVENTS: dict[str, str] = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
                                "Stop": "stop"}
 HOOK_TIMEOUT_S = 10  # Claude Code counts hook timeouts in seconds
 
 
-def hook_entry(hook_exe: str, verb: str) -> dict[str, Any]:
-    return {"type": "command", "command": shlex.join([hook_exe, verb]), "timeout": HOOK_TIMEOUT_S}
+def hook_entry(program: list[str], verb: str) -> dict[str, Any]:
+    return {"type": "command", "command": shlex.join([*program, verb]), "timeout": HOOK_TIMEOUT_S}
+
+
+def program_files(argv: list[str]) -> list[str] | None:
+    """The files one of our commands runs ([tempera-hook] or [python, relay.py]), or None if it is not ours."""
+    if len(argv) == 2 and os.path.basename(argv[0]) == HOOK_EXECUTABLE:
+        return [argv[0]]
+    if len(argv) == 5 and argv[1:3] == RELAY_FLAGS and argv[3].endswith(os.sep + RELAY_SUFFIX):
+        return [argv[0], argv[3]]
+    return None
 
 
 def owned_verb(entry: object) -> str | None:
-    """The verb when this hook entry is one of ours (`tempera-hook <verb>`, any path), else None."""
+    """The verb when this hook entry is one of ours (either form, any path), else None."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return None
     try:
         argv = shlex.split(entry["command"])
     except ValueError:
         return None
-    if len(argv) == 2 and os.path.basename(argv[0]) == HOOK_EXECUTABLE:
-        return argv[1]
-    return None
+    return argv[-1] if program_files(argv) else None
 
 
-def with_hooks(hooks: object, hook_exe: str) -> dict[str, Any]:
-    """`hooks` (it may be ABSENT) with our three entries present and pointing at hook_exe."""
+def with_hooks(hooks: object, program: list[str]) -> dict[str, Any]:
+    """`hooks` (it may be ABSENT) with our three entries present and running `program <verb>`."""
     new = _checked_copy(hooks)
     for event, verb in HOOK_EVENTS.items():
-        desired = hook_entry(hook_exe, verb)
+        desired = hook_entry(program, verb)
         groups, placed, _ = _strip(new.get(event, []), desired)
         if not placed:
             groups.append({"matcher": "", "hooks": [desired]})

@@ -57,3 +57,16 @@ def find_executable(name: str, bin_dir: Path | None = None, search_path: str | N
         return Path(found).absolute()
     raise TemperaError(f"cannot find the `{name}` executable in {here} or on PATH; "
                        "install tempera-memory into this Python environment first")
+
+
+def relay_program(python: str | None = None) -> list[str]:
+    """The hook command's program: this environment's Python running relay.py isolated and without `site`, so a
+    warm turn costs a bare interpreter start (see relay.py). Not resolved, like find_executable: a venv is known
+    by the path of its python."""
+    import tempera.hooks
+
+    python = python or sys.executable
+    if not python:
+        raise TemperaError("cannot tell which Python runs Tempera (sys.executable is empty); "
+                           "run `tempera install` from the environment Tempera is installed in")
+    return [str(Path(python).absolute()), "-I", "-S", str(Path(tempera.hooks.__file__).resolve().parent / "relay.py")]

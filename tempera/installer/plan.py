@@ -6,17 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from tempera.installer.changes import FileChange, Written, apply, plan_edit
-from tempera.installer.hookconfig import HOOK_EXECUTABLE, with_hooks, without_hooks
-from tempera.installer.locations import Scope, find_executable, targets
+from tempera.installer.hookconfig import with_hooks, without_hooks
+from tempera.installer.locations import Scope, find_executable, relay_program, targets
 from tempera.installer.mcpconfig import MCP_EXECUTABLE, with_server, without_server
 
 
 def plan_install(scope: Scope, project_dir: Path | None = None) -> list[FileChange]:
     """Our three hooks into settings.json and our MCP server into the scope's MCP file, by absolute path."""
     where = targets(scope, project_dir)
-    hook_exe = str(find_executable(HOOK_EXECUTABLE))
+    program = relay_program()
     mcp_exe = str(find_executable(MCP_EXECUTABLE))
-    return [plan_edit(where.settings, "hooks", lambda hooks: with_hooks(hooks, hook_exe)),
+    return [plan_edit(where.settings, "hooks", lambda hooks: with_hooks(hooks, program)),
             plan_edit(where.mcp, "mcpServers", lambda servers: with_server(servers, mcp_exe))]
 
 

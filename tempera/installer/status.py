@@ -10,7 +10,7 @@ from typing import Any
 
 from tempera.core.errors import TemperaError
 from tempera.installer.changes import read_member
-from tempera.installer.hookconfig import HOOK_EVENTS, owned_command
+from tempera.installer.hookconfig import HOOK_EVENTS, owned_command, program_files
 from tempera.installer.locations import Scope, targets
 from tempera.installer.mcpconfig import server_command
 
@@ -41,21 +41,27 @@ def _member_or_error(path: Path, key: str, errors: list[str]) -> Any:
 
 
 def _row(command: str | None) -> dict[str, Any]:
-    executable = _executable(command) if command else None
+    files = _program_files(command) if command else None
+    executable = files[0] if files else None
     return {"present": command is not None, "command": command,
             "executable": str(executable) if executable else None,
-            "executable_ok": executable is not None and os.access(executable, os.X_OK) and executable.is_file()}
+            "executable_ok": bool(files) and os.access(files[0], os.X_OK)
+            and all(f.is_file() for f in files)}
 
 
-def _executable(command: str) -> Path | None:
-    """The program a command runs: its first word, looked up on PATH when it has no directory (the plugin form)."""
+def _program_files(command: str) -> list[Path] | None:
+    """What a command runs: its program (looked up on PATH when it has no directory, the plugin form), and for
+    the relay form the script too."""
     try:
         argv = shlex.split(command)
     except ValueError:
         return None
     if not argv:
         return None
-    if os.sep in argv[0]:
-        return Path(argv[0])
-    found = shutil.which(argv[0])
-    return Path(found) if found else None
+    ours = program_files(argv) or [argv[0]]
+    if os.sep not in ours[0]:
+        found = shutil.which(ours[0])
+        if not found:
+            return None
+        ours = [found, *ours[1:]]
+    return [Path(f) for f in ours]

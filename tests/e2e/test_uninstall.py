@@ -16,6 +16,7 @@ from replies import say
 from request_log import agent_requests, memory_blocks
 from sandbox import Sandbox
 
+from tempera.installer.hookconfig import owned_verb
 from tests.hooks.hookrun import wait_for
 
 FOREIGN_HOOK = 'echo "prompt seen, setting=$E2E_USER_SETTING" >> "$HOME/foreign-hook.log"'
@@ -34,7 +35,7 @@ def _tempera_stop_hooks(box: Sandbox, session_id: str) -> list[str]:
         rec = json.loads(line)
         if rec.get("subtype") == "stop_hook_summary":
             commands += [str(h.get("command")) for h in rec.get("hookInfos", [])
-                         if "tempera-hook" in str(h.get("command"))]
+                         if owned_verb({"command": h.get("command")})]
     return commands
 
 

@@ -1,6 +1,7 @@
-"""Runs `tempera.hooks.entry.main()` once per payload in a forked child, so hundreds of real process exits
-cost milliseconds each. Input: a file of length-prefixed payloads; output: one JSON line per case with the
-child's exit status and stdout."""
+"""Runs a hook once per payload in a forked child, so hundreds of real process exits cost milliseconds each:
+`tempera.hooks.entry.main()` (the console entry), or with `relay` as third argument the installed command's
+script, relay.py. Input: a file of length-prefixed payloads; output: one JSON line per case with the child's exit
+status and stdout."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ import os
 import struct
 import sys
 
+import runpy
+from pathlib import Path
+
+import tempera.hooks
 from tempera.hooks import entry
 
+RELAY = str(Path(tempera.hooks.__file__).with_name("relay.py"))
 
-def run_case(event: str, data: bytes) -> dict[str, object]:
+
+def run_case(event: str, data: bytes, relay: bool = False) -> dict[str, object]:
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     pid = os.fork()
@@ -21,10 +28,10 @@ def run_case(event: str, data: bytes) -> dict[str, object]:
         os.close(out_r)
         os.dup2(in_r, 0)
         os.dup2(out_w, 1)
-        sys.argv = ["tempera-hook", event]
+        sys.argv = [RELAY if relay else "tempera-hook", event]
         code = 70
         try:
-            entry.main()
+            runpy.run_path(RELAY, run_name="__main__") if relay else entry.main()
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         os._exit(code)
@@ -51,14 +58,14 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def main() -> None:
-    event, path = sys.argv[1], sys.argv[2]
+    event, path, relay = sys.argv[1], sys.argv[2], sys.argv[3:] == ["relay"]
     with open(path, "rb") as fh:
         blob = fh.read()
     pos = 0
     while pos < len(blob):
         (n,) = struct.unpack_from(">I", blob, pos)
         pos += 4
-        result = run_case(event, blob[pos:pos + n])
+        result = run_case(event, blob[pos:pos + n], relay)
         pos += n
         sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()

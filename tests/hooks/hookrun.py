@@ -1,4 +1,7 @@
-"""Running real `tempera-hook` subprocesses fed what Claude Code sends, and managing the daemon in tests."""
+"""Running real hook subprocesses fed what Claude Code sends, and managing the daemon in tests.
+
+`HOOK` is the command `tempera install` writes (relay.py, isolated and without site); `ENTRY` is the
+`tempera-hook` console entry (the plugin form, and the relay's fallback)."""
 
 from __future__ import annotations
 
@@ -11,13 +14,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-HOOK = [sys.executable, "-m", "tempera.hooks.entry"]
+import tempera.hooks
+
+HOOK = [sys.executable, "-I", "-S", str(Path(tempera.hooks.__file__).with_name("relay.py"))]
+ENTRY = [sys.executable, "-m", "tempera.hooks.entry"]
 
 
 def run_hook(event: str, payload: dict[str, Any] | bytes, *, timeout: float = 60,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+             env: dict[str, str] | None = None, command: list[str] = HOOK) -> subprocess.CompletedProcess[bytes]:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return subprocess.run([*HOOK, event], input=data, capture_output=True, timeout=timeout,
+    return subprocess.run([*command, event], input=data, capture_output=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
 
 

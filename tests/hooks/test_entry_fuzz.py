@@ -9,13 +9,14 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tempera.core.capture import CaptureInput
 from tempera.core.memory import Memory
 
-from hookrun import run_hook
+from hookrun import ENTRY, HOOK, run_hook
 
 EVENTS = ["session-start", "user-prompt-submit", "stop"]
 FIELDS = ["session_id", "transcript_path", "cwd", "hook_event_name", "source", "prompt", "stop_hook_active",
@@ -66,13 +67,11 @@ def check_output(stdout: str) -> None:
     assert isinstance(doc["hookSpecificOutput"]["additionalContext"], str)
 
 
-@pytest.mark.parametrize("event", EVENTS)
-def test_500_malformed_payloads(event: str, some_memory: None, tmp_path: Path) -> None:
-    """Each payload goes to the real entry point in its own (forked) process; we check its exit status."""
+def run_fuzz(event: str, tmp_path: Path, *extra: str) -> None:
     cases = payloads(sum(map(ord, event)), 500)
     blob = tmp_path / "cases.bin"
     blob.write_bytes(b"".join(struct.pack(">I", len(c)) + c for c in cases))
-    r = subprocess.run([sys.executable, str(Path(__file__).with_name("fork_driver.py")), event, str(blob)],
+    r = subprocess.run([sys.executable, str(Path(__file__).with_name("fork_driver.py")), event, str(blob), *extra],
                        capture_output=True, text=True, timeout=600,
                        env={**os.environ, "TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"})
     assert r.returncode == 0, r.stderr[-2000:]
@@ -83,13 +82,28 @@ def test_500_malformed_payloads(event: str, some_memory: None, tmp_path: Path) -
         check_output(res["stdout"])
 
 
+@pytest.mark.parametrize("event", EVENTS)
+def test_500_malformed_payloads(event: str, some_memory: None, tmp_path: Path) -> None:
+    """Each payload goes to the real console entry in its own (forked) process; we check its exit status."""
+    run_fuzz(event, tmp_path)
+
+
+@pytest.mark.parametrize("event", EVENTS)
+def test_500_malformed_payloads_through_the_daemon(event: str, some_memory: None, tmp_path: Path,
+                                                   start_daemon: Any) -> None:
+    """The same payloads through the installed command (relay.py) to a running daemon, which parses them."""
+    start_daemon()
+    run_fuzz(event, tmp_path, "relay")
+
+
 def test_real_subprocess_sample(some_memory: None) -> None:
-    """A sample through the installed console entry, exactly as Claude Code runs it."""
-    for event in EVENTS:
-        for data in payloads(7, 12):
-            r = run_hook(event, data, env={"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"})
-            assert r.returncode == 0
-            check_output(r.stdout.decode())
+    """A sample through the installed command and the console entry, exactly as Claude Code runs them."""
+    for command in (HOOK, ENTRY):
+        for event in EVENTS:
+            for data in payloads(7, 12):
+                r = run_hook(event, data, env={"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"}, command=command)
+                assert r.returncode == 0
+                check_output(r.stdout.decode())
 
 
 def test_unknown_event_and_kill_switch(data_dir: Path) -> None:
@@ -115,3 +129,25 @@ def test_event_name_spellings() -> None:
     assert event_name("UserPromptSubmit") == "UserPromptSubmit"
     assert event_name("Stop") == "Stop" and event_name("pre-compact") == "PreCompact"
     assert event_name("bogus") is None
+
+
+def test_warm_relay_answers_as_the_console_entry_does(data_dir: Path, some_memory: None, start_daemon: Any) -> None:
+    """Through the daemon, relay.py prints what `tempera-hook` prints, and obeys the config kill switch and
+    `tempera pause` that only the daemon reads."""
+    start_daemon()
+    prompt = {"cwd": "/tmp", "prompt": "the login bug with the session cookie is back"}
+    warm = run_hook("user-prompt-submit", {**prompt, "session_id": "a"})
+    entry = run_hook("user-prompt-submit", {**prompt, "session_id": "b"}, command=ENTRY)
+    assert warm.returncode == entry.returncode == 0
+    assert "trimming the session cookie" in warm.stdout.decode() and warm.stdout == entry.stdout
+    assert not (data_dir / "hooks.log").exists()  # answered by the daemon, no fallback and no error
+
+    r = subprocess.run([sys.executable, "-m", "tempera.cli", "pause", "/tmp"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert run_hook("user-prompt-submit", {**prompt, "session_id": "c"}).stdout == b""
+    subprocess.run([sys.executable, "-m", "tempera.cli", "resume", "/tmp"], check=True,
+                   capture_output=True)
+    assert run_hook("user-prompt-submit", {**prompt, "session_id": "d"}).stdout != b""
+    (data_dir / "config.toml").write_text("[general]\ndisabled = true\n")
+    assert run_hook("user-prompt-submit", {**prompt, "session_id": "e"}).stdout == b""

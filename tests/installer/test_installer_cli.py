@@ -51,10 +51,12 @@ def test_install_merges_into_existing_settings(settings: Path, claude_json: Path
     assert [h["command"] for h in session_group] == ["~/bin/greet.sh"]  # the user's own group is as it was
     for event, verb in (("SessionStart", "session-start"), ("UserPromptSubmit", "user-prompt-submit"),
                         ("Stop", "stop")):
-        ours = [h for g in doc["hooks"][event] for h in g["hooks"] if h["command"].endswith(f"tempera-hook {verb}")]
+        ours = [h for g in doc["hooks"][event] for h in g["hooks"] if h["command"].endswith(f"relay.py {verb}")]
         assert len(ours) == 1 and ours[0]["timeout"] == 10 and ours[0]["type"] == "command"
-        exe = Path(ours[0]["command"].rsplit(" ", 1)[0])
-        assert exe.is_absolute() and os.access(exe, os.X_OK)
+        python, flags, relay = ours[0]["command"].split(" ")[0], ours[0]["command"].split(" ")[1:3], \
+            Path(ours[0]["command"].split(" ")[3])
+        assert Path(python).is_absolute() and os.access(python, os.X_OK) and flags == ["-I", "-S"]
+        assert relay.is_absolute() and relay.is_file() and relay.parent.name == "hooks"
     assert doc["hooks"]["PreToolUse"] == before["hooks"]["PreToolUse"]
 
     state = json.loads(claude_json.read_text())
@@ -161,7 +163,7 @@ def test_dry_run_prints_diff_and_writes_nothing(settings: Path, claude_json: Pat
     assert settings.read_text() == SETTINGS and claude_json.read_text() == CLAUDE_JSON
     assert not backups(settings) and not backups(claude_json)
     assert f"--- {settings}\n+++ {settings}\n" in out and f"+++ {claude_json}\n" in out
-    assert "tempera-hook user-prompt-submit" in out and out.rstrip().endswith("dry run: nothing was written")
+    assert "relay.py user-prompt-submit" in out and out.rstrip().endswith("dry run: nothing was written")
 
 
 def test_dry_run_on_empty_home_creates_nothing(home: Path) -> None:
@@ -194,7 +196,7 @@ def test_project_scope(home: Path, tmp_path: Path) -> None:
     project.mkdir()
     ok("install", "--scope", "project", "--project-dir", str(project))
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
-    assert hooks["Stop"][0]["hooks"][0]["command"].endswith("tempera-hook stop")
+    assert hooks["Stop"][0]["hooks"][0]["command"].endswith("tempera/hooks/relay.py stop")
     assert "tempera" in json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert list(home.iterdir()) == []
 

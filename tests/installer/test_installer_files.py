@@ -58,7 +58,7 @@ def test_status_before_and_after_install(home: Path) -> None:
     assert status["ok"] is True and status["settings_file"] == str(home / ".claude" / "settings.json")
     for row in [*status["hooks"].values(), status["mcp"]]:
         assert row["present"] and row["executable_ok"] and Path(row["executable"]).is_absolute()
-    assert status["hooks"]["UserPromptSubmit"]["command"].endswith("tempera-hook user-prompt-submit")
+    assert status["hooks"]["UserPromptSubmit"]["command"].endswith("relay.py user-prompt-submit")
     apply_all(plan_uninstall("user"))
     assert not installed_status("user")["hooks"]["Stop"]["present"]
 

@@ -13,7 +13,8 @@ from tempera.installer.hookconfig import HOOK_EVENTS, owned_verb, with_hooks, wi
 from tempera.installer.jsontext import ABSENT
 from tempera.installer.mcpconfig import SERVER_NAME, server_entry, with_server, without_server
 
-EXE = "/opt/venv/bin/tempera-hook"
+PROGRAM = ["/opt/venv/bin/python", "-I", "-S", "/opt/venv/lib/python3.11/site-packages/tempera/hooks/relay.py"]
+EXE = " ".join(PROGRAM)
 
 
 def cmd(command: str) -> dict[str, str]:
@@ -30,6 +31,12 @@ def cmd(command: str) -> dict[str, str]:
     ("python tempera-hook stop", None),
     ("/bin/not-tempera-hook stop", None),
     ("tempera-hook 'stop", None),
+    ("/opt/venv/bin/python -I -S /opt/venv/lib/tempera/hooks/relay.py stop", "stop"),
+    ("'/My Tools/python3' -I -S '/My Tools/site-packages/tempera/hooks/relay.py' user-prompt-submit",
+     "user-prompt-submit"),
+    ("/opt/venv/bin/python -S /opt/venv/lib/tempera/hooks/relay.py stop", None),
+    ("/opt/venv/bin/python -I -S /opt/venv/lib/mine/relay.py stop", None),
+    ("/opt/venv/bin/python -I -S /opt/venv/lib/tempera/hooks/relay.py stop now", None),
 ])
 def test_owned_verb(command: str, verb: str | None) -> None:
     assert owned_verb(cmd(command)) == verb
@@ -41,17 +48,17 @@ def test_owned_verb_ignores_other_shapes() -> None:
 
 
 def test_with_hooks_on_absent_and_roundtrip() -> None:
-    hooks = with_hooks(ABSENT, EXE)
+    hooks = with_hooks(ABSENT, PROGRAM)
     assert list(hooks) == list(HOOK_EVENTS)
     assert hooks["Stop"] == [{"matcher": "", "hooks": [{"type": "command", "command": f"{EXE} stop", "timeout": 10}]}]
-    assert with_hooks(hooks, EXE) == hooks
+    assert with_hooks(hooks, PROGRAM) == hooks
     assert without_hooks(hooks) is ABSENT
 
 
 def test_foreign_hooks_in_the_same_group_are_kept() -> None:
     original = json.loads(SETTINGS)["hooks"]
     before = copy.deepcopy(original)
-    hooks = with_hooks(original, EXE)
+    hooks = with_hooks(original, PROGRAM)
     assert original == before  # input not mutated
     assert foreign_commands({"hooks": before}) <= foreign_commands({"hooks": hooks})
     assert hooks["SessionStart"][0] == before["SessionStart"][0]
@@ -72,14 +79,14 @@ def test_uninstall_prunes_only_what_it_emptied() -> None:
 def test_duplicates_of_ours_collapse_to_one_in_place() -> None:
     hooks = {"Stop": [{"matcher": "", "hooks": [cmd("/old/tempera-hook stop")]},
                       {"matcher": "", "hooks": [cmd("x.sh"), cmd("/older/tempera-hook stop")]}]}
-    assert with_hooks(hooks, EXE)["Stop"] == [
+    assert with_hooks(hooks, PROGRAM)["Stop"] == [
         {"matcher": "", "hooks": [{"type": "command", "command": f"{EXE} stop", "timeout": 10}]},
         {"matcher": "", "hooks": [cmd("x.sh")]}]
 
 
 def test_groups_of_unknown_shape_are_left_alone() -> None:
     hooks = {"Stop": ["weird", {"matcher": ""}, {"hooks": "tempera-hook stop"}]}
-    assert with_hooks(hooks, EXE)["Stop"][:3] == hooks["Stop"]
+    assert with_hooks(hooks, PROGRAM)["Stop"][:3] == hooks["Stop"]
     assert without_hooks(hooks) == hooks
 
 
@@ -90,7 +97,7 @@ def test_groups_of_unknown_shape_are_left_alone() -> None:
     ({"PreToolUse": "guard.sh"}, "`hooks.PreToolUse` must be an array, not a string"),
 ])
 def test_bad_hooks_shapes_refused(hooks: object, message: str) -> None:
-    for change in (lambda h: with_hooks(h, EXE), without_hooks):
+    for change in (lambda h: with_hooks(h, PROGRAM), without_hooks):
         with pytest.raises(InvalidInput) as err:
             change(hooks)
         assert str(err.value) == message

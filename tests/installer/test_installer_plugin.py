@@ -25,7 +25,7 @@ def test_manifest() -> None:
 
 def test_hooks_match_the_installer() -> None:
     plugin = load("hooks/hooks.json")
-    assert plugin["hooks"] == with_hooks(ABSENT, "tempera-hook")  # console scripts on PATH in the plugin form
+    assert plugin["hooks"] == with_hooks(ABSENT, ["tempera-hook"])  # console scripts on PATH in the plugin form
     assert plugin["description"]
 
 

@@ -1,0 +1,147 @@
+"""The hook command the installer writes: `python -I -S .../tempera/hooks/relay.py <event>`.
+
+Claude Code starts a new process for every hook, so the process start is most of a warm turn's cost. Started
+without `site` (-S) and importing only modules built into the interpreter, this file hands the raw stdin to the
+daemon and prints the daemon's answer byte for byte: a few milliseconds over a bare interpreter start, where
+importing the package (site, .pth files, json, pathlib, tomllib) costs several times that. The daemon runs
+exactly what `tempera-hook` runs (`tempera.hooks.entry.handle`), kill switch and pause included.
+
+When the daemon does not answer, this process loads `site` after all and runs `tempera-hook`'s own path on the
+stdin it already read, told that the daemon failed: keyword-only answer in-process and the daemon started.
+Run directly, not imported: its only import of the package happens in that fallback.
+"""
+
+import sys
+
+import _json  # built in: a JSON string literal without importing json (and re)
+import _socket
+import posix
+
+TRUE = (b"1", b"true", b"yes", b"on")
+MAX_STDIN_BYTES = 4 * 1024 * 1024  # as payload.MAX_STDIN_BYTES: anything larger is not from Claude Code
+DEFAULT_TIMEOUT = 2.0  # as defaults.HOOK_DAEMON_TIMEOUT_SECONDS
+TIMEOUT_KEY = b"daemon_timeout_seconds"
+MAX_REPLY_BYTES = 1024 * 1024
+
+
+def data_dir(env: dict[bytes, bytes]) -> bytes:
+    """As paths.data_dir(): TEMPERA_DATA_DIR (with ~ expanded), else ~/.tempera."""
+    home = env.get(b"HOME", b"")
+    override = env.get(b"TEMPERA_DATA_DIR")
+    if override:
+        return home + override[1:] if override[:2] == b"~/" or override == b"~" else override
+    return home + b"/.tempera"
+
+
+def disabled(env: dict[bytes, bytes]) -> bool:
+    """The environment kill switches; the config file's `general.disabled` is the daemon's to read."""
+    return any(env.get(k, b"").lower() in TRUE for k in (b"TEMPERA_DISABLE", b"TEMPERA_GENERAL__DISABLED"))
+
+
+def timeout(env: dict[bytes, bytes], directory: bytes) -> float:
+    """inject.daemon_timeout_seconds from the environment, else config.toml (parsed only when it sets it)."""
+    raw = env.get(b"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS")
+    if raw is None:
+        try:
+            with open(directory + b"/config.toml", "rb") as fh:
+                text = fh.read(1 << 20)
+        except OSError:
+            return DEFAULT_TIMEOUT
+        if TIMEOUT_KEY not in text:
+            return DEFAULT_TIMEOUT
+        import tomllib  # rare: only a config that sets the timeout pays for it
+
+        try:
+            section = tomllib.loads(text.decode("utf-8")).get("inject")
+            raw = section.get(TIMEOUT_KEY.decode()) if isinstance(section, dict) else None
+        except (ValueError, UnicodeDecodeError):
+            return DEFAULT_TIMEOUT
+    try:
+        return min(30.0, max(0.05, float(raw)))  # the bounds of hooks.settings
+    except (TypeError, ValueError):
+        return DEFAULT_TIMEOUT
+
+
+def read_stdin() -> bytes:
+    stdin = sys.stdin
+    if stdin is None or stdin.isatty():
+        return b""
+    return stdin.buffer.read(MAX_STDIN_BYTES + 1)
+
+
+def ask_daemon(sock_path: bytes, event: str, raw: bytes, wait: float) -> bytes | None:
+    """The bytes the hook must print, or None when the daemon is absent, slow or failed."""
+    text = raw.decode("utf-8", "replace") if len(raw) <= MAX_STDIN_BYTES else ""
+    request = ('{"op": "hook", "event": ' + _json.encode_basestring_ascii(event) + ', "stdin": '
+               + _json.encode_basestring_ascii(text) + "}\n").encode("ascii")
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        s.settimeout(wait)
+        s.connect(sock_path)
+        s.sendall(request)
+        chunks = []
+        size = 0
+        while size <= MAX_REPLY_BYTES:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return None
+    finally:
+        s.close()
+    reply = b"".join(chunks)
+    status, _, out = reply.partition(b"\n")
+    return out if status == b"ok" else None
+
+
+def fallback(event: str, raw: bytes) -> None:
+    """`tempera-hook`'s own path, with the packages `site` makes importable."""
+    import site
+
+    site.main()
+    from tempera.hooks.entry import run_payload
+
+    run_payload(event, raw, daemon_failed=True)
+
+
+def log_failure(env: dict[bytes, bytes]) -> None:
+    """Append the traceback to hooks.log, as `tempera-hook` does; never raises."""
+    try:
+        import traceback
+
+        fd = posix.open(data_dir(env) + b"/hooks.log", posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+        try:
+            posix.write(fd, ("relay failed:\n" + traceback.format_exc()).encode("utf-8", "replace"))
+        finally:
+            posix.close(fd)
+    except BaseException:
+        pass
+
+
+def write_all(data: bytes) -> None:
+    while data:
+        data = data[posix.write(1, data):]
+
+
+def main(argv: list[str]) -> None:
+    env = posix.environ
+    if disabled(env):
+        return
+    event = argv[1] if len(argv) > 1 else ""
+    raw = read_stdin()
+    directory = data_dir(env)
+    out = ask_daemon(directory + b"/daemon.sock", event, raw, timeout(env, directory))
+    if out is None:
+        fallback(event, raw)
+    else:
+        write_all(out)
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv)
+    except BaseException:  # fail open, always
+        log_failure(posix.environ)
+    sys.exit(0)
