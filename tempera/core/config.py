@@ -37,12 +37,15 @@ class RetrievalConfig(_Section):
     recency_weight: float = Field(0.0, ge=0, le=1, description="Share of salience given to recency (0 = off)")
     recency_halflife_days: float = Field(30.0, gt=0)
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR diversity (0 = diverse, 1 = relevant)")
-    mmr_redundancy_floor: float = Field(0.6, ge=0, lt=1, description="MMR counts only similarity above this as "
+    mmr_redundancy_floor: float = Field(0.7, ge=0, lt=1, description="MMR counts only similarity above this as "
                                         "redundancy (near-duplicates), not mere shared topic")
     min_similarity: float = Field(0.3, ge=0, le=1, description="Vector hits below this cosine are dropped "
                                   "(the seed's 0.5 suits BGE, whose unrelated pairs score ~0.5; MiniLM's score ~0.1)")
-    rrf_k: int = Field(60, ge=1)
+    rrf_k: int = Field(20, ge=1, description="RRF rank constant; smaller lets one list's top hits count more "
+                       "than agreement lower down")
     hybrid_keyword_weight: float = Field(0.5, ge=0, description="Weight of the BM25 list in hybrid RRF (vector = 1)")
+    hybrid_keyword_max_weight: float = Field(1.0, ge=0, description="The BM25 list's weight when its best hit "
+                                             "holds every query term (it rises from hybrid_keyword_weight above half)")
     hybrid_keyword_min_ratio: float = Field(0.5, ge=0, le=1, description="A BM25 hit counts in hybrid fusion only "
                                             "when its score is at least this share of the best BM25 score")
     candidates: int = Field(50, ge=5, le=1000, description="Candidates drawn from each index before fusion")

@@ -229,7 +229,7 @@ def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> 
     if top is None or not terms:
         return base
     coverage = _matched(top.episode, terms) / len(terms)
-    return base + (1.0 - base) * max(0.0, coverage - 0.5) / 0.5
+    return base + (cfg.hybrid_keyword_max_weight - base) * max(0.0, coverage - 0.5) / 0.5
 
 
 def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float) -> float:
