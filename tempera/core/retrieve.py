@@ -6,7 +6,6 @@ is the same number feedback, propagation and credit update, so learning reaches 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -153,10 +152,8 @@ def _redundancy(hits: list[Hit], floor: float) -> list[list[float]]:
 
 def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: RetrievalConfig, limit: int = 5,
              mode: str | None = None, cross_project: bool = False, now: datetime | None = None,
-             query_vector: "np.ndarray | Callable[[], np.ndarray] | None" = None) -> list[Hit]:
-    """Ranked hits for the query within a project (plus transferable episodes of others when asked).
-    `query_vector` may be a callable that waits for a vector being computed meanwhile: it is called after the
-    BM25 search, so the two overlap."""
+             query_vector: "np.ndarray | None" = None) -> list[Hit]:
+    """Ranked hits for the query within a project (plus transferable episodes of others when asked)."""
     mode = mode or cfg.mode
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
@@ -178,9 +175,7 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     vectors: dict[int, np.ndarray] = {}
     if use_vec:
         assert store.embedder is not None
-        qvec = query_vector() if callable(query_vector) else query_vector
-        if qvec is None:
-            qvec = store.embedder.embed_one(query)
+        qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
         vec = [(r, s) for r, s in found if s >= cfg.min_similarity]
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec})

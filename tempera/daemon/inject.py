@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
 
@@ -21,7 +19,6 @@ from tempera.facts.promptfacts import prompt_facts
 from tempera.hooks import injectlog, render
 
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
-_EMBED_THREAD: ThreadPoolExecutor | None = None
 HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."
 
 
@@ -36,19 +33,15 @@ def _hit_dict(h: Hit, project: ProjectRef, similarity: float | None) -> dict[str
             "project_note": f"from project {ep.project_name}" if ep.project_id != project.id else ""}
 
 
-def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str],
-                  vector: Callable[[], np.ndarray | None] | None = None) -> list[dict[str, Any]]:
+def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[dict[str, Any]]:
     """Hybrid hits that clear the floor: cosine >= inject.min_similarity, or a strong literal match (enough
-    distinct prompt terms, and not semantically unrelated). `vector` waits for the prompt's embedding (see
-    `embed_soon`); without it the prompt is embedded here."""
+    distinct prompt terms, and not semantically unrelated)."""
     cfg = mem.config.inject
     if cfg.max_episodes == 0 or not prompt.strip():
         return []
-    vector = vector or embed_soon(mem, prompt, background=False)
+    qvec = mem.embedder.embed_one(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
     hits = retrieve(mem.store, prompt, project_id=project.id, cfg=mem.config.retrieval,
-                    limit=cfg.max_episodes + len(exclude) + 3, mode="hybrid", cross_project=True,
-                    query_vector=vector)
-    qvec = vector()
+                    limit=cfg.max_episodes + len(exclude) + 3, mode="hybrid", cross_project=True, query_vector=qvec)
     chosen = []
     for h in hits:
         if h.episode.id in exclude:
@@ -62,20 +55,6 @@ def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[st
         if len(chosen) >= cfg.max_episodes:
             break
     return chosen
-
-
-def embed_soon(mem: Memory, prompt: str, *, background: bool = True) -> Callable[[], np.ndarray | None]:
-    """The prompt's vector, as a call that returns it. In the background it is computed on one long-lived
-    thread (onnxruntime releases the GIL) while the brief, the facts and the BM25 search run, ~3 ms of a turn."""
-    global _EMBED_THREAD
-    if not prompt.strip() or mem.embedder is None or mem.store.vector_status().state != "ok":
-        return lambda: None
-    if not background:
-        vec = mem.embedder.embed_one(prompt)
-        return lambda: vec
-    if _EMBED_THREAD is None:
-        _EMBED_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
-    return _EMBED_THREAD.submit(mem.embedder.embed_one, prompt).result
 
 
 def _given_keys(mem: Memory, session_id: str) -> set[str]:
@@ -98,14 +77,13 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
     event = str(req.get("event", ""))
     if event not in ("SessionStart", "UserPromptSubmit"):
         return ""
-    prompt = str(req.get("prompt") or "")
-    vector = embed_soon(mem, prompt) if event == "UserPromptSubmit" and mem.config.inject.max_episodes else None
     session_id = str(req.get("session_id") or "")
     project = project_for_path(str(req.get("cwd") or os.getcwd()))
     mem.store.ensure_project(project)
     seen = injectlog.injected_ids(mem.db.conn, session_id)
     given = _given_keys(mem, session_id)
     budget = mem.config.inject.budget_chars
+    prompt = str(req.get("prompt") or "")
     if event == "SessionStart":
         brief = session_start(mem, project.id, by=session_id or "unknown-session")
         hits = useful_recent(mem.db.conn, project, exclude=seen, limit=mem.config.inject.max_episodes)
@@ -113,7 +91,7 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
         facts: list[str] = []
     else:
         brief = prompt_brief(mem, project.id, prompt, project.path)
-        hits = relevant_hits(mem, prompt, project, seen, vector)
+        hits = relevant_hits(mem, prompt, project, seen)
         header = render.HEADER_PROMPT
         facts = [line for line in prompt_facts(mem, prompt, project_id=project.id) if "fact:" + line not in given]
     statements = brief.select(budget // 2, exclude=given) if brief is not None else []

@@ -89,7 +89,8 @@ class Daemon:
         self.mem = Memory(self.config)
         self.mem.store.vector_cache = VectorCache()  # requests search vectors in memory (vecindex.py)
         if self.mem.embedder is not None:
-            self.mem.embedder.embed_one("warm up")
+            self.mem.embedder.embed_one("warm up")  # the prompts' session
+            self.mem.embedder.embed(["warm up"])  # the captures' session
         srv = self._bind()
         log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
         workers = [threading.Thread(target=self._work_loop, name="jobs", daemon=True)]
