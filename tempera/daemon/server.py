@@ -89,6 +89,7 @@ class Daemon:
         self.mem = Memory(self.config)
         self.mem.store.vector_cache = VectorCache()  # requests search vectors in memory (vecindex.py)
         if self.mem.embedder is not None:
+            self.mem.embedder.query_session = True
             self.mem.embedder.embed_one("warm up")  # the prompts' session
             self.mem.embedder.embed(["warm up"])  # the captures' session
         srv = self._bind()
