@@ -149,8 +149,7 @@ class EpisodeStore:
                 cur = self.db.execute(
                     f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES ({', '.join('?' * 17)})", self._row(ep))
                 rowid = cur.lastrowid
-                self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)",
-                                (rowid, textsearch.expand(ep.search_text())))
+                self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(ep)))
                 items.append((rowid, ep))
             if vectors is not None:
                 self._ensure_vec_table()
@@ -171,8 +170,7 @@ class EpisodeStore:
                             "outcome=?, verification=?, scope_kind=?, transferable=?, summary=?, data=? WHERE id=?",
                             (*values[1:11], values[16], episode.id))
             self.db.execute("DELETE FROM episodes_fts WHERE rowid = ?", (rowid,))
-            self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)",
-                            (rowid, textsearch.expand(episode.search_text())))
+            self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(episode)))
             if vectors is not None:
                 self._ensure_vec_table()
                 self._write_vectors([(rowid, episode)], vectors)
@@ -229,6 +227,10 @@ class EpisodeStore:
                 ep.summary, u.value, u.helpful, u.unhelpful, u.retrieval_count,
                 _iso(u.last_useful_at) if u.last_useful_at else None,
                 ep.model_dump_json(exclude={"utility"}))
+
+    @staticmethod
+    def _fts_body(ep: Episode) -> str:
+        return textsearch.expand(ep.search_text()) + textsearch.scope_tokens(ep.project_id, ep.scope.transferable)
 
     # -- reads ----------------------------------------------------------------------------------
     @staticmethod

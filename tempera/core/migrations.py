@@ -254,15 +254,20 @@ def m065_vector_changes(conn: Connection) -> None:
     """)
 
 
-def m066_fts_porter(conn: Connection) -> None:
-    """Stemmed keyword search: "painted" finds "painting", "failing" finds "failed" (Porter, over the same
-    unicode61 tokens with `_` kept inside identifiers). The indexed bodies are copied, not rebuilt."""
+def m066_fts_stemmed_scoped(conn: Connection) -> None:
+    """Stemmed keyword search ("painted" finds "painting", "failing" finds "failed": Porter over the same
+    unicode61 tokens with `_` kept inside identifiers), and each row carries its project's token and, when
+    transferable, the transferable token (textsearch.scope_tokens), so a project's search intersects postings
+    instead of filtering every project's matches. The indexed bodies are copied, not rebuilt."""
     run_script(conn, """
-    CREATE VIRTUAL TABLE episodes_fts_stemmed USING fts5(body,
+    CREATE VIRTUAL TABLE episodes_fts_next USING fts5(body,
         tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'");
-    INSERT INTO episodes_fts_stemmed(rowid, body) SELECT rowid, body FROM episodes_fts;
+    INSERT INTO episodes_fts_next(rowid, body)
+        SELECT f.rowid, f.body || char(10) || '__project_' || e.project_id
+               || CASE WHEN e.transferable THEN ' __transferable' ELSE '' END
+        FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid;
     DROP TABLE episodes_fts;
-    ALTER TABLE episodes_fts_stemmed RENAME TO episodes_fts;
+    ALTER TABLE episodes_fts_next RENAME TO episodes_fts;
     """)
 
 
@@ -276,5 +281,5 @@ MIGRATIONS: list[Migration] = [
     ("core.050_dream", m050_dream),
     ("core.060_episode_facts", m060_episode_facts),
     ("core.065_vector_changes", m065_vector_changes),
-    ("core.066_fts_porter", m066_fts_porter),
+    ("core.066_fts_stemmed_scoped", m066_fts_stemmed_scoped),
 ]

@@ -71,13 +71,11 @@ def salience_parts(ep: Episode, cfg: RetrievalConfig, now: datetime) -> tuple[fl
 
 
 def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool, n: int) -> list[tuple[int, float]]:
-    match = textsearch.fts_query(terms)
+    match = textsearch.fts_query(terms, project_id, transferable=cross)
     if match is None:
         return []
-    scope = "(e.project_id = ? OR e.transferable = 1)" if cross else "e.project_id = ?"
-    rows = store.db.query(
-        "SELECT f.rowid, -bm25(episodes_fts) AS s FROM episodes_fts f CROSS JOIN episodes e ON e.rowid = f.rowid "
-        f"WHERE episodes_fts MATCH ? AND {scope} ORDER BY bm25(episodes_fts) LIMIT ?", (match, project_id, n))
+    rows = store.db.query("SELECT rowid, -bm25(episodes_fts) FROM episodes_fts WHERE episodes_fts MATCH ? "
+                          "ORDER BY bm25(episodes_fts) LIMIT ?", (match, n))
     return [(int(r[0]), float(r[1])) for r in rows]
 
 

@@ -48,14 +48,13 @@ def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, 
                  min_hits: int) -> list[dict[str, Any]]:
     """Episodes of this project (or transferable ones) sharing at least `min_hits` distinct terms with the prompt."""
     terms = textsearch.query_terms(prompt)
-    match = textsearch.fts_query(terms)
+    match = textsearch.fts_query(terms, project.id, transferable=True)
     if match is None or limit <= 0:
         return []
     try:
         rows = conn.execute(
             f"SELECT {COLUMNS}, -bm25(episodes_fts), f.body FROM episodes_fts f CROSS JOIN episodes e ON e.rowid = f.rowid "
-            "WHERE episodes_fts MATCH ? AND (e.project_id = ? OR e.transferable = 1) "
-            "ORDER BY bm25(episodes_fts) LIMIT 30", (match, project.id)).fetchall()
+            "WHERE episodes_fts MATCH ? ORDER BY bm25(episodes_fts) LIMIT 30", (match,)).fetchall()
     except sqlite3.OperationalError:  # no FTS5 in this SQLite, or no schema yet
         return []
     need = min(min_hits, len(terms))

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from tempera.core import textsearch
 from tempera.core.capture import CaptureInput
 from tempera.core.forget import Selector, forget
 from tempera.core.learning.retire import restore, retire
+from tempera.core.episodes import EpisodeStore
 from tempera.core.memory import Memory
+from tempera.core.models import Episode, Intent, ValidityScope
 from tempera.core.project import project_for_path
 from tempera.core.retrieve import _vector, retrieve
 from tempera.core.vecindex import VectorCache
@@ -100,3 +103,33 @@ def test_log_is_pruned(memory: Memory, tmp_path: Path) -> None:
             memory.store.vectors_rebuilt()
     low, high, n = memory.db.one("SELECT min(seq), max(seq), count(*) FROM vector_changes")
     assert n == 10_000 and high - low == 9_999
+
+
+def test_fts_migration_stems_and_scopes_existing_rows(tmp_path: Path) -> None:
+    """A database from before core.066 (unstemmed FTS, rows without scope tokens) searches stemmed and per
+    project after it, with every episode still found, and other projects' episodes only when transferable."""
+    from tempera.core.db import apply_migrations, connect
+    from tempera.core.migrations import MIGRATIONS
+
+    names = [name for name, _ in MIGRATIONS]
+    old = MIGRATIONS[:names.index("core.066_fts_stemmed_scoped")]
+    path = tmp_path / "old.db"
+    db = connect(path, migrate=False)
+    apply_migrations(db, old)
+    repo, other = project_for_path(tmp_path / "repo"), project_for_path(tmp_path / "other")
+    store = EpisodeStore(db, None)
+    store._fts_body = lambda ep: textsearch.expand(ep.search_text())  # type: ignore[method-assign]
+    for ref, summary, scope in ((repo, "Painted the dashboard charts with the new palette", "project"),
+                                (other, "Painting the billing charts broke their legend", "project"),
+                                (other, "matplotlib charts need Agg when painted headless", "language:python")):
+        store.add(Episode(project_id=ref.id, project_name=ref.name, project_path=ref.path, summary=summary,
+                          intent=Intent(raw_prompt=summary, extracted=summary, scope=ValidityScope.parse(scope))))
+    db.close()
+    with Memory(db_path=path) as mem:  # applies core.066 and later
+        assert "__project_" in mem.db.one("SELECT body FROM episodes_fts LIMIT 1")[0]
+        pid = repo.id
+        mine = retrieve(mem.store, "paints charts", project_id=pid, cfg=mem.config.retrieval, mode="keyword")
+        assert [h.episode.summary[:7] for h in mine] == ["Painted"]  # stemmed: paints ~ painted
+        both = retrieve(mem.store, "paints charts", project_id=pid, cfg=mem.config.retrieval, mode="keyword",
+                        cross_project=True)
+        assert sorted(h.episode.summary[:10] for h in both) == ["Painted th", "matplotlib"]
