@@ -234,9 +234,8 @@ class Daemon:
         from tempera.daemon.inject import answer
         from tempera.hooks import coldpath, entry, payload, settings
 
-        event = payload.event_name(str(req.get("event") or ""))
+        event = entry.known_event(str(req.get("event") or ""))
         if event is None:
-            entry.log(f"unknown hook event {req.get('event')!r}; expected session-start, user-prompt-submit or stop")
             return b""
         self.last_activity = time.monotonic()
         assert self.mem is not None

@@ -161,10 +161,17 @@ def output_bytes(out: dict[str, Any] | None) -> bytes:
     return b"" if out is None else (json.dumps(out, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def run(argv: list[str]) -> None:
-    event = payloads.event_name(argv[0]) if argv else None
+def known_event(arg: str) -> str | None:
+    """The Claude Code event a hook argument names; an unknown one is logged."""
+    event = payloads.event_name(arg)
     if event is None:
-        log(f"unknown hook event {argv[:1]!r}; expected session-start, user-prompt-submit or stop")
+        log(f"unknown hook event {arg!r}; expected session-start, user-prompt-submit or stop")
+    return event
+
+
+def run(argv: list[str]) -> None:
+    event = known_event(argv[0] if argv else "")
+    if event is None:
         return
     settings = load()
     if settings.disabled:
@@ -175,21 +182,12 @@ def run(argv: list[str]) -> None:
 
 def run_payload(event_arg: str, raw: bytes, *, daemon_failed: bool) -> None:
     """relay.py's fallback: the stdin it read, answered here; after a failed daemon request, straight to the
-    keyword path and the daemon started."""
-    try:
-        event = payloads.event_name(event_arg)
-        if event is None:
-            log(f"unknown hook event {event_arg!r}; expected session-start, user-prompt-submit or stop")
-            return
-        settings = load()
-        if daemon_failed:
-            settings = settings._replace(daemon_failed=True)
-        os.umask(0o077)
-        _print(handle(event, payloads.decode(raw), settings))
-    except BaseException:
-        import traceback
-
-        log("hook failed:\n" + traceback.format_exc())
+    keyword path and the daemon started. Failures propagate to the relay, which logs them."""
+    event = known_event(event_arg)
+    if event is None:
+        return
+    os.umask(0o077)
+    _print(handle(event, payloads.decode(raw), load()._replace(daemon_failed=daemon_failed)))
 
 
 def _print(out: dict[str, Any] | None) -> None:
