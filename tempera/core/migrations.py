@@ -5,6 +5,7 @@ from __future__ import annotations
 from tempera.core.db import Connection, Migration, run_script
 from tempera.core.learning.schema import m020_learning
 from tempera.core.selfimprove.schema import m010_selfimprove
+from tempera.core.textsearch import PROJECT_TOKEN, TRANSFERABLE_TOKEN
 
 
 def m001_initial(conn: Connection) -> None:
@@ -259,12 +260,12 @@ def m066_fts_stemmed_scoped(conn: Connection) -> None:
     unicode61 tokens with `_` kept inside identifiers), and each row carries its project's token and, when
     transferable, the transferable token (textsearch.scope_tokens), so a project's search intersects postings
     instead of filtering every project's matches. The indexed bodies are copied, not rebuilt."""
-    run_script(conn, """
+    run_script(conn, f"""
     CREATE VIRTUAL TABLE episodes_fts_next USING fts5(body,
         tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'");
     INSERT INTO episodes_fts_next(rowid, body)
-        SELECT f.rowid, f.body || char(10) || '__project_' || e.project_id
-               || CASE WHEN e.transferable THEN ' __transferable' ELSE '' END
+        SELECT f.rowid, f.body || char(10) || '{PROJECT_TOKEN}' || e.project_id
+               || CASE WHEN e.transferable THEN ' {TRANSFERABLE_TOKEN}' ELSE '' END
         FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid;
     DROP TABLE episodes_fts;
     ALTER TABLE episodes_fts_next RENAME TO episodes_fts;

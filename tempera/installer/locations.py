@@ -11,6 +11,7 @@ from typing import Literal
 
 from tempera.core.errors import InvalidInput, TemperaError
 from tempera.core.project import find_root
+from tempera.installer.hookconfig import RELAY_FLAGS
 
 Scope = Literal["user", "project"]
 SCOPES: tuple[Scope, ...] = ("user", "project")
@@ -59,14 +60,14 @@ def find_executable(name: str, bin_dir: Path | None = None, search_path: str | N
                        "install tempera-memory into this Python environment first")
 
 
-def relay_program(python: str | None = None) -> list[str]:
+def relay_program() -> list[str]:
     """The hook command's program: this environment's Python running relay.py isolated and without `site`, so a
     warm turn costs a bare interpreter start (see relay.py). Not resolved, like find_executable: a venv is known
     by the path of its python."""
     import tempera.hooks
 
-    python = python or sys.executable
-    if not python:
+    if not sys.executable:
         raise TemperaError("cannot tell which Python runs Tempera (sys.executable is empty); "
                            "run `tempera install` from the environment Tempera is installed in")
-    return [str(Path(python).absolute()), "-I", "-S", str(Path(tempera.hooks.__file__).resolve().parent / "relay.py")]
+    relay = Path(tempera.hooks.__file__).resolve().parent / "relay.py"
+    return [str(Path(sys.executable).absolute()), *RELAY_FLAGS, str(relay)]

@@ -151,3 +151,20 @@ def test_warm_relay_answers_as_the_console_entry_does(data_dir: Path, some_memor
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "d"}).stdout != b""
     (data_dir / "config.toml").write_text("[general]\ndisabled = true\n")
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "e"}).stdout == b""
+
+
+def test_relay_copies_of_package_settings_agree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """relay.py cannot import the package on its fast path, so it repeats a few values: they must match."""
+    from tempera.core import defaults, paths
+    from tempera.hooks import payload, relay
+
+    assert relay.MAX_STDIN_BYTES == payload.MAX_STDIN_BYTES
+    assert relay.DEFAULT_TIMEOUT == defaults.HOOK_DAEMON_TIMEOUT_SECONDS
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for override in (None, "~/mem", str(tmp_path / "data")):
+        if override is None:
+            monkeypatch.delenv("TEMPERA_DATA_DIR", raising=False)
+        else:
+            monkeypatch.setenv("TEMPERA_DATA_DIR", override)
+        env = {k.encode(): v.encode() for k, v in os.environ.items()}
+        assert relay.data_dir(env).decode() == str(paths.data_dir())
