@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tempera.core.errors import InvalidInput, TemperaError
-from tempera.installer.atomic import write_atomic, write_backup
+from tempera.core.atomic import write_atomic, write_backup
 from tempera.installer.jsontext import ABSENT, EMPTY, load_object, patch
 
 # the member's current value (ABSENT when there is none) -> its new value (ABSENT: remove the member)

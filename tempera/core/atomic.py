@@ -1,7 +1,8 @@
-"""Crash-safe file replacement and backups for files Claude Code also reads and writes.
+"""Crash-safe file replacement and backups: Claude Code's files (the installer), Tempera's own small state files.
+Standard library only: the hooks write through it.
 
-A reader (Claude Code starting) must see the old file or the new one, never half of one. So we write a temp file
-in the same directory (O_EXCL, so two installers cannot share it), fsync it, give it the original's mode and
+A reader (Claude Code starting, a hook) must see the old file or the new one, never half of one. So we write a temp
+file in the same directory (O_EXCL, so two writers cannot share it), fsync it, give it the original's mode and
 `os.replace` it over the target.
 """
 
