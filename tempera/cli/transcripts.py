@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ import click
 
 from tempera.cli.common import emit, json_option, open_memory
 from tempera.core.errors import InvalidInput, NotFound
-from tempera.transcripts.capture import CaptureResult, capture_transcript
+from tempera.transcripts.capture import CaptureResult
+from tempera.transcripts.pipeline import capture_and_learn
 from tempera.transcripts.importer import ImportReport, claude_projects_dir, find_sessions, import_transcripts
 
 
@@ -29,35 +31,58 @@ def _result_line(path: Path, result: CaptureResult | None) -> str:
     if result is None:
         return f"{path}: no activity since the given date, skipped"
     c = result.counts()
-    return (f"{path}: {c['turns']} turns, +{c['added']} added, {c['updated']} updated, {c['skipped']} skipped"
-            + (f", {c['lines_skipped']} bad lines" if c["lines_skipped"] else ""))
+    return (f"{path}: {c['turns']} prompts, {c['units']} work units, +{c['added']} added, {c['updated']} updated, "
+            f"{c['skipped']} unchanged" + (f", {c['lines_skipped']} bad lines" if c["lines_skipped"] else ""))
 
 
 def _render_table(report: ImportReport) -> None:
     t = report.totals()
-    rows = [("files", t["files"]), ("sessions", t["sessions"]), ("turns", t["turns"]),
-            ("episodes added", t["episodes_added"]), ("episodes updated", t["episodes_updated"]),
-            ("episodes skipped", t["episodes_skipped"]), ("lines skipped", t["lines_skipped"]),
-            ("seconds", f"{t['seconds']:.2f}")]
+    rows = [("sessions", t["sessions"]), ("prompts", t["turns"]), ("work units", t["work_units"]),
+            ("episodes created", t["episodes_added"]), ("episodes updated", t["episodes_updated"]),
+            ("episodes unchanged", t["episodes_skipped"]), ("megabytes", f"{t['megabytes']:.1f}"),
+            ("seconds", f"{t['seconds']:.2f}"), ("MB/s", t["mb_per_second"] or "-")]
     if t["files_skipped_since"]:
         rows.insert(1, ("files before --since", t["files_skipped_since"]))
-    if t["unknown_types"]:
-        rows.append(("unknown record types", ", ".join(f"{k} {v}" for k, v in sorted(t["unknown_types"].items()))))
     click.echo(("Dry run (nothing stored)\n" if report.dry_run else "") + "-" * 34)
     for label, value in rows:
         click.echo(f"{label:<22}{value:>12}")
+    skipped = {**{f"not a prompt: {k}": v for k, v in t["records_not_prompts"].items()},
+               **{f"unknown record type: {k}": v for k, v in t["unknown_types"].items()}}
+    if skipped:
+        click.echo("records skipped, by reason")
+        for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):
+            click.echo(f"  {reason:<40}{n:>8}")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _run_import(mem: Any, files: list[Path], project: str | None, since: datetime | None, dry_run: bool,
-                as_json: bool) -> ImportReport:
-    """Plain lines (or nothing, with --json) when not on a terminal; a progress bar when on one."""
-    if as_json or not sys.stdout.isatty():
-        echo = None if as_json else (lambda p, r: click.echo(_result_line(p, r)))
+                as_json: bool, quiet: bool) -> ImportReport:
+    """A progress bar (sessions, MB, rate, ETA) on a terminal; plain lines per file when not on one; nothing with
+    --quiet or --json."""
+    if as_json or quiet or not sys.stdout.isatty():
+        echo = None if as_json or quiet else (lambda p, r: click.echo(_result_line(p, r)))
         return import_transcripts(mem, files, project=project, since=since, dry_run=dry_run, on_file=echo)
-    with click.progressbar(length=len(files), label="Importing", show_pos=True,
-                           item_show_func=lambda p: p.name[:40] if p else None) as bar:
-        return import_transcripts(mem, files, project=project, since=since, dry_run=dry_run,
-                                  on_file=lambda p, r: bar.update(1, p))
+    total = sum(_size(f) for f in files)
+    started, done = time.perf_counter(), [0, 0]
+
+    def status(_: object) -> str:
+        rate = done[1] / 1e6 / max(time.perf_counter() - started, 1e-6)
+        return f"{done[0]}/{len(files)} sessions, {done[1] / 1e6:.1f}/{total / 1e6:.1f} MB, {rate:.2f} MB/s"
+
+    def advance(path: Path, _: CaptureResult | None) -> None:
+        size = _size(path)
+        done[0], done[1] = done[0] + 1, done[1] + size
+        bar.update(size, path)
+
+    with click.progressbar(length=max(total, 1), label="Importing", show_eta=True, show_percent=True,
+                           item_show_func=lambda p: status(p) if p is not None else None) as bar:
+        return import_transcripts(mem, files, project=project, since=since, dry_run=dry_run, on_file=advance)
 
 
 @click.command("import")
@@ -68,15 +93,19 @@ def _run_import(mem: Any, files: list[Path], project: str | None, since: datetim
                                                             "(YYYY-MM-DD or an ISO timestamp).")
 @click.option("--dry-run", is_flag=True, help="Read and count, store nothing.")
 @click.option("--no-embed", is_flag=True, help="Store without vectors (faster); `tempera index` adds them later.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no line per file; only the final table.")
 @json_option
 def import_(paths: tuple[Path, ...], project: str | None, since: str | None, dry_run: bool, no_embed: bool,
-            as_json: bool) -> None:
-    """Import Claude Code transcripts into memory: one episode per user request turn.
+            quiet: bool, as_json: bool) -> None:
+    """Import Claude Code transcripts into memory: one episode per unit of work (a short request is one; a long
+    one is cut at compactions, task items, commits, tests turning green and changes of the files worked on).
 
     PATHS are transcript files or folders (searched recursively for *.jsonl); the default is Claude Code's
-    projects folder ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects). Each session keeps a cursor, so
-    importing again adds only turns that are new since, and updates a last turn that grew. Secrets are
-    redacted before anything is stored.
+    projects folder ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects). Import runs the same steps as the
+    Stop hook: episodes, corrections, should-have-asked moments, ask-backs, facts, session links and implicit
+    feedback. Each session keeps a cursor, so importing again adds only work that is new since, and updates a
+    last unit that grew. Secrets are redacted before anything is stored. The table at the end counts the records
+    that were no prompt, by reason.
 
     \b
     tempera import                        # everything Claude Code has kept
@@ -91,16 +120,16 @@ def import_(paths: tuple[Path, ...], project: str | None, since: str | None, dry
                                         "or pass a path)"))
     files = find_sessions(roots)
     with open_memory(use_model=not no_embed) as mem:
-        report = _run_import(mem, files, project, _parse_since(since), dry_run, as_json)
+        report = _run_import(mem, files, project, _parse_since(since), dry_run, as_json, quiet)
     emit(report.totals(), as_json, lambda _: _render_table(report))
 
 
 def capture_session(session_file: Path, project: str | None, as_json: bool) -> None:
-    """`tempera capture --session FILE`: capture one transcript through its cursor."""
+    """`tempera capture --session FILE`: one transcript through the transcript pipeline, from its cursor."""
     if not session_file.expanduser().is_file():
         raise NotFound(f"no transcript at {session_file}")
     with open_memory() as mem:
-        result = capture_transcript(mem, session_file, project=project)
+        result = capture_and_learn(mem, session_file, project=project)
     out = result.counts() | {"episodes": [{"id": e.id, "summary": e.summary.splitlines()[0][:120]}
                                           for e in result.added + result.updated]}
     emit(out, as_json, lambda o: [click.echo(_result_line(session_file, result))]

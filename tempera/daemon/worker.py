@@ -1,5 +1,5 @@
-"""Working the job queue: each capture job reads the transcript from the session's cursor and runs the
-post-capture steps (linking, implicit feedback, self-improvement, facts) as they are available."""
+"""Working the job queue: each capture job runs the transcript pipeline (`transcripts.pipeline`) from the
+session's cursor, the same steps `tempera import` runs."""
 
 from __future__ import annotations
 
@@ -13,44 +13,6 @@ from tempera.core import jobs
 from tempera.core.memory import Memory
 
 log = logging.getLogger("tempera.daemon")
-
-PostCapture = Callable[[Memory, Any], None]
-
-
-def self_improve(mem: Memory, result: Any) -> None:
-    """Corrections, should-have-asked rows, calibration and ask-backs from the captured turns."""
-    from tempera.transcripts.detect import process_capture
-
-    process_capture(mem, result)
-
-
-def learn(mem: Memory, result: Any) -> None:
-    """Session links, temporal credit and implicit feedback for each captured turn; a correction logged in this
-    session turns the verdicts of the turn it corrects to unhelpful (idempotent)."""
-    from tempera.core.errors import NotFound
-    from tempera.core.learning.implicit import apply_correction
-    from tempera.core.learning.loop import learn_from_capture
-
-    for ep in result.updated + result.added:
-        learn_from_capture(mem, ep)
-    if not result.session_id:
-        return
-    for (eid,) in mem.db.query("SELECT DISTINCT episode_id FROM mistakes WHERE session_id = ? "
-                               "AND episode_id IS NOT NULL", (result.session_id,)):
-        try:
-            apply_correction(mem, mem.store.get(eid))
-        except NotFound:
-            continue
-
-
-def facts(mem: Memory, result: Any) -> None:
-    """Decisions, preferences, constraints and dependencies stated in the captured turns, as bi-temporal facts."""
-    from tempera.facts.turnfacts import process_capture_facts
-
-    process_capture_facts(mem, result)
-
-
-POST_CAPTURE: list[PostCapture] = [self_improve, learn, facts]
 
 
 def capture_paused(mem: Memory, path: Path) -> bool:
@@ -67,17 +29,16 @@ def capture_paused(mem: Memory, path: Path) -> bool:
 
 
 def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
-    from tempera.transcripts import capture_transcript
+    from tempera.transcripts.pipeline import capture_and_learn
 
     path = Path(str(payload.get("transcript_path") or ""))
     if not path.is_file():
         return {"skipped": f"transcript {path} does not exist"}
     if capture_paused(mem, path):
         return {"skipped": "capture is paused for this project"}
-    result = capture_transcript(mem, path, session_id=payload.get("session_id") or None)
-    for step in POST_CAPTURE:
-        step(mem, result)
-    return {"added": len(result.added), "turns": result.turns}
+    result = capture_and_learn(mem, path, session_id=payload.get("session_id") or None)
+    return {"added": len(result.added), "updated": len(result.updated), "turns": result.turns,
+            "units": result.units}
 
 
 HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {"capture": handle_capture}

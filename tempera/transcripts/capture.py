@@ -1,14 +1,16 @@
-"""Capturing a transcript into memory: the new turns since the session's cursor become episodes, and the last
-captured turn, if the agent did more in it since, has its episode updated. Episodes and the cursor are written in
-one transaction per chunk, so a crash never double-captures and a re-run adds nothing.
+"""Capturing a transcript into memory: the work units (see `units.py`; a short turn is one unit) that are new since
+the session's cursor become episodes, and the last captured unit, if the agent did more in it since, has its
+episode updated. Episodes and the cursor are written in one transaction per chunk, so a crash never double-captures
+and a re-run adds nothing.
 
-Turns with no agent work yet (a prompt just sent, or one the user interrupted at once) are captured too, with
+Units with no agent work yet (a prompt just sent, or one the user interrupted at once) are captured too, with
 outcome `unknown`: when the agent's work arrives, the same episode is updated (the "grown turn" rule).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +19,13 @@ from typing import TYPE_CHECKING
 from tempera.core.errors import InvalidInput, NotFound
 from tempera.core.llm import LLM, Budget, llm_enabled
 from tempera.core.models import Episode
-from tempera.core.project import ProjectRef, project_for_name, project_for_path
+from tempera.core.project import ProjectRef, find_root, project_for_name, project_for_path
 from tempera.transcripts import cursor as cursors
 from tempera.transcripts.draft import draft_episode
 from tempera.transcripts.extract import refine
 from tempera.transcripts.reader import Transcript, read_transcript
-from tempera.transcripts.turns import Turn, segment_turns
+from tempera.transcripts.turns import Turn, record_counts, segment_turns
+from tempera.transcripts.units import work_units
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -37,12 +40,15 @@ class CaptureResult:
     session_id: str | None
     project: ProjectRef | None
     turns: int = 0  # request turns in the transcript
+    units: int = 0  # work units they were cut into (what episodes are made of)
     added: list[Episode] = field(default_factory=list)
     updated: list[Episode] = field(default_factory=list)
-    skipped: int = 0  # turns that changed nothing: captured before and unchanged (or taken by a parallel capture)
+    skipped: int = 0  # units that changed nothing: captured before and unchanged (or taken by a parallel capture)
     lines_read: int = 0
     lines_skipped: int = 0  # broken or non-object lines
     unknown_types: Counter[str] = field(default_factory=Counter)
+    not_prompts: Counter[str] = field(default_factory=Counter)  # records read that were no prompt, by reason
+    bytes_read: int = 0
     llm_cost_usd: float = 0.0
     dry_run: bool = False
     segmented: list[Turn] = field(default_factory=list, repr=False)  # every turn of the transcript as read
@@ -55,9 +61,10 @@ class CaptureResult:
     def counts(self) -> dict[str, object]:
         return {"path": self.path, "session_id": self.session_id,
                 "project": self.project.name if self.project else None, "turns": self.turns,
-                "added": len(self.added), "updated": len(self.updated), "skipped": self.skipped,
+                "units": self.units, "added": len(self.added), "updated": len(self.updated), "skipped": self.skipped,
                 "lines_read": self.lines_read, "lines_skipped": self.lines_skipped,
-                "unknown_types": dict(self.unknown_types), "llm_cost_usd": round(self.llm_cost_usd, 6)}
+                "unknown_types": dict(self.unknown_types), "not_prompts": dict(self.not_prompts),
+                "bytes": self.bytes_read, "llm_cost_usd": round(self.llm_cost_usd, 6)}
 
 
 @dataclass
@@ -71,6 +78,24 @@ def _plan(turns: list[Turn], cur: cursors.Cursor) -> _Plan:
     grown = next((t for t in turns if cur.turn_uuid and t.prompt_uuid == cur.turn_uuid
                   and t.prompt_line == cur.turn_line and t.work_signature() != cur.turn_signature), None)
     return _Plan(new, grown)
+
+
+def checkout_roots(transcript: Transcript) -> list[str]:
+    """The checkouts a session worked in, to make its paths relative: each working directory's git root when it
+    exists here; else the shallowest of the directories it recorded (Claude Code starts at the checkout's root; a
+    session that moves into a subfolder records deeper ones, a transcript from another machine keeps its paths)."""
+    cwds = sorted({r.cwd for r in transcript.records if r.cwd}, key=len)
+    roots: list[str] = []
+    for cwd in cwds:
+        root = str(find_root(cwd)) if os.path.isdir(cwd) else cwd
+        if not any(root == r or root.startswith(r.rstrip("/") + "/") for r in roots):
+            roots.append(root)
+    return roots
+
+
+def _root_of(turn: Turn, roots: list[str], default: str | None) -> str | None:
+    cwd = turn.cwd or ""
+    return next((r for r in roots if cwd == r or cwd.startswith(r.rstrip("/") + "/")), roots[0] if roots else default)
 
 
 def transcript_project(mem: "Memory", transcript: Transcript, project: str | None) -> ProjectRef:
@@ -111,21 +136,29 @@ def capture_transcript(mem: "Memory", path: Path, *, project: str | None = None,
     path = Path(path).expanduser()
     transcript = read_transcript(path)
     turns = segment_turns(transcript)
+    units = work_units(turns)
     sid = session_id or transcript.session_id or path.stem
     ref = transcript_project(mem, transcript, project)
     key = str(path.resolve())
-    result = CaptureResult(path=key, session_id=sid, project=ref, turns=len(turns), lines_read=transcript.lines_read,
-                           lines_skipped=transcript.lines_skipped, unknown_types=transcript.unknown_types,
-                           dry_run=dry_run, segmented=turns)
+    result = CaptureResult(path=key, session_id=sid, project=ref, turns=len(turns), units=len(units),
+                           lines_read=transcript.lines_read, lines_skipped=transcript.lines_skipped,
+                           unknown_types=transcript.unknown_types, not_prompts=record_counts(transcript),
+                           bytes_read=transcript.bytes_read, dry_run=dry_run, segmented=turns)
     cur = cursors.load(mem.db, key, sid)
-    plan = _plan(turns, cur)
+    plan = _plan(units, cur)
     existing = _stored(mem, cur.episode_id) if plan.grown else None
     grown = plan.grown if existing else None
-    drafts = [draft_episode(t, ref, transcript_path=Path(key), session_id=sid) for t in plan.new]
-    regrown = draft_episode(grown, ref, transcript_path=Path(key), session_id=sid) if grown else None
+    roots = checkout_roots(transcript)
+
+    def draft(unit: Turn) -> Episode:
+        return draft_episode(unit, ref, transcript_path=Path(key), session_id=sid,
+                             root=_root_of(unit, roots, ref.path))
+
+    drafts = [draft(t) for t in plan.new]
+    regrown = draft(grown) if grown else None
     if dry_run:
         result.added, result.updated = drafts, [regrown] if regrown else []
-        result.skipped = result.turns - len(result.added) - len(result.updated)
+        result.skipped = result.units - len(result.added) - len(result.updated)
         return result
     llm = _llm(mem, use_llm)
     if llm is not None:
@@ -136,7 +169,7 @@ def capture_transcript(mem: "Memory", path: Path, *, project: str | None = None,
     if regrown is not None and existing is not None:
         regrown = _merge(existing, regrown)
     _write(mem, ref, cur, transcript, list(zip(plan.new, drafts)), (grown, regrown) if grown else None, result)
-    result.skipped = result.turns - len(result.added) - len(result.updated)
+    result.skipped = result.units - len(result.added) - len(result.updated)
     return result
 
 

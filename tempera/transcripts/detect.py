@@ -295,20 +295,30 @@ class Processed:
                 "ask_backs": [a.as_dict() for a in self.ask_backs]}
 
 
+def _anchors(turn: Turn) -> list[str]:
+    """Records that place a turn's episode, latest first: a long turn is several work units, and what a
+    correction answers is the last of them (the first holds the prompt)."""
+    last = next((r.uuid for r in reversed(turn.records) if r.uuid and r.type in ("user", "assistant")), None)
+    return [u for u in dict.fromkeys((last, turn.prompt_uuid)) if u]
+
+
 def _stored_episode(mem: "Memory", turn: Turn) -> Episode | None:
-    """The episode an earlier capture made of this turn (its prompt record is among the episode's sources)."""
-    if not turn.prompt_uuid or not turn.session_id:
+    """The episode an earlier capture made of this turn (one of its records is among the episode's sources)."""
+    if not turn.session_id:
         return None
-    row = mem.db.one("SELECT id FROM episodes WHERE session_id = ? AND instr(data, ?) > 0 "
-                     "ORDER BY created_at DESC LIMIT 1", (turn.session_id, f'"{turn.prompt_uuid}"'))
-    return mem.store.get(row[0]) if row else None
+    for anchor in _anchors(turn):
+        row = mem.db.one("SELECT id FROM episodes WHERE session_id = ? AND instr(data, ?) > 0 "
+                         "ORDER BY created_at DESC LIMIT 1", (turn.session_id, f'"{anchor}"'))
+        if row:
+            return mem.store.get(row[0])
+    return None
 
 
 def _episode_finder(mem: "Memory", episodes: list[Episode]) -> Callable[[Turn], Episode | None]:
     by_uuid = {u: ep for ep in episodes for u in ep.source.record_uuids}
 
     def find(turn: Turn) -> Episode | None:
-        return by_uuid.get(turn.prompt_uuid or "") or _stored_episode(mem, turn)
+        return next((by_uuid[u] for u in _anchors(turn) if u in by_uuid), None) or _stored_episode(mem, turn)
     return find
 
 
@@ -376,6 +386,6 @@ def process_capture(mem: "Memory", result: CaptureResult) -> Processed:
         return Processed()
     turns = result.session_turns()
     sources = {u for ep in episodes for u in ep.source.record_uuids}
-    batch = [t for t in turns if t.prompt_uuid in sources]
+    batch = [t for t in turns if not sources.isdisjoint(t.record_uuids)]
     previous = turns[batch[0].index - 1] if batch and batch[0].index > 0 else None
     return process_captured_turns(mem, batch, episodes, previous=previous)

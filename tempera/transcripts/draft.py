@@ -1,6 +1,13 @@
-"""A turn turned into an episode draft without an LLM: intent, task type, domains, files, commands, errors,
-test runs before/after, an outcome with the evidence it rests on, and an extractive summary. Everything is
-redacted before the episode leaves this module."""
+"""A turn (or one work unit of it, see `units.py`) turned into an episode draft without an LLM: intent, task type,
+domains, files, commands, errors, test runs before/after, an outcome with the evidence it rests on, and an
+extractive summary. Everything is redacted before the episode leaves this module.
+
+The summary is what the hooks inject, so it is written for a later prompt to match and for two or three to fit
+the injection budget: the intent, then the unit's substantive closing words (not an interim "Still compiling…" or
+"Want me to continue?": an earlier message that says what was done, or the compaction summary's "current work"),
+the commits it made and task items it finished, how the tests ended; no markdown tables, code or escapes, paths
+relative to the repository, files left to the injected line (which lists them once), under SUMMARY_CHARS.
+"""
 
 from __future__ import annotations
 
@@ -16,12 +23,22 @@ from tempera.transcripts import classify, signals
 from tempera.transcripts.turns import Turn
 
 INTENT_CHARS = 300
-REPLY_CHARS = 600
+SUMMARY_INTENT_CHARS = 160
+REPLY_CHARS = 320
+SUMMARY_CHARS = 480
+SUBSTANTIVE_CHARS = 60  # closing words shorter than this (after filler) are an interim remark
 MAX_COMMANDS = 50
 MAX_FILES = 100
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _MARKUP = re.compile(r"^\s*(?:#+|[-*>]|\d+[.)])\s*|\*\*|`{3}\w*")
-_FILLER = re.compile(r"^(?:perfect|great|excellent|done|sure|okay|ok|alright|good)[!.]?$|^(?:now )?let me\b", re.I)
+_FILLER = re.compile(r"^(?:perfect|great|excellent|done|sure|okay|ok|alright|good)[!.]?$|^(?:now )?let me\b|"
+                     r"^(?:now )?(?:i'll|i will|let's)\b|^still\b|"
+                     r"^(?:want me to|would you like|shall i|should i|do you want|let me know|if you'd like)\b", re.I)
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*[-|: ]{3,}\s*$", re.M)
+_CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
+_ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\\[nrt]")
+_INLINE = re.compile(r"\*\*|__|`")
+OUTSIDE_NOISE = ("/.claude/", "/tmp/", "/private/tmp/", "/private/var/folders/", "/var/folders/")
 _PROBLEM = re.compile(r"\b(?:couldn't|could not|can't|cannot|unable to|wasn't able|was not able|failed to|still "
                       r"fail\w*|still broken|doesn't work|does not work|not working|blocked by)\b", re.I)
 
@@ -54,15 +71,49 @@ def intent_line(prompt: str) -> str:
     return _take(sentences(prompt) or [prompt], INTENT_CHARS)
 
 
-def reply_text(final_text: str) -> str:
-    useful = [s for s in sentences(final_text) if not _FILLER.search(s)]
-    return _take(useful, REPLY_CHARS)
+def clean_prose(text: str, root: str | None = None) -> str:
+    """An agent's message as plain sentences: no code blocks, markdown tables, escapes or inline markup, and the
+    repository's root left out of paths."""
+    text = _INLINE.sub("", _ESCAPES.sub(" ", _TABLE_ROW.sub("", _CODE_BLOCK.sub("", text or ""))))
+    if root:
+        text = text.replace(root.rstrip("/") + "/", "")
+    return text
+
+
+def reply_text(final_text: str, root: str | None = None, limit: int = REPLY_CHARS) -> str:
+    useful = [s for s in sentences(clean_prose(final_text, root)) if not _FILLER.search(s)]
+    return _take(useful, limit) if useful else ""
+
+
+def closing_words(turn: Turn, root: str | None) -> str:
+    """The unit's substantive last words: the latest message that says more than an interim remark, else the
+    compaction summary's "current work", else the last words there are."""
+    texts = [redact(m.text) for m in reversed(turn.messages) if m.text]
+    for text in texts:
+        reply = reply_text(text, root)
+        if len(reply) >= SUBSTANTIVE_CHARS:
+            return reply
+    if turn.unit is not None and turn.unit.compact_summary:
+        return reply_text(redact(turn.unit.compact_summary), root)
+    return reply_text(texts[0], root) if texts else ""
 
 
 def _relative(path: str, root: str | None) -> str:
     if root and path.startswith(root.rstrip("/") + "/"):
         return path[len(root.rstrip("/")) + 1:]
     return path
+
+
+def project_files(paths: list[str], root: str | None) -> list[str]:
+    """Files as the repository knows them: relative to its root, each once; a plan or scratch file outside it
+    (`~/.claude/plans/…`, `/tmp/…`) is not part of the work on the project."""
+    out = []
+    for path in paths:
+        rel = _relative(path, root)
+        if rel.startswith("/") and any(part in rel for part in OUTSIDE_NOISE):
+            continue
+        out.append(rel)
+    return list(dict.fromkeys(out))
 
 
 def split_tests(turn: Turn) -> tuple[list[signals.TestRunSeen], list[signals.TestRunSeen]]:
@@ -109,22 +160,22 @@ def judge_outcome(turn: Turn, after: list[signals.TestRunSeen], final_text: str)
     return "unknown", ["no final answer"]
 
 
-def summarize(turn: Turn, prompt: str, final_text: str, files_modified: list[str],
-              after: list[signals.TestRunSeen]) -> str:
-    """Extractive: the request, the agent's closing words, what changed, how the tests ended."""
-    parts = [intent_line(prompt) or "(empty prompt)"]
-    reply = reply_text(final_text)
+def summarize(turn: Turn, prompt: str, reply: str, after: list[signals.TestRunSeen]) -> str:
+    """Extractive: the intent, the agent's closing words, commits and items done, how the tests ended."""
+    parts = [_take(sentences(clean_prose(prompt)) or [prompt], SUMMARY_INTENT_CHARS) or "(empty prompt)"]
     if reply:
         parts.append(reply)
-    if files_modified:
-        more = f" and {len(files_modified) - 5} more" if len(files_modified) > 5 else ""
-        parts.append(f"Changed {', '.join(files_modified[:5])}{more}.")
+    unit = turn.unit
+    if unit is not None and unit.commits:
+        parts.append(f"Committed: {'; '.join(_clip(c, 100) for c in unit.commits[-2:])}.")
+    if unit is not None and unit.done:
+        parts.append(f"Done: {'; '.join(_clip(d, 80) for d in unit.done[-3:])}.")
     if after:
-        parts.append(f"Tests {'passed' if after[-1].passed else 'failed'}: `{_clip(redact(after[-1].command), 80)}`.")
+        parts.append(f"Tests {'passed' if after[-1].passed else 'failed'}: {_clip(redact(after[-1].command), 60)}.")
     unresolved = [e for e in distinct_errors(turn.errors) if not e.resolved]
     if unresolved:
-        parts.append(f"Unresolved: {_clip(unresolved[-1].message, 160)}")
-    return "\n".join(parts)
+        parts.append(f"Unresolved: {_clip(unresolved[-1].message, 120)}")
+    return _clip("\n".join(parts), SUMMARY_CHARS)
 
 
 def distinct_errors(errors: list[signals.ErrorSeen]) -> list[signals.ErrorSeen]:
@@ -140,22 +191,25 @@ def _test_run(run: signals.TestRunSeen) -> TestRun:
     return TestRun(command=_clip(redact(run.command), 500), passed=run.passed, summary=run.summary)
 
 
-def draft_episode(turn: Turn, project: ProjectRef, *, transcript_path: Path, session_id: str | None) -> Episode:
-    """The episode for one turn, redacted. Texts are redacted before they are cut into sentences or clipped (a
-    cut secret no longer matches its pattern); the finished episode is redacted again as a safety net. Paths
-    inside the project are stored relative to its root."""
-    root = project.path
+def draft_episode(turn: Turn, project: ProjectRef, *, transcript_path: Path, session_id: str | None,
+                  root: str | None = None) -> Episode:
+    """The episode for one turn or work unit, redacted. Texts are redacted before they are cut into sentences or
+    clipped (a cut secret no longer matches its pattern); the finished episode is redacted again as a safety net.
+    Paths inside the repository are stored relative to `root` (the session's checkout, default the project's)."""
+    root = root or project.path
     prompt, final_text = redact(turn.prompt), redact(turn.final_text)
-    modified = [_relative(redact(f), root) for f in turn.files_modified][:MAX_FILES]
-    read = [_relative(redact(f), root) for f in turn.files_read][:MAX_FILES]
+    modified = project_files([redact(f) for f in turn.files_modified], root)[:MAX_FILES]
+    read = project_files([redact(f) for f in turn.files_read], root)[:MAX_FILES]
     before, after = split_tests(turn)
     status, evidence = judge_outcome(turn, after, final_text)
     raw_prompt = prompt + "".join(f"\n\nThen: {redact(f)}" for f in turn.followups)
+    if turn.unit is not None and turn.unit.position > 0:
+        raw_prompt += f"\n\nPart of the request: {_clip(redact(turn.unit.turn_prompt), INTENT_CHARS)}"
     started = turn.started_at or datetime.now(timezone.utc)
     episode = Episode(
         created_at=started, updated_at=turn.ended_at or started,
         project_id=project.id, project_name=project.name, project_path=project.path, session_id=session_id,
-        summary=summarize(turn, prompt, final_text, modified, after),
+        summary=summarize(turn, prompt, closing_words(turn, root), after),
         intent=Intent(raw_prompt=raw_prompt, extracted=intent_line(prompt),
                       task_type=classify.task_type(prompt, modified, bool(final_text)),
                       domains=classify.domains(prompt, modified + read, turn.commands)),

@@ -1,5 +1,6 @@
-"""Bulk import: find session transcripts under files and folders, capture each through its cursor, and total
-the counts. Subagent files are not sessions of their own; they are read with the session they belong to."""
+"""Bulk import: find session transcripts under files and folders, run each through the transcript pipeline (the
+steps the Stop hook runs) from its cursor, and total the counts. Subagent files are not sessions of their own;
+they are read with the session they belong to."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tempera.transcripts.capture import CaptureResult, capture_transcript
+from tempera.transcripts.capture import CaptureResult
+from tempera.transcripts.pipeline import capture_and_learn
 from tempera.transcripts.reader import read_records
 
 if TYPE_CHECKING:
@@ -59,12 +61,15 @@ class ImportReport:
     files: int = 0
     sessions: set[str] = field(default_factory=set)
     turns: int = 0
+    units: int = 0
+    bytes: int = 0
     added: int = 0
     updated: int = 0
     skipped: int = 0
     lines_skipped: int = 0
     files_skipped_since: int = 0
     unknown_types: Counter[str] = field(default_factory=Counter)
+    not_prompts: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
     dry_run: bool = False
     results: list[CaptureResult] = field(default_factory=list)
@@ -73,19 +78,25 @@ class ImportReport:
         self.files += 1
         self.sessions.add(result.session_id or result.path)
         self.turns += result.turns
+        self.units += result.units
+        self.bytes += result.bytes_read
         self.added += len(result.added)
         self.updated += len(result.updated)
         self.skipped += result.skipped
         self.lines_skipped += result.lines_skipped
         self.unknown_types.update(result.unknown_types)
+        self.not_prompts.update(result.not_prompts)
         self.results.append(result)
 
     def totals(self) -> dict[str, object]:
-        return {"files": self.files, "sessions": len(self.sessions), "turns": self.turns,
-                "episodes_added": self.added, "episodes_updated": self.updated, "episodes_skipped": self.skipped,
+        mb = self.bytes / 1e6
+        return {"files": self.files, "sessions": len(self.sessions), "turns": self.turns, "work_units": self.units,
+                "megabytes": round(mb, 2), "episodes_added": self.added, "episodes_updated": self.updated, "episodes_skipped": self.skipped,
                 "lines_skipped": self.lines_skipped, "files_skipped_since": self.files_skipped_since,
-                "unknown_types": dict(self.unknown_types), "seconds": round(self.seconds, 3),
+                "unknown_types": dict(self.unknown_types), "records_not_prompts": dict(self.not_prompts),
+                "seconds": round(self.seconds, 3),
                 "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None,
+                "mb_per_second": round(mb / self.seconds, 2) if self.seconds else None,
                 "dry_run": self.dry_run}
 
 
@@ -101,7 +112,7 @@ def import_transcripts(mem: "Memory", files: list[Path], *, project: str | None 
             if on_file:
                 on_file(path, None)
             continue
-        result = capture_transcript(mem, path, project=project, use_llm=use_llm, dry_run=dry_run)
+        result = capture_and_learn(mem, path, project=project, use_llm=use_llm, dry_run=dry_run)
         report.add(result)
         if on_file:
             on_file(path, result)

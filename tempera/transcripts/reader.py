@@ -99,6 +99,7 @@ class Transcript:
     subagents: list[Subagent]
     lines_read: int = 0  # whole lines consumed
     lines_skipped: int = 0  # broken or non-object lines
+    bytes_read: int = 0  # size of the main file as read
     abandoned: int = 0  # records on branches left by a rewind
     type_counts: Counter[str] = field(default_factory=Counter)
     unknown_types: Counter[str] = field(default_factory=Counter)
@@ -178,6 +179,7 @@ class _Lines:
     records: list[Record]
     lines_read: int
     lines_skipped: int
+    bytes_read: int = 0
 
 
 def read_records(path: Path) -> _Lines:
@@ -207,7 +209,7 @@ def read_records(path: Path) -> _Lines:
             skipped += 1
             continue
         records.append(parse_record(obj, n))
-    return _Lines(records, len(lines), skipped)
+    return _Lines(records, len(lines), skipped, len(data))
 
 
 def _session_id(path: Path, records: list[Record]) -> str | None:
@@ -271,6 +273,7 @@ def read_transcript(path: Path | str) -> Transcript:
     return Transcript(
         path=path, session_id=session_id, cwd=cwd, records=kept, sidechain=sidechain,
         subagents=[read_subagent(p) for p in subagent_files(path, session_id)],
-        lines_read=lines.lines_read, lines_skipped=lines.lines_skipped, abandoned=abandoned, type_counts=types,
+        lines_read=lines.lines_read, lines_skipped=lines.lines_skipped, bytes_read=lines.bytes_read,
+        abandoned=abandoned, type_counts=types,
         unknown_types=Counter({t: n for t, n in types.items() if t not in KNOWN_TYPES}),
     )

@@ -27,7 +27,7 @@ _TEST_COMMAND = re.compile(
     r"(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test\S*|npx\s+(?:jest|vitest|mocha|playwright\s+test)|jest|vitest|mocha|"
     r"go\s+test|cargo\s+(?:test|nextest)|mix\s+test|(?:bundle\s+exec\s+)?rspec|rake\s+test|phpunit|"
     r"mvn\s+(?:\S+\s+)*test|(?:\./)?gradlew?\s+(?:\S+\s+)*test|dotnet\s+test|make\s+(?:\S+\s+)*test\S*|ctest|"
-    r"deno\s+test|swift\s+test|zig\s+build\s+test|"
+    r"deno\s+test|swift\s+test|zig\s+build\s+test|(?:mise|just|task)\s+(?:run\s+)?test\S*|"
     r"python\d*(?:\.\d+)?\s+(?:\S+/)?(?:test_\w+|\w+_test)\.py)")
 _FAIL_COUNT = re.compile(r"\b([1-9]\d*)\s+(?:failed|failing|failures?|errors?)\b", re.I)
 _FAIL_MARK = re.compile(r"^(?:FAIL\b|FAILED\b|FAILURES\b|test result: FAILED|ERROR:)|Tests?:\s+\d+ failed",
@@ -38,7 +38,7 @@ _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", 
 _ERROR_LINE = re.compile(r"\b(?:error|exception|failed|failure|fatal|panic|traceback|not found|denied|refused|"
                          r"cannot|can't|unable|invalid|undefined|no such)\b", re.I)
 _EXIT_CODE = re.compile(r"^Exit code \d+\s*$")
-_COMMIT = re.compile(r"^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\]", re.M)
+_COMMIT = re.compile(r"^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\] ?(.*)$", re.M)
 
 
 @dataclass
@@ -194,12 +194,16 @@ def _resolve(err: ErrorSeen, failed: "ToolCall", later: list["ToolCall"], pos: i
             return
 
 
+def commit_made(call: "ToolCall") -> tuple[str, str] | None:
+    """(hash, subject) of the commit a successful `git commit` call reported, e.g. `[main 1a2b3c4] message`."""
+    cmd = shell_command(call) or ""
+    if "git commit" not in cmd or not call.result or call.is_error:
+        return None
+    m = _COMMIT.search(call.result)
+    return (m.group(1), m.group(2).strip()) if m else None
+
+
 def commit_hash(calls: list["ToolCall"]) -> str | None:
-    """The last commit a `git commit` call reported, e.g. `[main 1a2b3c4] message`."""
-    found = None
-    for call in calls:
-        cmd = shell_command(call) or ""
-        if "git commit" in cmd and call.result and not call.is_error:
-            m = _COMMIT.search(call.result)
-            found = m.group(1) if m else found
-    return found
+    """The last commit the calls made."""
+    made = [c for c in (commit_made(call) for call in calls) if c]
+    return made[-1][0] if made else None

@@ -38,8 +38,9 @@ def test_default_folder_table_then_idempotent_json(claude_dir: Path) -> None:
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
     assert sum(".jsonl:" in ln for ln in lines) == 3  # plain progress lines off a terminal, one per session
-    table = {ln[:22].strip(): ln[22:].strip() for ln in lines if not ln.startswith(("/", "-"))}
-    assert (table["files"], table["sessions"], table["turns"], table["episodes added"]) == ("3", "3", "6", "6")
+    table = {ln[:22].strip(): ln[22:].strip() for ln in lines if not ln.startswith(("/", "-", " "))}
+    assert (table["sessions"], table["prompts"], table["work units"], table["episodes created"]) == ("3", "6", "6", "6")
+    assert float(table["megabytes"]) > 0 and "records skipped, by reason" in lines
     second = run("import", "--no-embed", "--json", env=env)
     totals = json.loads(second.stdout)
     assert (totals["episodes_added"], totals["episodes_updated"], totals["episodes_skipped"]) == (0, 0, 6)

@@ -1,0 +1,63 @@
+"""One pipeline for every way a transcript reaches memory. The Stop hook's job, the watcher's job, `tempera
+import` and `tempera capture --session` all call `capture_and_learn`, so an imported year of history gets the
+same mistakes log, should-have-asked rows, ask-backs, per-turn facts, session links, temporal credit and implicit
+feedback as a live session. Every step is idempotent, so re-importing adds nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tempera.transcripts.capture import CaptureResult, capture_transcript
+
+if TYPE_CHECKING:
+    from tempera.core.memory import Memory
+
+PostCapture = Callable[["Memory", CaptureResult], None]
+
+
+def self_improve(mem: "Memory", result: CaptureResult) -> None:
+    """Corrections, should-have-asked rows, calibration and ask-backs from the captured turns."""
+    from tempera.transcripts.detect import process_capture
+
+    process_capture(mem, result)
+
+
+def learn(mem: "Memory", result: CaptureResult) -> None:
+    """Session links, temporal credit and implicit feedback for each captured episode; a correction logged in this
+    session turns the verdicts of the turn it corrects to unhelpful (idempotent)."""
+    from tempera.core.errors import NotFound
+    from tempera.core.learning.implicit import apply_correction
+    from tempera.core.learning.loop import learn_from_capture
+
+    for ep in result.updated + result.added:
+        learn_from_capture(mem, ep)
+    if not result.session_id:
+        return
+    for (eid,) in mem.db.query("SELECT DISTINCT episode_id FROM mistakes WHERE session_id = ? "
+                               "AND episode_id IS NOT NULL", (result.session_id,)):
+        try:
+            apply_correction(mem, mem.store.get(eid))
+        except NotFound:
+            continue
+
+
+def facts(mem: "Memory", result: CaptureResult) -> None:
+    """Decisions, preferences, constraints and dependencies stated in the captured turns, as bi-temporal facts."""
+    from tempera.facts.turnfacts import process_capture_facts
+
+    process_capture_facts(mem, result)
+
+
+POST_CAPTURE: list[PostCapture] = [self_improve, learn, facts]
+
+
+def capture_and_learn(mem: "Memory", path: Path, *, project: str | None = None, session_id: str | None = None,
+                      use_llm: bool | None = None, dry_run: bool = False) -> CaptureResult:
+    """Capture what is new in one transcript, then run every step that learns from it (none on a dry run)."""
+    result = capture_transcript(mem, path, project=project, session_id=session_id, use_llm=use_llm, dry_run=dry_run)
+    if not dry_run and (result.added or result.updated):
+        for step in POST_CAPTURE:
+            step(mem, result)
+    return result

@@ -1,0 +1,246 @@
+"""Work units: a long user turn cut where the work changes course, so that each stored episode is one piece of
+work a later prompt can match ("work on issue X" followed by three hours of autonomous work is many pieces, not
+one episode summarised by its last interim remark).
+
+A unit ends, and the next begins, at:
+- a compaction (boundary or summary record): its "current work" closes the unit, its "next step" opens the next;
+- a task item started: TodoWrite's in-progress item changes, or TaskUpdate sets a task in_progress;
+- a git commit that succeeded;
+- a test run that passes after one in the same unit failed;
+- a clear change of the files being edited: an edit in a directory the unit has not edited, after three edits in
+  others.
+Every rule looks only at what came before, so a unit's first record never moves when the transcript grows and the
+capture cursor works unit by unit as it did turn by turn (a unit's first record stands for the turn's prompt).
+Except at a compaction, a cut needs the unit so far to hold MIN_CALLS tool calls, so a short turn stays one
+episode. A cut lands at the next assistant message that calls a tool: the agent's closing words after a commit
+stay with the work they close. Task items and their subjects are followed across the session's turns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from tempera.transcripts import signals
+from tempera.transcripts.compaction import current_work, next_step
+from tempera.transcripts.reader import Record
+from tempera.transcripts.turns import ToolCall, Turn, UnitInfo, clean_text, derive, finish, owner, user_role
+
+MIN_CALLS = 8  # tool calls a unit holds before anything but a compaction may close it
+FILE_SHIFT_EDITS = 3  # edits a unit has made before a new directory counts as a change of subject
+INTENT_CHARS = 300
+_TASK_ID = re.compile(r"Task #(\w+)")
+_OPENER = re.compile(r"^(?:(?:ok(?:ay)?|now|great|perfect|good|alright|all right|excellent|done)[,.!]?\s+)+", re.I)
+
+
+@dataclass
+class _Tasks:
+    """Task items as the session goes: TodoWrite's list, and TaskCreate subjects by id (TaskUpdate names ids)."""
+
+    todo_current: str | None = None
+    todo_done: set[str] = field(default_factory=set)
+    subjects: dict[str, str] = field(default_factory=dict)
+
+    def started_and_done(self, call: ToolCall) -> tuple[str | None, list[str]]:
+        """The item this call put in progress (if it changed) and the items it completed."""
+        if call.name == "TodoWrite":
+            todos = [t for t in call.input.get("todos") or [] if isinstance(t, dict)]
+            current = next((str(t.get("content") or "") for t in todos if t.get("status") == "in_progress"), None)
+            done = [str(t.get("content") or "") for t in todos if t.get("status") == "completed"]
+            new_done = [d for d in done if d and d not in self.todo_done]
+            self.todo_done.update(new_done)
+            started = current if current and current != self.todo_current else None
+            self.todo_current = current
+            return started, new_done
+        if call.name == "TaskCreate":
+            task_id = _task_id(call)
+            if task_id:
+                self.subjects[task_id] = str(call.input.get("subject") or "")
+        elif call.name == "TaskUpdate":
+            subject = self.subjects.get(str(call.input.get("taskId") or ""), "")
+            status = call.input.get("status")
+            if subject and status == "in_progress":
+                return subject, []
+            if subject and status == "completed":
+                return None, [subject]
+        return None, []
+
+
+def _task_id(call: ToolCall) -> str | None:
+    out = call.output if isinstance(call.output, dict) else {}
+    task = out.get("task") if isinstance(out.get("task"), dict) else {}
+    if task.get("id") is not None:
+        return str(task["id"])
+    m = _TASK_ID.search(call.result or "")
+    return m.group(1) if m else None
+
+
+@dataclass
+class _Cut:
+    at: int  # index into the turn's records where the unit starts
+    reason: str
+    intent: str = ""
+    done: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+    compact_summary: str = ""
+
+
+@dataclass
+class _Unit:
+    """What the walk knows about the unit it is in."""
+
+    calls: int = 0
+    edits: int = 0
+    dirs: set[str] = field(default_factory=set)
+    failing: bool = False
+
+
+def _tool_message_starts(records: list[Record]) -> set[int]:
+    """Indexes of the first record of each assistant message that calls a tool (a message spans records)."""
+    first: dict[str, int] = {}
+    calls: set[str] = set()
+    for i, r in enumerate(records):
+        if r.type != "assistant":
+            continue
+        key = r.message_id or r.uuid or f"line-{r.line}"
+        first.setdefault(key, i)
+        if r.tool_uses:
+            calls.add(key)
+    return {i for key, i in first.items() if key in calls}
+
+
+def _edit_dir(block: Any) -> str | None:
+    if block.name not in signals.MODIFY_TOOLS:
+        return None
+    for key in ("file_path", "notebook_path", "path"):
+        value = block.input.get(key)
+        if isinstance(value, str) and value:
+            return str(PurePosixPath(value).parent)
+    return None
+
+
+def _is_compaction(r: Record) -> bool:
+    if r.type == "system":
+        return r.subtype == "compact_boundary"
+    return r.type == "user" and user_role(r) == "compact_summary"
+
+
+def _cuts(turn: Turn, tasks: _Tasks) -> list[_Cut]:
+    """Where the turn's units start (the first at its prompt), walking its records once."""
+    records = turn.records
+    starts = _tool_message_starts(records)
+    calls = {c.id: c for c in turn.tool_calls}
+    cuts = [_Cut(0, "prompt", turn.prompt)]
+    unit = _Unit()
+    pending: _Cut | None = None
+    for i, r in enumerate(records):
+        if i in starts and i > 0:
+            if pending is not None:
+                pending.at = i
+                cuts.append(pending)
+                unit, pending = _Unit(), None
+            elif _files_shift(r, unit):
+                cuts.append(_Cut(i, "files"))
+                unit = _Unit()
+        if r.type == "assistant":
+            for block in r.tool_uses:
+                unit.calls += 1
+                folder = _edit_dir(block)
+                if folder is not None:
+                    unit.edits += 1
+                    unit.dirs.add(folder)
+        elif _is_compaction(r) and (unit.calls or pending is not None):
+            text = clean_text(r.text) if r.type == "user" else ""
+            if text:
+                cuts[-1].compact_summary = current_work(text)
+            pending = _Cut(0, "compaction", next_step(text) if text else (pending.intent if pending else ""))
+        for block in r.tool_results if r.type == "user" else []:
+            call = calls.get(block.tool_id or "")
+            if call is not None:
+                pending = _after_call(call, tasks, unit, cuts[-1], pending)
+    return cuts
+
+
+def _files_shift(record: Record, unit: _Unit) -> bool:
+    if unit.calls < MIN_CALLS or unit.edits < FILE_SHIFT_EDITS:
+        return False
+    folders = [f for f in (_edit_dir(b) for b in record.tool_uses) if f is not None]
+    return bool(folders) and not unit.dirs.intersection(folders)
+
+
+def _after_call(call: ToolCall, tasks: _Tasks, unit: _Unit, current: _Cut, pending: _Cut | None) -> _Cut | None:
+    """What one finished call says: an item started or done, a commit, tests back to green."""
+    started, done = tasks.started_and_done(call)
+    current.done.extend(done)
+    ready = unit.calls >= MIN_CALLS
+    if started and ready:
+        if pending is None:
+            return _Cut(0, "task", started)
+        if not pending.intent:
+            pending.reason, pending.intent = "task", started
+    commit = signals.commit_made(call)
+    if commit is not None:
+        current.commits.append(commit[1] or commit[0])
+        if ready and pending is None:
+            return _Cut(0, "commit")
+    for run in signals.test_runs([call]):
+        if not run.passed:
+            unit.failing = True
+        elif unit.failing and ready and pending is None:
+            return _Cut(0, "tests")
+    return pending
+
+
+def _unit_turn(turn: Turn, records: list[Record], position: int, until_line: int | None) -> Turn:
+    """One unit as a Turn of its own; `until_line` is where the next unit starts (None for the last)."""
+    first, last = records[0], until_line is None
+    followups = [(t, n) for t, n in zip(turn.followups, turn.followup_lines)
+                 if (position == 0 or n >= first.line) and (last or n < until_line)]
+    unit = Turn(index=turn.index, kind=turn.kind if position == 0 else "unit", prompt=turn.prompt,
+                prompt_uuid=first.uuid if position else turn.prompt_uuid,
+                prompt_line=first.line if position else turn.prompt_line, session_id=turn.session_id,
+                cwd=first.cwd or turn.cwd, started_at=first.timestamp or turn.started_at,
+                command=turn.command if position == 0 else None, records=records,
+                followups=[t for t, _ in followups], followup_lines=[n for _, n in followups],
+                interrupted=turn.interrupted and last, compacted=any(_is_compaction(r) for r in records))
+    finish(unit)
+    return unit
+
+
+def _opening_intent(unit: Turn) -> str:
+    """What the agent said it would do first in this unit, when it said something substantive."""
+    for message in unit.messages[:2]:
+        text = _OPENER.sub("", " ".join(message.text.split()))
+        if len(text) >= 20:
+            return text[:INTENT_CHARS]
+    return ""
+
+
+def split_turn(turn: Turn, tasks: _Tasks | None = None) -> list[Turn]:
+    """The turn's work units; a turn with no cut is returned as its one unit."""
+    tasks = tasks if tasks is not None else _Tasks()
+    cuts = _cuts(turn, tasks)
+    if len(cuts) == 1:
+        c = cuts[0]
+        turn.unit = UnitInfo(0, "prompt", turn.prompt, turn.prompt, c.done, c.commits, c.compact_summary)
+        return [turn]
+    bounds = [c.at for c in cuts] + [len(turn.records)]
+    units = [_unit_turn(turn, turn.records[a:b], n, turn.records[b].line if b < len(turn.records) else None)
+             for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    for run in turn.subagents:
+        found = owner(run, units)
+        (found or units[-1]).subagents.append(run)
+    for n, (unit, cut) in enumerate(zip(units, cuts)):
+        intent = turn.prompt if n == 0 else (cut.intent or _opening_intent(unit) or turn.prompt)
+        unit.prompt = intent
+        unit.unit = UnitInfo(n, cut.reason, intent, turn.prompt, cut.done, cut.commits, cut.compact_summary)
+        derive(unit)
+    return units
+
+
+def work_units(turns: list[Turn]) -> list[Turn]:
+    """Every turn's work units, in order, with task items followed across turns."""
+    tasks = _Tasks()
+    return [unit for turn in turns for unit in split_turn(turn, tasks)]
