@@ -1,0 +1,36 @@
+"""Real git repositories for tests: made with the git binary, never faked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@x", "GIT_CONFIG_NOSYSTEM": "1"}
+TEMPERA = [sys.executable, "-m", "tempera.cli"]
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd, env={**os.environ, **GIT_ENV},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, (args, done.stderr)
+    return done.stdout.strip()
+
+
+def repo(path: Path, *, commit: str | None = "first") -> Path:
+    """`git init` at path, with one commit of a file unless `commit` is None."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    if commit is not None:
+        (path / "README").write_text(f"{commit}\n", encoding="utf-8")
+        git(path, "add", "README")
+        git(path, "commit", "-q", "-m", commit)
+    return path
+
+
+def tempera(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real `tempera` executable in a directory (the data dir comes from the test's environment)."""
+    return subprocess.run([*TEMPERA, *args], cwd=cwd, capture_output=True, text=True, timeout=180,
+                          env={**os.environ, **(env or {})})
