@@ -180,9 +180,13 @@ class Embedder:
         model = self._ensure()
         if not texts:
             return np.zeros((0, self.spec.dim), dtype=np.float32)
+        # by length, so a batch pads to texts of its own size (the model's cost grows with every padded token)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with self._lock:
-            vecs = list(model.embed([t if t.strip() else "(empty)" for t in texts], batch_size=64))
-        return np.asarray(vecs, dtype=np.float32)
+            vecs = list(model.embed([texts[i] if texts[i].strip() else "(empty)" for i in order], batch_size=32))
+        out = np.empty((len(texts), self.spec.dim), dtype=np.float32)
+        out[order] = np.asarray(vecs, dtype=np.float32)
+        return out
 
     def embed_one(self, text: str) -> "np.ndarray":
         """One query's vector. With `query_session` (the daemon) on its own single-threaded session: a prompt

@@ -167,6 +167,9 @@ class Source(BaseModel):
     origin: str = "manual"  # manual | transcript | mcp | import
 
 
+EMBED_CHARS = 800
+
+
 class Episode(BaseModel):
     id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     created_at: datetime = Field(default_factory=utcnow)
@@ -207,8 +210,11 @@ class Episode(BaseModel):
         return "\n".join(p for p in parts if p)
 
     def embed_text(self) -> str:
-        """A compact text for the embedding model (it truncates long inputs anyway)."""
-        parts = [self.summary, self.intent.extracted or self.intent.raw_prompt[:500],
+        """What a later question should match: the intent and what was done, then the errors and files. Capped at
+        EMBED_CHARS: the model reads at most 512 tokens and its cost grows with every one, while paths and long
+        error text are matched exactly by keyword search anyway."""
+        intent = self.intent.extracted or self.intent.raw_prompt[:500]
+        parts = [intent if intent[:80] not in self.summary else "", self.summary,
                  " ".join(e.message[:200] for e in self.context.errors[:3]),
                  " ".join(self.context.files_modified[:10])]
-        return "\n".join(p for p in parts if p)[:2000]
+        return "\n".join(p for p in parts if p)[:EMBED_CHARS]

@@ -31,9 +31,11 @@ MAX_COMMANDS = 50
 MAX_FILES = 100
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _MARKUP = re.compile(r"^\s*(?:#+|[-*>]|\d+[.)])\s*|\*\*|`{3}\w*")
-_FILLER = re.compile(r"^(?:perfect|great|excellent|done|sure|okay|ok|alright|good)[!.]?$|^(?:now )?let me\b|"
-                     r"^(?:now )?(?:i'll|i will|let's)\b|^still\b|"
-                     r"^(?:want me to|would you like|shall i|should i|do you want|let me know|if you'd like)\b", re.I)
+_FILLER = re.compile(r"^(?:perfect|great|excellent|done|sure|okay|ok|alright|good)[!.]?$|^(?:now )?let me\b", re.I)
+# What an agent says between tool calls or to hand the turn back, never what it did: left out of agentic work only
+# (in a conversation without tools, "I'll ..." and "Would you like ..." are the content).
+_INTERIM = re.compile(r"^(?:now |next,? )?(?:i'll|i will|let's|let us)\b|^still\b|"
+                      r"^(?:want me to|would you like|shall i|should i|do you want|let me know|if you'd like)\b", re.I)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*[-|: ]{3,}\s*$", re.M)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\\[nrt]")
@@ -80,22 +82,26 @@ def clean_prose(text: str, root: str | None = None) -> str:
     return text
 
 
-def reply_text(final_text: str, root: str | None = None, limit: int = REPLY_CHARS) -> str:
-    useful = [s for s in sentences(clean_prose(final_text, root)) if not _FILLER.search(s)]
-    return _take(useful, limit) if useful else ""
+def reply_text(final_text: str, root: str | None = None, *, agentic: bool = False) -> str:
+    """The useful sentences of a message, up to REPLY_CHARS (interim remarks left out of agentic work)."""
+    useful = [s for s in sentences(clean_prose(final_text, root))
+              if not _FILLER.search(s) and not (agentic and _INTERIM.search(s))]
+    return _take(useful, REPLY_CHARS) if useful else ""
 
 
 def closing_words(turn: Turn, root: str | None) -> str:
-    """The unit's substantive last words: the latest message that says more than an interim remark, else the
-    compaction summary's "current work", else the last words there are."""
-    texts = [redact(m.text) for m in reversed(turn.messages) if m.text]
-    for text in texts:
-        reply = reply_text(text, root)
-        if len(reply) >= SUBSTANTIVE_CHARS:
+    """The unit's substantive last words. In agentic work (tool calls), the latest message that says more than an
+    interim remark, else the compaction summary's "current work", else the last words there are; in a plain
+    conversation, the last reply."""
+    agentic = bool(turn.all_tool_calls)
+    texts = [m.text for m in reversed(turn.messages) if m.text]
+    for text in texts if agentic else texts[:1]:
+        reply = reply_text(redact(text), root, agentic=agentic)
+        if len(reply) >= SUBSTANTIVE_CHARS or not agentic:
             return reply
     if turn.unit is not None and turn.unit.compact_summary:
-        return reply_text(redact(turn.unit.compact_summary), root)
-    return reply_text(texts[0], root) if texts else ""
+        return reply_text(redact(turn.unit.compact_summary), root, agentic=True)
+    return reply_text(redact(texts[0]), root) if texts else ""
 
 
 def _relative(path: str, root: str | None) -> str:

@@ -121,12 +121,24 @@ def _last_summary(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
+def test_passed(call: "ToolCall") -> bool | None:
+    """Whether a call that ran tests passed; None for any other call."""
+    cmd = shell_command(call)
+    if cmd and call.result is not None and not is_rejection(call) and is_test_command(cmd):
+        return not _test_failed(call)
+    return None
+
+
+SUMMARY_TAIL = 4096  # a test run's summary line is among its last lines: only those are redacted and searched
+
+
 def test_runs(calls: list["ToolCall"]) -> list[TestRunSeen]:
     runs = []
     for pos, call in enumerate(calls):
-        cmd = shell_command(call)
-        if cmd and call.result is not None and not is_rejection(call) and is_test_command(cmd):
-            runs.append(TestRunSeen(cmd, not _test_failed(call), _last_summary(redact(call.result)), call.id, pos))
+        passed = test_passed(call)
+        if passed is not None:
+            tail = redact((call.result or "")[-SUMMARY_TAIL:])
+            runs.append(TestRunSeen(shell_command(call) or "", passed, _last_summary(tail), call.id, pos))
     return runs
 
 

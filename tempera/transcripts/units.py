@@ -185,11 +185,11 @@ def _after_call(call: ToolCall, tasks: _Tasks, unit: _Unit, current: _Cut, pendi
         current.commits.append(commit[1] or commit[0])
         if ready and pending is None:
             return _Cut(0, "commit")
-    for run in signals.test_runs([call]):
-        if not run.passed:
-            unit.failing = True
-        elif unit.failing and ready and pending is None:
-            return _Cut(0, "tests")
+    passed = signals.test_passed(call)
+    if passed is False:
+        unit.failing = True
+    elif passed and unit.failing and ready and pending is None:
+        return _Cut(0, "tests")
     return pending
 
 
