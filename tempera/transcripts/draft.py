@@ -90,17 +90,17 @@ def reply_text(final_text: str, root: str | None = None, *, agentic: bool = Fals
 
 
 def closing_words(turn: Turn, root: str | None) -> str:
-    """The unit's substantive last words. In agentic work (tool calls), the latest message that says more than an
-    interim remark, else the compaction summary's "current work", else the last words there are; in a plain
-    conversation, the last reply."""
+    """The unit's substantive last words: the "current work" of a compaction that closed it (the fullest account
+    the transcript holds); else, in agentic work (tool calls), the latest message that says more than an interim
+    remark, else the last words there are; in a plain conversation, the last reply."""
+    if turn.unit is not None and turn.unit.compact_summary:
+        return reply_text(redact(turn.unit.compact_summary), root, agentic=True)
     agentic = bool(turn.all_tool_calls)
     texts = [m.text for m in reversed(turn.messages) if m.text]
     for text in texts if agentic else texts[:1]:
         reply = reply_text(redact(text), root, agentic=agentic)
         if len(reply) >= SUBSTANTIVE_CHARS or not agentic:
             return reply
-    if turn.unit is not None and turn.unit.compact_summary:
-        return reply_text(redact(turn.unit.compact_summary), root, agentic=True)
     return reply_text(redact(texts[0]), root) if texts else ""
 
 
