@@ -164,8 +164,10 @@ def slug(text: str) -> str:
 
 def extract_turn_facts(turn: Turn) -> list[FactCandidate]:
     """The stances a turn states, the user's prompt first, then the agent's final text (secrets redacted first).
-    One subject keeps one direction per turn: the first statement wins over a later opposite one."""
-    found = _extract(redact(turn.prompt), agent=False) + _extract(redact(turn.final_text), agent=True)
+    One subject keeps one direction per turn: the first statement wins over a later opposite one. A continued
+    session's first "prompt" is a compaction summary in the agent's words, not the user's: only its reply counts."""
+    prompt = "" if turn.kind == "continuation" else turn.prompt
+    found = _extract(redact(prompt), agent=False) + _extract(redact(turn.final_text), agent=True)
     direction: dict[str, Keyword] = {}
     kept: dict[str, FactCandidate] = {}
     for c in found:
