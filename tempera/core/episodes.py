@@ -84,7 +84,7 @@ class EpisodeStore:
             raise AmbiguousId(f"project {spec!r} is ambiguous: {listing}; pass its path or id")
         if create:
             return project_for_name(spec)
-        raise NotFound(f"unknown project {spec!r}; pass a path, a known name or id (see `tempera status`)")
+        raise NotFound(f"unknown project {spec!r}; pass a path, a known name or id (see `tempera projects`)")
 
     def projects(self) -> list[dict[str, Any]]:
         rows = self.db.query("SELECT p.id, p.name, p.path, COUNT(e.id) FROM projects p "
@@ -122,10 +122,15 @@ class EpisodeStore:
 
     def _write_vectors(self, items: Sequence[tuple[int, Episode]], vectors: "np.ndarray") -> None:
         for (rowid, ep), vec in zip(items, vectors):
-            self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
-            self.db.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding, project_id, transferable) "
-                            "VALUES (?, ?, ?, ?)", (rowid, _vec_blob(vec), ep.project_id, int(ep.scope.transferable)))
-            self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (?)", (rowid,))
+            self.put_vector(rowid, _vec_blob(vec), ep.project_id, ep.scope.transferable)
+
+    def put_vector(self, rowid: int, blob: bytes, project_id: str, transferable: bool) -> None:
+        """Store an episode's vector in its project's partition (a partition key is never updated in place) and log
+        the change for the in-memory copies."""
+        self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
+        self.db.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding, project_id, transferable) VALUES (?, ?, ?, ?)",
+                        (rowid, blob, project_id, int(transferable)))
+        self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (?)", (rowid,))
 
     def vectors_rebuilt(self) -> None:
         """Tell in-memory copies of the vectors (`vecindex.VectorCache`) to reload them all."""

@@ -108,7 +108,7 @@ def link_fact_tx(db: Database, episode_id: str, tx: int) -> None:
     db.execute("INSERT OR IGNORE INTO episode_facts(episode_id, tx) VALUES (?, ?)", (episode_id, tx))
 
 
-def _tables(db: Database) -> dict[str, set[str]]:
+def table_columns(db: Database) -> dict[str, set[str]]:
     """Ordinary tables (no virtual tables, no shadow tables of virtual ones) and their columns."""
     rows = db.query("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master WHERE type = 'table' "
                     "AND name NOT LIKE 'sqlite_%'")
@@ -256,7 +256,7 @@ def _named_files(db: Database, rules: list[_Rule], tables: dict[str, set[str]]) 
 
 
 def _count(db: Database, sel: Selector) -> dict[str, int]:
-    tables = _tables(db)
+    tables = table_columns(db)
     rules = _rules(db, sel, tables)
     counts = {rule.label: int(db.one(f"SELECT COUNT(*) FROM {rule.table} WHERE {rule.where}", rule.params)[0])
               for rule in rules}
@@ -292,7 +292,7 @@ def _undo_facts(db: Database, txs: list[int]) -> None:
 def _delete(db: Database, sel: Selector) -> tuple[dict[str, int], list[Path]]:
     """Delete inside the caller's transaction; returns the counts and the files the deleted rows named, to be
     removed once the deletion is committed."""
-    tables = _tables(db)
+    tables = table_columns(db)
     counts = _count(db, sel)
     rules = _rules(db, sel, tables)
     files = _named_files(db, rules, tables)

@@ -13,18 +13,20 @@ from tempera.core.embed import Embedder, get_embedder
 from tempera.core.episodes import EpisodeStore
 from tempera.core.errors import InvalidInput
 from tempera.core.models import Episode
+from tempera.core.project_merge import reconcile
 from tempera.core.retrieve import Hit, retrieve
 from tempera.core.utility import record_feedback
 
 
 class Memory:
-    """Open lazily: the model only loads when something needs a vector."""
+    """Open lazily: the model only loads when something needs a vector. Opening re-keys projects whose id changed."""
 
     def __init__(self, config: Config | None = None, db_path: Path | None = None, *, use_model: bool = True):
         self.config = config or load_config()
         self.db: Database = connect(db_path or paths.db_path())
         self.embedder: Embedder | None = get_embedder(self.config) if use_model else None
         self.store = EpisodeStore(self.db, self.embedder)
+        reconcile(self.db)  # ids that predate, or changed since, the project identity rule (project_merge.py)
 
     def close(self) -> None:
         self.db.close()

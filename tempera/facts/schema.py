@@ -73,11 +73,16 @@ def m002_stances_per_project(conn: Connection) -> None:
         conn.execute(f"DELETE FROM fact_datoms WHERE id IN ({_CLOSED_COPIES} AND c.tx = ?)", (old, tx))
         conn.execute("UPDATE fact_datoms SET retracted_tx = NULL WHERE e = ? AND retracted_tx = ?", (old, tx))
     for old, new, pid in renames:
-        conn.execute("UPDATE fact_datoms SET e = ? WHERE e = ?", (new, old))
-        conn.execute(f"UPDATE fact_datoms SET v = ? WHERE vt = {VT.KEYWORD:d} AND v = ?", (new, old))
+        rename_entity(conn, old, new)
         conn.execute("INSERT INTO fact_datoms(e, a, vt, v, valid_from, valid_to, tx, retracted_tx) "
                      f"SELECT e, '{PROJECT}', {VT.STRING:d}, ?, valid_from, valid_to, tx, retracted_tx "
                      "FROM fact_datoms WHERE e = ? AND a = ':description'", (pid, new))
+
+
+def rename_entity(conn: Connection, old: str, new: str) -> None:
+    """Rename an entity wherever it stands: the entity of its datoms, and the keyword value of a reference."""
+    conn.execute("UPDATE fact_datoms SET e = ? WHERE e = ?", (new, old))
+    conn.execute(f"UPDATE fact_datoms SET v = ? WHERE vt = {VT.KEYWORD:d} AND v = ?", (new, old))
 
 
 # copies ending in valid time that a transaction made of an entity's datoms it retracted (FactStore.change)

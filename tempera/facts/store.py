@@ -21,18 +21,20 @@ from tempera.core.db import Database, apply_migrations, sqlite3
 from tempera.core.errors import InvalidInput
 from tempera.facts import ast
 from tempera.facts.compiler import Context
+from tempera.facts.entity_types import PROJECT, project_key
 from tempera.facts.episode_view import EPISODE_VIEWS
 from tempera.facts.errors import DatalogError, Pos
 from tempera.facts.parser import parse_command, parse_facts, parse_query, parse_rule
 from tempera.facts.planner import plan_query
 from tempera.facts.relations import Program, QueryRelations
-from tempera.facts.schema import MIGRATIONS
-from tempera.facts.values import (Keyword, Value, decode, decode_entity, encode, encode_entity, ms_to_iso,
+from tempera.facts.schema import MIGRATIONS, rename_entity
+from tempera.facts.values import (VT, Keyword, Value, decode, decode_entity, encode, encode_entity, ms_to_iso,
                                   parse_time, to_ms)
 
 FactInput = Union[str, Iterable[Sequence[Any]]]
 BUILTIN_AGGREGATES = {"count", "count-distinct", "sum", "sum-distinct", "min", "max", "avg", "rank",
                       "dense-rank", "row-number"}
+_OF_PROJECT = f"a = '{PROJECT}' AND vt = {VT.STRING:d} AND v = ?"  # a stance's project, as turnfacts.py writes it
 
 
 @dataclass
@@ -262,6 +264,31 @@ class FactStore:
                 [(*row, tx) for row in inserts])
             self.db.conn.executemany("UPDATE fact_datoms SET retracted_tx = ? WHERE id = ?", [(tx, i) for i in ended])
         return TxResult(tx, ms_to_iso(now), added=added, retracted=len(ended), unchanged=unchanged)
+
+    def project_stances(self, project_id: str) -> list[str]:
+        """The stance entities that a `:project` datom gives to the project (retracted ones included)."""
+        return [e for (e,) in self.db.query(f"SELECT DISTINCT e FROM fact_datoms WHERE {_OF_PROJECT}", (project_id,))]
+
+    def move_project(self, source_id: str, target_id: str) -> int:
+        """Give one project's stances to another (`core.project_merge`): `:project` becomes the target's id and
+        `:<kind>/<subject>.<source key>` takes the target's key, in every transaction, retracted datoms too (a
+        stance that any datom ties to another project is not shown in this one). Where the target holds a stance on
+        the subject already, the two become one entity keeping both statements with their valid times; the next
+        statement about the subject closes whichever still holds. The move is a rename, not new facts, but it is
+        recorded as a transaction of its own, so readers that cache by the last transaction (promptfacts.py) see
+        it. Returns the number of stances moved."""
+        entities = self.project_stances(source_id)
+        if not entities:
+            return 0
+        old_key, new_key = project_key(source_id), project_key(target_id)
+        with self.db.transaction():
+            for entity in entities:
+                if entity.endswith("." + old_key):
+                    rename_entity(self.db.conn, entity, entity[:-len(old_key)] + new_key)
+            self.db.execute(f"UPDATE fact_datoms SET v = ? WHERE {_OF_PROJECT}", (target_id, source_id))
+            self.db.execute("INSERT INTO fact_tx(at, reason) VALUES (?, ?)",
+                            (self._next_time(), f"project {source_id} merged into {target_id}"))
+        return len(entities)
 
     def _new_datoms(self, facts: Sequence[ast.FactSpec], now: int) -> list[tuple[Any, ...]]:
         """Rows for the facts that are not already current (set semantics), without duplicates."""

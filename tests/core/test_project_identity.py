@@ -3,7 +3,6 @@ git runs once per repository. Real git, the real `tempera` executable and a real
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -12,25 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from support.gitrepos import git, repo, tempera
+from support.gitrepos import captured, found, git, path_id, repo
 from tempera.core.project import CACHE_FILE, find_root, identify, normalise_remote, project_for_path
-
-
-def old_id(path: Path) -> str:
-    """How ids were made before repositories were recognised: the hash of the checkout's path."""
-    return hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-
-
-def captured(cwd: Path, summary: str) -> str:
-    r = tempera("capture", "-s", summary, "--json", cwd=cwd)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)[0]["id"]
-
-
-def found(cwd: Path, query: str) -> list[str]:
-    r = tempera("retrieve", query, "--json", "--mode", "keyword", cwd=cwd)
-    assert r.returncode == 0, r.stderr
-    return [h["id"] for h in json.loads(r.stdout)]
 
 
 def cold_identify(path: Path, **env: str) -> dict[str, str]:
@@ -75,8 +57,8 @@ def test_a_repository_without_commits_keeps_its_path_id_until_its_first_commit(t
     empty = repo(tmp_path / "fresh", commit=None)
     (empty / "pkg").mkdir()
     before = identify(empty / "pkg")
-    assert (before.kind, before.ref.id, before.ref.path) == ("path", old_id(empty), str(empty))
-    assert identify(empty).ref.id == before.ref.id  # asked again each time? no: the answer is cached ...
+    assert (before.kind, before.ref.id, before.ref.path) == ("path", path_id(empty), str(empty))
+    assert identify(empty).ref.id == before.ref.id  # the answer is kept ...
     (empty / "a.txt").write_text("a\n", encoding="utf-8")
     git(empty, "add", "a.txt")
     git(empty, "commit", "-q", "-m", "first")
@@ -89,9 +71,9 @@ def test_a_directory_outside_any_repository_is_its_own_project(tmp_path: Path) -
     (plain / "sub").mkdir(parents=True)
     (plain / "todo.txt").write_text("x\n", encoding="utf-8")
     ident = identify(plain)
-    assert (ident.kind, ident.ref.id, ident.ref.name, ident.ref.path) == ("directory", old_id(plain), "notes", str(plain))
+    assert (ident.kind, ident.ref) == ("directory", (path_id(plain), "notes", str(plain)))
     assert identify(plain / "todo.txt").ref == ident.ref  # a file: its directory
-    assert identify(plain / "sub").ref.id == old_id(plain / "sub") != ident.ref.id
+    assert identify(plain / "sub").ref.id == path_id(plain / "sub") != ident.ref.id
     assert find_root(plain / "sub") == plain / "sub"
     episode = captured(plain, "Wrote down the release checklist for the notes folder")
     assert found(plain, "release checklist") == [episode]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +12,11 @@ from pathlib import Path
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@x", "GIT_CONFIG_NOSYSTEM": "1"}
 TEMPERA = [sys.executable, "-m", "tempera.cli"]
+
+
+def path_id(path: Path) -> str:
+    """A project id as it was made before repositories were recognised (and still is outside any): the path's hash."""
+    return hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -34,3 +41,17 @@ def tempera(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
     """The real `tempera` executable in a directory (the data dir comes from the test's environment)."""
     return subprocess.run([*TEMPERA, *args], cwd=cwd, capture_output=True, text=True, timeout=180,
                           env={**os.environ, **(env or {})})
+
+
+def captured(cwd: Path, summary: str) -> str:
+    """`tempera capture -s SUMMARY` in a directory; the new episode's id."""
+    r = tempera("capture", "-s", summary, "--json", cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)[0]["id"]
+
+
+def found(cwd: Path, query: str) -> list[str]:
+    """The episode ids `tempera retrieve QUERY` (keyword mode) finds from a directory."""
+    r = tempera("retrieve", query, "--json", "--mode", "keyword", cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    return [h["id"] for h in json.loads(r.stdout)]
