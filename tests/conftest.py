@@ -8,21 +8,23 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("TEMPERA_SHARED_DIR", REPO.parent / "shared"))
-TRANSCRIPTS = SHARED / "data" / "transcripts"
+FIXTURES = REPO / "tests" / "data"  # the real inputs the tests read, with their origins and licences (README.md)
+TRANSCRIPTS = FIXTURES / "transcripts"
+DIALECT = FIXTURES / "minigraf-dialect"
+LOCOMO = FIXTURES / "locomo" / "conv-26.json"
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     from tempera.core.db import driver_info
 
     info = driver_info()
-    return [f"tempera: {info['driver']}, SQLite {info['sqlite_version']}, shared data: {SHARED}"]
+    return [f"tempera: {info['driver']}, SQLite {info['sqlite_version']}, fixtures: {FIXTURES}"]
 
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in list(os.environ):
-        if key.startswith("TEMPERA_") and key != "TEMPERA_SHARED_DIR":
+        if key.startswith("TEMPERA_"):
             monkeypatch.delenv(key)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     d = tmp_path / "tempera-data"

@@ -1,6 +1,6 @@
-"""A real memory for the dream tests, built once per session and copied into each test's data dir: every shared
-real transcript, the self-improvement transcripts and the written ledger sessions, captured and processed as the
-daemon does (corrections and missed questions included), with retrievals made the way hooks make them."""
+"""A real memory for the dream tests, built once per session and copied into each test's data dir: every real
+transcript in tests/data, the self-improvement transcripts and the written ledger sessions, captured and processed
+as the daemon does (corrections and missed questions included), with retrievals made the way hooks make them."""
 
 from __future__ import annotations
 

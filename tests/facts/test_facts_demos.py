@@ -1,6 +1,6 @@
 """Every minigraf demo script runs, and every query's answer is what its `# Expected:` comment states.
 
-Origin of the scripts: project-minigraf/minigraf @ 5450e945 : demos/*.txt (see shared/data/README.md).
+Origin of the scripts: project-minigraf/minigraf @ 5450e945 : demos/*.txt (see tests/data/README.md).
 Answers are compared as sets: Tempera returns sets, so the :with demo's "two rows" ["eng" 50] ["eng" 50]
 is the one distinct row ["eng" 50].
 
@@ -19,8 +19,7 @@ import pytest
 
 from tempera.facts import FactStore, Keyword, QueryResult
 from tempera.facts.parser import parse_value
-
-from dialect_corpus import DIALECT
+from tests.conftest import DIALECT
 
 K = Keyword
 

@@ -1,6 +1,6 @@
 """minigraf's grammar corpus: valid files parse and run, invalid ones fail with a message that names the place.
 
-Origin: project-minigraf/minigraf @ 5450e945 : tests/grammar/{valid,invalid}/*.edn (shared/data/README.md).
+Origin: project-minigraf/minigraf @ 5450e945 : tests/grammar/{valid,invalid}/*.edn (tests/data/README.md).
 One deliberate difference: plain `(avg ?x)` is an aggregate here (issue 8 asks for it), whereas minigraf only
 allows avg as a window function; that file is checked to run, and the rule it stands for (a window-only
 function used without :over) is checked with rank instead.
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from dialect_corpus import DIALECT
 from tempera.facts import DatalogError, DatalogSyntaxError, FactStore
 from tempera.facts.parser import parse_command
+from tests.conftest import DIALECT
 
 VALID = sorted((DIALECT / "valid").glob("*.edn"))
 SYNTAX = sorted((DIALECT / "invalid" / "syntax").glob("*.edn"))

@@ -1,4 +1,4 @@
-"""Copies of the shared real transcripts, re-pointed at a working directory that exists in the test."""
+"""Copies of the real transcripts in tests/data, re-pointed at a working directory that exists in the test."""
 
 from __future__ import annotations
 

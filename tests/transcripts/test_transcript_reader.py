@@ -14,8 +14,8 @@ from tempera.transcripts import read_transcript, segment_turns
 ALL_FILES = sorted(TRANSCRIPTS.rglob("*.jsonl")) + sorted(DATA.rglob("*.jsonl"))
 
 
-def test_shared_data_is_present() -> None:
-    assert len(list(TRANSCRIPTS.rglob("*.jsonl"))) >= 10, f"shared transcripts missing under {TRANSCRIPTS}"
+def test_real_transcripts_are_present() -> None:
+    assert len(list(TRANSCRIPTS.rglob("*.jsonl"))) >= 10, f"real transcripts missing under {TRANSCRIPTS}"
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name[:30])

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from uiseed import TRANSCRIPTS
 
 from tempera.core import pause as pausing
 from tempera.core.capture import CaptureInput
@@ -20,6 +19,7 @@ from tempera.core.project import project_for_path
 from tempera.daemon.worker import handle_capture
 from tempera.transcripts import capture_transcript
 from tempera.ui.control import pause_project, resume_project
+from tests.conftest import TRANSCRIPTS
 
 PROMPT = "the login redirect loop is back: sanitize the return url again"
 

@@ -1,7 +1,7 @@
 """A realistic memory for the browser and forgetting tests, built through the real code paths: captured
-transcripts (shared data, copied), explicit episodes, feedback and derived evidence, the hooks' injection log,
-retrievals, links, self-improvement rows, facts produced by an episode, a dream reflection with its page on disk,
-and a finished capture job.
+transcripts (real ones from tests/data, copied), explicit episodes, feedback and derived evidence, the hooks'
+injection log, retrievals, links, self-improvement rows, facts produced by an episode, a dream reflection with its
+page on disk, and a finished capture job.
 
 One episode carries MARKER in its text; every row derived from it carries MARKER too, so "forgotten" can be checked
 as "MARKER is nowhere in the data dir's bytes".
@@ -10,7 +10,6 @@ as "MARKER is nowhere in the data dir's bytes".
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -23,13 +22,12 @@ from tempera.core.learning.evidence import Evidence, replace_evidence
 from tempera.core.memory import Memory
 from tempera.core.selfimprove.mistakes import CorrectionInput, log_correction
 from tempera.hooks import injectlog
+from tests.conftest import TRANSCRIPTS
 
 MARKER = "zanzibarflux"
 MARKER_SUMMARY = f"Fixed the {MARKER} cache stampede by coalescing concurrent requests in cache/stampede.py"
 MARKER_SESSION = "11111111-aaaa-4bbb-8ccc-000000000001"
-REPO = Path(__file__).resolve().parents[2]
-TRANSCRIPTS = Path(os.environ.get("TEMPERA_SHARED_DIR", REPO.parent / "shared")) / "data" / "transcripts"
-SHARED_TRANSCRIPTS = ("spotter/short.jsonl", "spotter/tool_heavy.jsonl")
+REAL_TRANSCRIPTS = ("spotter/short.jsonl", "spotter/tool_heavy.jsonl")
 
 
 @dataclass
@@ -140,7 +138,7 @@ def seed(mem: Memory, root: Path) -> Seeded:
         d.mkdir(parents=True, exist_ok=True)
     from tempera.transcripts import capture_transcript
 
-    for name in SHARED_TRANSCRIPTS:
+    for name in REAL_TRANSCRIPTS:
         copy = root / "transcripts" / name
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(TRANSCRIPTS / name, copy)
