@@ -140,6 +140,10 @@ def run_script(store: FactStore, name: str) -> list[tuple[int, Step, QueryResult
     return answers
 
 
+def test_demo_scripts_are_present() -> None:
+    assert len(SCRIPTS) >= 8, f"minigraf demo scripts missing under {DIALECT / 'demos'}"
+
+
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_demo_script(store: FactStore, name: str) -> None:
     checked = 0
