@@ -34,7 +34,7 @@ from tempera.core import paths
 CACHE_FILE = "repo-ids.json"
 GIT_TIMEOUT = 3.0  # seconds; rev-list walks the whole history, which a very large repository may not finish in
 _KNOWN: dict[tuple[str, int], dict[str, Any]] = {}  # (common git dir, its inode) -> cache entry, this process
-_DIRS: dict[str, tuple[int, int, tuple[str, str] | None]] = {}  # root -> its .git's inode, mtime and git_dirs
+_DIRS: dict[str, tuple[int, int, tuple[str, str] | None]] = {}  # root -> its .git's inode, mtime and git dirs
 
 
 class ProjectRef(NamedTuple):
@@ -100,14 +100,14 @@ def _digest(text: str) -> str:
 
 
 def _git_dirs(root: str, dotgit: os.stat_result) -> tuple[str, str] | None:
-    """`git_dirs`, remembered in this process while the `.git` it reads is unchanged."""
+    """`_find_git_dirs`, remembered in this process while the `.git` it reads is unchanged."""
     known = _DIRS.get(root)
     if known is None or known[:2] != (dotgit.st_ino, dotgit.st_mtime_ns):
-        known = _DIRS[root] = (dotgit.st_ino, dotgit.st_mtime_ns, git_dirs(root))
+        known = _DIRS[root] = (dotgit.st_ino, dotgit.st_mtime_ns, _find_git_dirs(root))
     return known[2]
 
 
-def git_dirs(root: str) -> tuple[str, str] | None:
+def _find_git_dirs(root: str) -> tuple[str, str] | None:
     """(common git dir, main checkout) of a work tree root, resolved; None when its `.git` is neither a directory
     nor a readable `gitdir:` file. A worktree's `.git` file names `<common>/worktrees/<name>`, which holds a
     `commondir` file; a `.git` file without one (a submodule, `--separate-git-dir`) is a repository of its own."""
@@ -163,7 +163,7 @@ def _root_commit(common: str) -> tuple[str | None, bool]:
     (no commits yet, git missing or refusing: yes; a timeout: no, the history is only too long)."""
     import subprocess  # not at the top: only a repository seen for the first time needs it
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # the hook's caller may set GIT_DIR
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # a caller's GIT_DIR, GIT_OBJECT_...
     try:
         done = subprocess.run(["git", "--git-dir", common, "rev-list", "--max-parents=0", "HEAD"], env=env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=GIT_TIMEOUT)
