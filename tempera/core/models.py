@@ -167,7 +167,7 @@ class Source(BaseModel):
     origin: str = "manual"  # manual | transcript | mcp | import
 
 
-EMBED_CHARS = 800
+EMBED_CHARS = 1000
 
 
 class Episode(BaseModel):
@@ -210,11 +210,10 @@ class Episode(BaseModel):
         return "\n".join(p for p in parts if p)
 
     def embed_text(self) -> str:
-        """What a later question should match: the intent and what was done, then the errors and files. Capped at
-        EMBED_CHARS: the model reads at most 512 tokens and its cost grows with every one, while paths and long
-        error text are matched exactly by keyword search anyway."""
-        intent = self.intent.extracted or self.intent.raw_prompt[:500]
-        parts = [intent if intent[:80] not in self.summary else "", self.summary,
+        """What a later question should match: what was done and the intent, then the errors and files. Capped at
+        EMBED_CHARS: the model's cost grows with every token (it reads at most 512), while paths and long error
+        text are matched exactly by keyword search anyway."""
+        parts = [self.summary, self.intent.extracted or self.intent.raw_prompt[:500],
                  " ".join(e.message[:200] for e in self.context.errors[:3]),
                  " ".join(self.context.files_modified[:10])]
         return "\n".join(p for p in parts if p)[:EMBED_CHARS]
