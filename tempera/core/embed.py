@@ -8,6 +8,7 @@ Downloads happen only in `tempera models pull`.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from dataclasses import dataclass
@@ -33,10 +34,14 @@ class ModelSpec:
     path: Path | None  # a local directory, or None for a cached fastembed model
 
 
-# Texts per model run. A batch is padded to its longest text and episode texts vary from 30 to 250 tokens, so
-# padding cost more than batching saved: 17 ms per episode text one at a time, 24 ms in length-sorted batches
-# of 32, 41 ms in batches of 32 as they come (201 real episode texts, 2 cores).
+# How a batch runs. A batch pads to its longest text and episode texts vary from 30 to 250 tokens, so padding
+# cost more than batching saved: 17 ms per episode text one at a time, 24 ms in length-sorted batches of 32, 41 ms
+# in batches of 32 as they come. And one session per core on its own share of the texts beats one session over
+# both cores (ONNX Runtime's threads spin for a busy core): 18.8 ms per text against 55.5 (201 real episode texts,
+# 2 cores, another process busy). A second session is loaded only for a batch large enough to pay for it.
 EMBED_BATCH = 1
+BATCH_SESSIONS = max(1, min(2, os.cpu_count() or 1))
+PARALLEL_FROM = 8  # texts in one call before a second session is worth loading
 
 def _cached_fastembed_dir(cache_dir: Path, model: str) -> Path | None:
     """The snapshot directory of a fastembed model already in the cache, found without any network."""
@@ -135,7 +140,7 @@ class Embedder:
     def __init__(self, spec: ModelSpec, config: Config):
         self.spec = spec
         self._config = config
-        self._model: Any = None
+        self._models: list[Any] = []  # single-threaded batch sessions, loaded as batches need them
         self._lock = threading.Lock()
         self._query_model: Any = None
         self._query_lock = threading.Lock()
@@ -164,11 +169,12 @@ class Embedder:
         return TextEmbedding(custom, cache_dir=cache, specific_model_path=str(directory), local_files_only=True,
                              threads=threads)
 
-    def _ensure(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                self._model = self._checked_load(None)
-            return self._model
+    def _batch_sessions(self, texts: int) -> list[Any]:
+        """The sessions a batch of this many texts runs on (caller holds the lock)."""
+        want = BATCH_SESSIONS if texts >= PARALLEL_FROM else 1
+        while len(self._models) < want:
+            self._models.append(self._checked_load(1))
+        return self._models[:want]
 
     def _checked_load(self, threads: int | None) -> Any:
         try:
@@ -179,14 +185,27 @@ class Embedder:
             raise ModelUnavailable(f"cannot load embedding model {self.spec.name}: {exc}") from exc
 
     def embed(self, texts: list[str]) -> "np.ndarray":
-        """Vectors for a batch (captures, imports, reindex), on all cores, one text per model run (EMBED_BATCH)."""
+        """Vectors for a batch (captures, imports, reindex): one text per model run, a share of the texts per
+        session and core (see EMBED_BATCH), in the order given."""
         import numpy as np
 
-        model = self._ensure()
         if not texts:
             return np.zeros((0, self.spec.dim), dtype=np.float32)
+        items = [t if t.strip() else "(empty)" for t in texts]
         with self._lock:
-            vecs = list(model.embed([t if t.strip() else "(empty)" for t in texts], batch_size=EMBED_BATCH))
+            sessions = self._batch_sessions(len(items))
+            if len(sessions) == 1:
+                vecs = list(sessions[0].embed(items, batch_size=EMBED_BATCH))
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                n = len(sessions)
+                with ThreadPoolExecutor(n) as pool:
+                    shares = list(pool.map(lambda s, part: list(s.embed(part, batch_size=EMBED_BATCH)), sessions,
+                                           [items[i::n] for i in range(n)]))
+                vecs = [None] * len(items)
+                for i, share in enumerate(shares):
+                    vecs[i::n] = share
         return np.asarray(vecs, dtype=np.float32)
 
     def embed_one(self, text: str) -> "np.ndarray":

@@ -167,7 +167,7 @@ class Source(BaseModel):
     origin: str = "manual"  # manual | transcript | mcp | import
 
 
-EMBED_CHARS = 1000
+EMBED_CHARS = 800
 
 
 class Episode(BaseModel):
@@ -210,10 +210,11 @@ class Episode(BaseModel):
         return "\n".join(p for p in parts if p)
 
     def embed_text(self) -> str:
-        """What a later question should match: what was done and the intent, then the errors and files. Capped at
-        EMBED_CHARS: the model's cost grows with every token (it reads at most 512), while paths and long error
-        text are matched exactly by keyword search anyway."""
-        parts = [self.summary, self.intent.extracted or self.intent.raw_prompt[:500],
+        """What a later question should match: the intent (unless the summary already opens with it) and what was
+        done, then the errors and files, each once. Capped at EMBED_CHARS: the model's cost grows with every token
+        (it reads at most 512), while paths and long error text are matched exactly by keyword search anyway."""
+        intent = self.intent.extracted or self.intent.raw_prompt[:500]
+        parts = [intent if intent[:80] not in self.summary else "", self.summary,
                  " ".join(e.message[:200] for e in self.context.errors[:3]),
                  " ".join(self.context.files_modified[:10])]
         return "\n".join(p for p in parts if p)[:EMBED_CHARS]
