@@ -214,9 +214,9 @@ def explain(episode_id: str, as_json: bool) -> None:
     def render(d: dict[str, Any]) -> None:
         click.echo(f"Episode {d['id']}  [{d['project']}]  {d['outcome']}\n  {d['summary'][:200]}")
         click.echo(f"Utility {d['utility']:.3f} = {d['posterior']}")
-        click.echo(f"Salience {d['salience']:.3f} = utility x verification {d['verification']} "
-                   f"({d['verification_weight']}) x freshness {d['freshness']:.3f} ({d['scope']}) "
-                   f"x recency {d['recency']:.3f}")
+        click.echo(f"Salience {d['salience']:.3f} (score = relevance x salience) from utility {d['utility']:.3f}, "
+                   f"verification {d['verification']}, freshness {d['freshness']:.3f} ({d['scope']}), "
+                   f"recency {d['recency']:.3f}")
         for line in d["outcome_evidence"]:
             click.echo(f"  outcome evidence: {line}")
         inj = d["injections"]

@@ -7,10 +7,11 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tempera.core import defaults, paths
 from tempera.core.errors import InvalidInput
+from tempera.core.ranking import SalienceWeights
 
 
 class _Section(BaseModel):
@@ -28,14 +29,20 @@ class EmbeddingConfig(_Section):
     use_offline_package: bool = Field(True, description="Use the `offline` extra's MiniLM when the default is not cached")
 
 
+_SALIENCE = SalienceWeights()
+
+
 class RetrievalConfig(_Section):
     mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
-    similarity_weight: float = Field(0.3, ge=0, description="Relevance weight in vector/keyword mode")
-    utility_weight: float = Field(0.7, ge=0, description="Salience weight in vector/keyword mode")
-    hybrid_similarity_weight: float = Field(0.85, ge=0, description="Relevance weight in hybrid mode")
-    hybrid_utility_weight: float = Field(0.15, ge=0, description="Salience weight in hybrid mode")
-    recency_weight: float = Field(0.0, ge=0, le=1, description="Share of salience given to recency (0 = off)")
-    recency_halflife_days: float = Field(30.0, gt=0)
+    utility_effect: float = Field(_SALIENCE.utility_effect, ge=0, le=1, description="score = relevance x salience; "
+                                  "utility 1 (or 0) multiplies a score by 1 + (or -) this, 0.5 leaves it alone")
+    verification_effect: float = Field(_SALIENCE.verification_effect, ge=0, le=1, description="Salience bonus of "
+                                       "the best verification state (stable_no_revert); untested adds nothing")
+    freshness_floor: float = Field(_SALIENCE.freshness_floor, ge=0, le=1, description="Salience share a fully "
+                                   "decayed episode keeps: decay ranks stale below fresh, never erases it")
+    recency_weight: float = Field(_SALIENCE.recency_weight, ge=0, le=1, description="Share of a score that fades "
+                                  "with age (0 = off)")
+    recency_halflife_days: float = Field(_SALIENCE.recency_halflife_days, gt=0)
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR diversity (0 = diverse, 1 = relevant)")
     mmr_redundancy_floor: float = Field(0.7, ge=0, lt=1, description="MMR counts only similarity above this as "
                                         "redundancy (near-duplicates), not mere shared topic")
@@ -49,6 +56,20 @@ class RetrievalConfig(_Section):
     hybrid_keyword_min_ratio: float = Field(0.5, ge=0, le=1, description="A BM25 hit counts in hybrid fusion only "
                                             "when its score is at least this share of the best BM25 score")
     candidates: int = Field(50, ge=5, le=1000, description="Candidates drawn from each index before fusion")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_retired(cls, data: Any) -> Any:
+        """`tempera config init` wrote the additive blend's weights into config files; they no longer mean anything."""
+        return {k: v for k, v in data.items() if k not in RETIRED_RETRIEVAL_KEYS} if isinstance(data, dict) else data
+
+    def salience_weights(self) -> SalienceWeights:
+        return SalienceWeights(self.utility_effect, self.verification_effect, self.freshness_floor,
+                               self.recency_weight, self.recency_halflife_days)
+
+
+RETIRED_RETRIEVAL_KEYS = frozenset({"similarity_weight", "utility_weight", "hybrid_similarity_weight",
+                                    "hybrid_utility_weight"})
 
 
 class BellmanConfig(_Section):

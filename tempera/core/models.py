@@ -41,11 +41,7 @@ VERIFICATION_WEIGHTS = {state: defaults.VERIFICATION_WEIGHTS[state.value] for st
 
 ScopeKind = Literal["forever", "language", "crate", "domain", "workaround", "project", "legacy"]
 
-# Decay per day, from the seed's table; `legacy` = no scope set.
-DECAY_RATES: dict[str, float] = {
-    "forever": 0.0, "language": 0.001, "domain": 0.005, "project": 0.010,
-    "crate": 0.020, "workaround": 0.050, "legacy": 0.010,
-}
+DECAY_RATES: dict[str, float] = defaults.DECAY_RATES  # per day, by scope kind
 
 
 class ValidityScope(BaseModel):

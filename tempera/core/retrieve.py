@@ -1,7 +1,7 @@
-"""Hybrid retrieval: FTS5 BM25 and sqlite-vec KNN, fused by RRF, blended with salience, diversified by MMR.
+"""Hybrid retrieval: FTS5 BM25 and sqlite-vec KNN, fused by RRF, scaled by salience, diversified by MMR.
 
-Salience = learned utility x verification weight x freshness (scope-aware decay) x optional recency. The utility
-is the same number feedback, propagation and credit update, so learning reaches the ranking.
+score = relevance x salience, a bounded factor of learned utility, verification and freshness (core/ranking.py).
+The utility is the same number feedback, propagation and credit update, so learning reaches the ranking.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import textsearch
+from tempera.core import ranking, textsearch
 from tempera.core.config import RetrievalConfig
 from tempera.core.episodes import VEC_TABLE, EpisodeStore, _vec_blob
 from tempera.core.errors import InvalidInput
@@ -54,20 +54,17 @@ class Hit:
 
 
 def freshness(ep: Episode, now: datetime) -> float:
-    """(1 - rate_scope)^days since last confirmed useful (or created); expired workarounds are gone."""
+    """Scope-aware decay since the episode was last confirmed useful (or created); expired workarounds are gone."""
     scope = ep.scope
-    if scope.kind == "workaround" and scope.expires and scope.expires <= now:
-        return 0.0
-    anchor = ep.utility.last_useful_at or ep.created_at
-    days = max(0.0, (now - anchor).total_seconds() / 86400.0)
-    return (1.0 - scope.decay_rate) ** days
+    return ranking.freshness(scope.decay_rate, ep.utility.last_useful_at or ep.created_at, now, scope.expires)
 
 
 def salience_parts(ep: Episode, cfg: RetrievalConfig, now: datetime) -> tuple[float, float, float]:
-    fresh = freshness(ep, now)
-    age_days = max(0.0, (now - ep.created_at).total_seconds() / 86400.0)
-    recency = (1 - cfg.recency_weight) + cfg.recency_weight * 0.5 ** (age_days / cfg.recency_halflife_days)
-    return ep.utility.value * ep.outcome.verification.weight * fresh * recency, fresh, recency
+    """(salience, freshness, recency) of one episode: the factor its relevance is multiplied by, and its age parts."""
+    return ranking.salience_parts(cfg.salience_weights(), now, utility=ep.utility.value,
+                                  verification_weight=ep.outcome.verification.weight, decay_rate=ep.scope.decay_rate,
+                                  created=ep.created_at, last_useful=ep.utility.last_useful_at,
+                                  expires=ep.scope.expires)
 
 
 def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool, n: int) -> list[tuple[int, float]]:
@@ -189,10 +186,6 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
 
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
     w_kw = _keyword_weight(cfg, terms, hits.get(kw[0][0]) if kw else None) if mode == "hybrid" else 0.0
-    if mode == "hybrid":
-        w_rel, w_sal = cfg.hybrid_similarity_weight, cfg.hybrid_utility_weight
-    else:
-        w_rel, w_sal = cfg.similarity_weight, cfg.utility_weight
     for h in hits.values():
         if mode == "hybrid":
             h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec, w_kw)
@@ -201,7 +194,7 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         else:
             h.relevance = (h.bm25 or 0.0) / top_bm25
         h.salience, h.freshness, h.recency = salience_parts(h.episode, cfg, now)
-        h.score = (w_rel * h.relevance + w_sal * h.salience) / ((w_rel + w_sal) or 1.0)
+        h.score = h.relevance * h.salience
     ranked = sorted(hits.values(), key=lambda h: -h.score)
     ranked = ranked[: max(limit * 4, 20)]
     if use_vec:  # without a cache, hits only BM25 found keep no vector; MMR compares their terms

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tempera.core import defaults, jobs, textsearch
+from tempera.core import defaults, jobs, ranking, textsearch
 from tempera.core.project import ProjectRef
+from tempera.core.ranking import SalienceWeights
 from tempera.hooks.render import relative_to
 
 VERIFICATION_WEIGHTS = defaults.VERIFICATION_WEIGHTS
+DECAY_RATES = defaults.DECAY_RATES
 _WEIGHT_SQL = "CASE e.verification " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in VERIFICATION_WEIGHTS.items()) + \
     f" ELSE {VERIFICATION_WEIGHTS['untested']} END"
 
@@ -45,19 +48,23 @@ COLUMNS = ("e.id, e.created_at, e.outcome, e.verification, e.summary, e.utility,
 
 
 def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, exclude: set[str], limit: int,
-                 min_hits: int) -> list[dict[str, Any]]:
-    """Episodes of this project (or transferable ones) sharing at least `min_hits` distinct terms with the prompt."""
+                 min_hits: int, weights: SalienceWeights) -> list[dict[str, Any]]:
+    """Episodes of this project (or transferable ones) sharing at least `min_hits` distinct terms with the prompt,
+    ranked as keyword mode ranks them: BM25 over the best one's, times salience."""
     terms = textsearch.query_terms(prompt)
     match = textsearch.fts_query(terms, project.id, transferable=True)
     if match is None or limit <= 0:
         return []
     try:
         rows = conn.execute(
-            f"SELECT {COLUMNS}, -bm25(episodes_fts), f.body FROM episodes_fts f CROSS JOIN episodes e ON e.rowid = f.rowid "
-            "WHERE episodes_fts MATCH ? ORDER BY bm25(episodes_fts) LIMIT 30", (match,)).fetchall()
+            f"SELECT {COLUMNS}, -bm25(episodes_fts), f.body, e.scope_kind, e.last_useful_at FROM episodes_fts f "
+            "CROSS JOIN episodes e ON e.rowid = f.rowid WHERE episodes_fts MATCH ? ORDER BY bm25(episodes_fts) "
+            "LIMIT 30", (match,)).fetchall()
     except sqlite3.OperationalError:  # no FTS5 in this SQLite, or no schema yet
         return []
     need = min(min_hits, len(terms))
+    top = max((row[9] for row in rows), default=1.0) or 1.0
+    now = datetime.now(timezone.utc)
     hits = []
     for row in rows:
         if row[0] in exclude:
@@ -65,11 +72,30 @@ def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, 
         matched = textsearch.matched(terms, row[10])
         if matched < need:
             continue
-        weight = VERIFICATION_WEIGHTS.get(row[3], 0.3)
+        relevance = row[9] / top
         hits.append(_row_to_hit(row, project, {"bm25": round(row[9], 4), "matched_terms": matched,
-                                               "score": round(row[9] * (0.85 + 0.15 * row[5] * weight), 4)}))
+                                               "relevance": round(relevance, 4),
+                                               "score": round(relevance * _salience(row, weights, now), 4)}))
     hits.sort(key=lambda h: -h["score"])
     return hits[:limit]
+
+
+def _salience(row: tuple[Any, ...], weights: SalienceWeights, now: datetime) -> float:
+    """The factor the warm path multiplies relevance by (core/ranking.py), from a keyword row's columns."""
+    created, verification, utility, data, scope_kind, last_useful = row[1], row[3], row[5], row[6], row[11], row[12]
+    expires = None
+    if scope_kind == "workaround":  # the only scope with an expiry
+        try:
+            raw = json.loads(data).get("intent", {}).get("scope", {}).get("expires")
+            expires = datetime.fromisoformat(raw) if raw else None
+        except (ValueError, AttributeError, TypeError):
+            pass
+    salience, _, _ = ranking.salience_parts(
+        weights, now, utility=utility,
+        verification_weight=VERIFICATION_WEIGHTS.get(verification, VERIFICATION_WEIGHTS["untested"]),
+        decay_rate=DECAY_RATES.get(scope_kind, DECAY_RATES["legacy"]), created=datetime.fromisoformat(created),
+        last_useful=datetime.fromisoformat(last_useful) if last_useful else None, expires=expires)
+    return salience
 
 
 def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set[str], limit: int

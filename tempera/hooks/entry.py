@@ -80,7 +80,7 @@ def _cold_answer(conn: Any, hp: payloads.HookPayload, settings: HookSettings) ->
     seen = injectlog.injected_ids(conn, hp.session_id)
     if hp.event == "UserPromptSubmit":
         hits = coldpath.keyword_hits(conn, hp.prompt, project, exclude=seen, limit=settings.max_episodes,
-                                     min_hits=settings.min_keyword_hits)
+                                     min_hits=settings.min_keyword_hits, weights=settings.salience)
         header = render.HEADER_PROMPT
     else:
         hits = coldpath.useful_recent(conn, project, exclude=seen, limit=settings.max_episodes)

@@ -7,6 +7,7 @@ import tomllib
 from typing import Any, NamedTuple
 
 from tempera.core import defaults, paths
+from tempera.core.ranking import SalienceWeights
 
 TRUE = {"1", "true", "yes", "on"}
 
@@ -17,6 +18,7 @@ class HookSettings(NamedTuple):
     max_episodes: int
     min_keyword_hits: int
     daemon_timeout: float
+    salience: SalienceWeights = SalienceWeights()  # [retrieval]'s knobs: the keyword path ranks as the daemon does
     daemon_failed: bool = False  # the relay asked the daemon already and got no answer
 
 
@@ -39,18 +41,24 @@ def load() -> HookSettings:
             doc = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         doc = {}
-    general, inject = _section(doc, "general"), _section(doc, "inject")
+    general = _section(doc, "general")
     env = os.environ
     disabled = (env.get("TEMPERA_DISABLE", "").lower() in TRUE
                 or env.get("TEMPERA_GENERAL__DISABLED", "").lower() in TRUE or general.get("disabled") is True)
 
-    def pick(key: str, default: float, lo: float, hi: float) -> float:
-        return _num(env.get(f"TEMPERA_INJECT__{key.upper()}", inject.get(key, default)), default, lo, hi)
+    def pick(section: str, key: str, default: float, lo: float, hi: float) -> float:
+        raw = env.get(f"TEMPERA_{section.upper()}__{key.upper()}", _section(doc, section).get(key, default))
+        return _num(raw, default, lo, hi)
 
+    base = SalienceWeights()
     return HookSettings(
         disabled=disabled,
-        budget_chars=int(pick("budget_chars", defaults.INJECT_BUDGET_CHARS, 200, 9000)),
-        max_episodes=int(pick("max_episodes", defaults.INJECT_MAX_EPISODES, 0, 20)),
-        min_keyword_hits=int(pick("min_keyword_hits", defaults.INJECT_MIN_KEYWORD_HITS, 1, 50)),
-        daemon_timeout=pick("daemon_timeout_seconds", defaults.HOOK_DAEMON_TIMEOUT_SECONDS, 0.05, 30),
+        budget_chars=int(pick("inject", "budget_chars", defaults.INJECT_BUDGET_CHARS, 200, 9000)),
+        max_episodes=int(pick("inject", "max_episodes", defaults.INJECT_MAX_EPISODES, 0, 20)),
+        min_keyword_hits=int(pick("inject", "min_keyword_hits", defaults.INJECT_MIN_KEYWORD_HITS, 1, 50)),
+        daemon_timeout=pick("inject", "daemon_timeout_seconds", defaults.HOOK_DAEMON_TIMEOUT_SECONDS, 0.05, 30),
+        salience=SalienceWeights(*(pick("retrieval", name, getattr(base, name), 0.0, 1.0)
+                                   for name in ("utility_effect", "verification_effect", "freshness_floor",
+                                                "recency_weight")),
+                                 pick("retrieval", "recency_halflife_days", base.recency_halflife_days, 0.01, 1e6)),
     )

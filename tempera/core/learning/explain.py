@@ -1,5 +1,5 @@
 """Why an episode has its utility: the posterior, every evidence row, totals per source, links, retirement,
-the injection record, and the salience ranking would use right now."""
+the injection record, and the salience (the factor ranking multiplies relevance by) right now."""
 
 from __future__ import annotations
 

@@ -1,0 +1,85 @@
+"""Evidence moves ranks among comparably relevant episodes at any age (score = relevance x salience), through the
+real store, the offline embedding model and the `tempera feedback` command."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from click.testing import CliRunner
+from learnbook import NOW, Book
+
+from tempera.cli import cli
+from tempera.core.models import Episode
+
+FLAKY = [
+    "Fixed the flaky checkout test by freezing time with freezegun",
+    "Fixed the flaky login test by waiting for the redirect instead of sleeping",
+    "Fixed the flaky search test by seeding the random generator",
+    "Fixed the flaky upload test by using a temporary directory per test",
+    "Fixed the flaky billing test by mocking the currency rate service",
+]
+QUERY = "flaky test fix"
+
+
+def vote(signal: str, ep_id: str, times: int) -> None:
+    for _ in range(times):
+        result = CliRunner().invoke(cli, ["feedback", signal, "-e", ep_id])
+        assert result.exit_code == 0, result.output
+
+
+def ranking(book: Book, query: str = QUERY, mode: str | None = None) -> list[str]:
+    return [h.episode.id for h in book.memory.retrieve(query, project=str(book.root), limit=10, mode=mode)]
+
+
+def votes_long_ago(book: Book, ep: Episode, days: float) -> None:
+    """The helpful votes were given `days` ago: freshness counts from then, as if the votes were that old."""
+    book.memory.db.execute("UPDATE episodes SET last_useful_at = ? WHERE id = ?",
+                           ((NOW - timedelta(days=days)).isoformat(), ep.id))
+
+
+@pytest.fixture
+def flaky(book: Book) -> list[Episode]:
+    return [book.add(summary, at=-i) for i, summary in enumerate(FLAKY)]
+
+
+def test_four_unhelpful_votes_demote_the_top_hit(book: Book, flaky: list[Episode]) -> None:
+    first, runner_up = ranking(book)[:2]
+    vote("unhelpful", first, 4)
+    after = ranking(book)
+    assert after.index(first) > after.index(runner_up)
+    assert after[0] != first
+
+
+def test_helpful_votes_lift_one_to_the_top(book: Book, flaky: list[Episode]) -> None:
+    before = ranking(book)
+    last = before[-1]
+    vote("helpful", last, 3)
+    assert ranking(book)[0] == last
+
+
+def test_old_but_repeatedly_helpful_outranks_fresh_unproven(book: Book) -> None:
+    summary = "Fixed the flaky checkout test by freezing time with freezegun"
+    fresh = book.add(summary)  # stored first: ties of equal relevance go its way
+    old = book.add(summary, at=-24 * 300)
+    vote("helpful", old.id, 4)
+    votes_long_ago(book, old, 300)
+    assert ranking(book)[:2] == [old.id, fresh.id]
+
+
+def test_fresh_beats_stale_of_equal_relevance_without_evidence(book: Book) -> None:
+    summary = "Fixed the flaky checkout test by freezing time with freezegun"
+    old = book.add(summary, at=-24 * 300)  # stored first: ties of equal relevance go its way
+    fresh = book.add(summary)
+    assert ranking(book)[:2] == [fresh.id, old.id]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_year_old_project_episode_still_ranks_when_it_is_the_only_relevant_one(book: Book, mode: str) -> None:
+    old = book.add("Rotated the staging database password and updated the deploy secrets in the vault",
+                   at=-24 * 365, scope="project")
+    for i, summary in enumerate(["Updated the staging database connection string in the deploy config",
+                                 "Changed the staging database backup schedule to nightly",
+                                 "Rotated the TLS certificate on the staging load balancer"]):
+        book.add(summary, at=-i)
+    assert ranking(book, "rotate the staging database password", mode=mode)[0] == old.id
