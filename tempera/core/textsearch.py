@@ -65,6 +65,20 @@ def query_terms(text: str, limit: int = 40, *, max_chars: int = QUERY_CHARS) -> 
     return list(seen)[:limit]
 
 
+# Words that acknowledge or steer a conversation without naming anything to look up ("continue", "sounds good",
+# "go ahead", "thanks"): a prompt made only of these and stopwords has no content to retrieve for.
+ACKNOWLEDGEMENTS = frozenset("""
+ok okay kk yes yeah yep yup yea sure fine good great cool nice perfect awesome excellent right correct agreed
+alright lgtm thanks thank thx ty cheers continue proceed go ahead carry keep going next sounds looks seems
+exactly indeed absolutely definitely hmm hm um uh ah oh wow hi hello hey
+""".split())
+
+
+def content_terms(text: str) -> list[str]:
+    """The query terms that name something: empty for "continue", "yes", "sounds good", "do it", or a lone "?"."""
+    return [t for t in query_terms(text) if t not in ACKNOWLEDGEMENTS]
+
+
 def term_set(text: str) -> set[str]:
     """Every search term of a whole document, to count which query terms it contains."""
     return {t.lower() for t in _WORD.findall(expand(text))}

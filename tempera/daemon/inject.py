@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from tempera.core import textsearch
 from tempera.core.brief import prompt_brief, session_start
 from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef, project_for_path
@@ -35,9 +36,10 @@ def _hit_dict(h: Hit, project: ProjectRef, similarity: float | None) -> dict[str
 
 def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[dict[str, Any]]:
     """Hybrid hits that clear the floor: cosine >= inject.min_similarity, or a strong literal match (enough
-    distinct prompt terms, and not semantically unrelated)."""
+    distinct prompt terms, and not semantically unrelated). A prompt without content ("continue", "yes") gets none:
+    whatever it matched would be the budget filled, not an answer."""
     cfg = mem.config.inject
-    if cfg.max_episodes == 0 or not prompt.strip():
+    if cfg.max_episodes == 0 or not textsearch.content_terms(prompt):
         return []
     qvec = mem.embedder.embed_one(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
     hits = retrieve(mem.store, prompt, project_id=project.id, cfg=mem.config.retrieval,

@@ -50,10 +50,10 @@ COLUMNS = ("e.id, e.created_at, e.outcome, e.verification, e.summary, e.utility,
 def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, exclude: set[str], limit: int,
                  min_hits: int, weights: SalienceWeights) -> list[dict[str, Any]]:
     """Episodes of this project (or transferable ones) sharing at least `min_hits` distinct terms with the prompt,
-    ranked as keyword mode ranks them: BM25 over the best one's, times salience."""
+    ranked as keyword mode ranks them: BM25 over the best one's, times salience. A prompt without content gets none."""
     terms = textsearch.query_terms(prompt)
     match = textsearch.fts_query(terms, project.id, transferable=True)
-    if match is None or limit <= 0:
+    if match is None or limit <= 0 or not textsearch.content_terms(prompt):
         return []
     try:
         rows = conn.execute(
