@@ -49,6 +49,7 @@ class CaptureResult:
     unknown_types: Counter[str] = field(default_factory=Counter)
     not_prompts: Counter[str] = field(default_factory=Counter)  # records read that were no prompt, by reason
     bytes_read: int = 0
+    roots: list[str] = field(default_factory=list)  # the checkouts the session worked in (`checkout_roots`)
     llm_cost_usd: float = 0.0
     dry_run: bool = False
     segmented: list[Turn] = field(default_factory=list, repr=False)  # every turn of the transcript as read
@@ -93,7 +94,8 @@ def checkout_roots(transcript: Transcript) -> list[str]:
     return roots
 
 
-def _root_of(turn: Turn, roots: list[str], default: str | None) -> str | None:
+def root_of(turn: Turn, roots: list[str], default: str | None) -> str | None:
+    """The checkout (of `checkout_roots`) a turn worked in."""
     cwd = turn.cwd or ""
     return next((r for r in roots if cwd == r or cwd.startswith(r.rstrip("/") + "/")), roots[0] if roots else default)
 
@@ -148,11 +150,11 @@ def capture_transcript(mem: "Memory", path: Path, *, project: str | None = None,
     plan = _plan(units, cur)
     existing = _stored(mem, cur.episode_id) if plan.grown else None
     grown = plan.grown if existing else None
-    roots = checkout_roots(transcript)
+    roots = result.roots = checkout_roots(transcript)
 
     def draft(unit: Turn) -> Episode:
         return draft_episode(unit, ref, transcript_path=Path(key), session_id=sid,
-                             root=_root_of(unit, roots, ref.path))
+                             root=root_of(unit, roots, ref.path))
 
     drafts = [draft(t) for t in plan.new]
     regrown = draft(grown) if grown else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from tempera.core.models import Episode
@@ -26,7 +26,8 @@ from tempera.core.selfimprove.asks import ASKS, ShouldHaveAskedInput, llm_missed
 from tempera.core.selfimprove.drafting import Drafter, drafter_for
 from tempera.core.selfimprove.logs import LogKind, exists
 from tempera.core.selfimprove.mistakes import MISTAKES, CorrectionInput, llm_category, log_correction
-from tempera.transcripts.capture import CaptureResult
+from tempera.transcripts.capture import CaptureResult, root_of
+from tempera.transcripts.draft import project_files
 from tempera.transcripts.turns import ToolCall, Turn
 
 if TYPE_CHECKING:
@@ -354,8 +355,15 @@ def _store_question(mem: "Memory", q: QuestionSeen, ep: Episode, key: str, llm: 
     return log_should_have_asked(mem.store, item, source=f"transcript:{q.kind}", dedupe_key=key) is not None
 
 
+def _in_checkout(files: list[str], turn: Turn, roots: list[str], project_root: str | None) -> list[str]:
+    """A finding's files as its episode names them: relative to the session's checkout (a transcript from
+    another machine keeps that machine's paths), plan and scratch files left out."""
+    return project_files(files, root_of(turn, roots, project_root)) if roots else files
+
+
 def process_captured_turns(mem: "Memory", turns: list[Turn], episodes: list[Episode], *,
-                           previous: Turn | None = None, llm: Drafter | None = None) -> Processed:
+                           previous: Turn | None = None, llm: Drafter | None = None,
+                           roots: list[str] | None = None) -> Processed:
     """Run the detectors over freshly captured turns, store corrections and should-have-asked rows (anchored to
     the corrected turn's episode and files), then update calibration and ask-backs for the episodes.
 
@@ -371,9 +379,13 @@ def process_captured_turns(mem: "Memory", turns: list[Turn], episodes: list[Epis
         corrections = detect_corrections(turns, previous)
         questions = detect_questions(turns, corrections, previous)
         for c in corrections:
-            done.corrections += _record(mem, MISTAKES, c, episode_of(c.turn), _store_correction, llm)
+            ep = episode_of(c.turn)
+            c = replace(c, files=_in_checkout(c.files, c.turn, roots or [], ep.project_path if ep else None))
+            done.corrections += _record(mem, MISTAKES, c, ep, _store_correction, llm)
         for q in questions:
-            done.questions += _record(mem, ASKS, q, episode_of(q.turn), _store_question, llm)
+            ep = episode_of(q.turn)
+            q = replace(q, files=_in_checkout(q.files, q.turn, roots or [], ep.project_path if ep else None))
+            done.questions += _record(mem, ASKS, q, ep, _store_question, llm)
     done.ask_backs = update_after_capture(mem, episodes, llm=llm)
     return done
 
@@ -388,4 +400,4 @@ def process_capture(mem: "Memory", result: CaptureResult) -> Processed:
     sources = {u for ep in episodes for u in ep.source.record_uuids}
     batch = [t for t in turns if not sources.isdisjoint(t.record_uuids)]
     previous = turns[batch[0].index - 1] if batch and batch[0].index > 0 else None
-    return process_captured_turns(mem, batch, episodes, previous=previous)
+    return process_captured_turns(mem, batch, episodes, previous=previous, roots=result.roots)

@@ -56,3 +56,17 @@ def test_import_fills_the_logs_exactly_as_the_stop_path_does(tmp_path: Path) -> 
 
     assert len(stop["mistakes"]) == 3 and stop["asks"] and stop["links"] and stop["facts"]
     assert imported == stop
+
+
+def test_findings_of_a_transcript_from_another_checkout_name_files_as_its_episodes_do(tmp_path: Path) -> None:
+    """Imported into a project at another path (`--project`), the corrections' files are relative to the session's
+    own checkout, like its episodes' files, not that machine's absolute paths."""
+    from tempera.transcripts.pipeline import capture_and_learn
+
+    project = tmp_path / "webshop-here"
+    project.mkdir()
+    with Memory(use_model=False) as mem:
+        result = capture_and_learn(mem, DATA / "corrections.jsonl", project=str(project))
+        files = {f for m in mistakes.mistakes(mem.db) for f in m.files}
+        episode_files = {f for ep in result.added for f in ep.context.files_modified}
+    assert files and files <= episode_files and not any(f.startswith("/") for f in files)
