@@ -21,6 +21,10 @@ from tempera.hooks import injectlog, render
 
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
 HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."
+# Shares of the budget. At UserPromptSubmit related past work is the point, so the brief and the facts the prompt
+# touches may not crowd it out: on the real entire-cli sessions they took 1,400 of the 2,000 characters and left
+# room for one episode. At SessionStart the brief (the ask-back, corrections) is the point and keeps half.
+PROMPT_BRIEF_SHARE, PROMPT_FACTS_SHARE, SESSION_BRIEF_SHARE = 0.25, 0.2, 0.5
 
 
 def _hit_dict(h: Hit, project: ProjectRef, similarity: float | None) -> dict[str, Any]:
@@ -91,12 +95,15 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
         hits = useful_recent(mem.db.conn, project, exclude=seen, limit=mem.config.inject.max_episodes)
         header = render.HEADER_SESSION
         facts: list[str] = []
+        brief_share = SESSION_BRIEF_SHARE
     else:
         brief = prompt_brief(mem, project.id, prompt, project.path)
         hits = relevant_hits(mem, prompt, project, seen)
         header = render.HEADER_PROMPT
-        facts = [line for line in prompt_facts(mem, prompt, project_id=project.id) if "fact:" + line not in given]
-    statements = brief.select(budget // 2, exclude=given) if brief is not None else []
+        facts = render.fit([line for line in prompt_facts(mem, prompt, project_id=project.id)
+                            if "fact:" + line not in given], int(budget * PROMPT_FACTS_SHARE), prefix="- ")
+        brief_share = PROMPT_BRIEF_SHARE
+    statements = brief.select(int(budget * brief_share), exclude=given) if brief is not None else []
     text = render.render_blocks([(HEADER_BRIEF, [f"- {s.text}" for s in statements]),
                                  (HEADER_FACTS, [f"- {line}" for line in facts]),
                                  (header, [render.episode_line(h) for h in hits])], budget)

@@ -35,6 +35,17 @@ def episode_line(ep: dict[str, Any]) -> str:
     return line
 
 
+def fit(lines: list[str], budget: int, *, prefix: str = "") -> list[str]:
+    """The leading lines that fit `budget` characters once written as `prefix + line` one per line."""
+    out, used = [], 0
+    for line in lines:
+        used += len(prefix) + len(line) + 1
+        if used > budget:
+            break
+        out.append(line)
+    return out
+
+
 def render_blocks(sections: list[tuple[str, list[str]]], budget: int) -> str:
     """Join (header, lines) sections, dropping and then clipping lines so the wrapped text fits the budget."""
     overhead = len(wrap(""))

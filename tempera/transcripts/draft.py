@@ -40,6 +40,7 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*[-|: ]{3,}\s*$", re.M)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\\[nrt]")
 _INLINE = re.compile(r"\*\*|__|`")
+_PIPE_TAIL = re.compile(r"\s*(?:\d?>&\d|\||;)\s*")  # `2>&1 | tail -15` says nothing about the tests
 OUTSIDE_NOISE = ("/.claude/", "/tmp/", "/private/tmp/", "/private/var/folders/", "/var/folders/")
 _PROBLEM = re.compile(r"\b(?:couldn't|could not|can't|cannot|unable to|wasn't able|was not able|failed to|still "
                       r"fail\w*|still broken|doesn't work|does not work|not working|blocked by)\b", re.I)
@@ -177,7 +178,8 @@ def summarize(turn: Turn, prompt: str, reply: str, after: list[signals.TestRunSe
     if unit is not None and unit.done:
         parts.append(f"Done: {'; '.join(_clip(d, 80) for d in unit.done[-3:])}.")
     if after:
-        parts.append(f"Tests {'passed' if after[-1].passed else 'failed'}: {_clip(redact(after[-1].command), 60)}.")
+        command = _PIPE_TAIL.split(redact(after[-1].command), 1)[0]
+        parts.append(f"Tests {'passed' if after[-1].passed else 'failed'}: {_clip(command, 60)}.")
     unresolved = [e for e in distinct_errors(turn.errors) if not e.resolved]
     if unresolved:
         parts.append(f"Unresolved: {_clip(unresolved[-1].message, 120)}")
