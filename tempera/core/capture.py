@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tempera.core.errors import InvalidInput
 from tempera.core.models import (OUTCOMES, TASK_TYPES, Context, Episode, ErrorRecord, Intent, Outcome, Source,
                                  ValidityScope)
 from tempera.core.project import ProjectRef
+from tempera.core.surrogates import repair_data
 
 
 class CaptureInput(BaseModel):
@@ -27,6 +28,12 @@ class CaptureInput(BaseModel):
                                                          "workaround:REF[@YYYY-MM-DD]")
     session_id: str | None = None
     project: str | None = Field(None, description="A project path, name or id; default the working directory")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _repair(cls, data: object) -> object:
+        """Flags, stdin JSON and MCP arguments may carry lone surrogates (a string cut inside an emoji)."""
+        return repair_data(data)
 
     @field_validator("summary")
     @classmethod

@@ -10,6 +10,8 @@ import json
 import sys
 from typing import Any, BinaryIO, NamedTuple
 
+from tempera.core.surrogates import repair
+
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 MAX_PROMPT_CHARS = 20_000  # retrieval reads the start of a huge prompt; the rest adds nothing but latency
 
@@ -39,8 +41,9 @@ class HookPayload(NamedTuple):
 
 
 def _str(d: dict[str, Any], key: str, limit: int = 4096) -> str:
+    """The field's text, cut to `limit`, lone surrogates repaired (Claude Code cuts strings inside emoji)."""
     v = d.get(key)
-    return v[:limit] if isinstance(v, str) else ""
+    return repair(v[:limit]) if isinstance(v, str) else ""
 
 
 def read_stdin(stream: BinaryIO | None = None) -> dict[str, Any]:

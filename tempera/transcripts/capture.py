@@ -45,7 +45,7 @@ class CaptureResult:
     updated: list[Episode] = field(default_factory=list)
     skipped: int = 0  # units that changed nothing: captured before and unchanged (or taken by a parallel capture)
     lines_read: int = 0
-    lines_skipped: int = 0  # broken or non-object lines
+    lines_skipped: int = 0  # lines the reader skipped (broken, too deep, too large)
     unknown_types: Counter[str] = field(default_factory=Counter)
     not_prompts: Counter[str] = field(default_factory=Counter)  # records read that were no prompt, by reason
     bytes_read: int = 0

@@ -1,7 +1,8 @@
 """Reading Claude Code session transcripts (JSONL) as they exist in the wild, versions 1.0 to 2.1.
 
-Never raises on file content: broken and non-object lines are counted and skipped, unknown record types are counted
-and ignored, and a file still being written is read up to its last whole line. The records kept are the active
+Never raises on file content: a line that is broken, no object, nested too deep or too large is skipped and
+counted by reason; lone surrogates (a string cut inside an emoji) become U+FFFD; unknown record types are counted
+and ignored; a file still being written is read up to its last whole line. The records kept are the active
 branch (see `chain.py`); subagent transcripts are read alongside and returned separately, to be folded into the
 turn that started them.
 """
@@ -9,6 +10,7 @@ turn that started them.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tempera.core.surrogates import repair_data
 from tempera.transcripts.chain import active_records
 
 # Types Claude Code writes that we read or deliberately ignore; anything else counts as unknown.
@@ -24,6 +27,12 @@ KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "progress", "
                          # bookkeeping records of Claude Code 2.1.3xx: no conversation in them
                          "atis-latch", "api-request-shape", "api-request-blob", "api-request", "tools-used",
                          "cost-state"})
+
+MAX_RECORD_BYTES = 8 * 1024 * 1024  # a line larger than this is no conversation worth its memory: skipped
+MAX_DEPTH = 100  # nesting past this is no Claude Code record, and would exhaust the recursion of later steps
+# Skip reasons, as the import report shows them.
+BROKEN, TOO_DEEP, TOO_LARGE = "broken line", "too deep", "too large"
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # the only way a surrogate gets into a decoded line
 
 
 @dataclass(frozen=True)
@@ -98,11 +107,15 @@ class Transcript:
     sidechain: list[Record]  # inline subagent records (isSidechain) of older versions
     subagents: list[Subagent]
     lines_read: int = 0  # whole lines consumed
-    lines_skipped: int = 0  # broken or non-object lines
+    skipped: Counter[str] = field(default_factory=Counter)  # lines skipped, by reason (BROKEN, TOO_DEEP, TOO_LARGE)
     bytes_read: int = 0  # size of the main file as read
     abandoned: int = 0  # records on branches left by a rewind
     type_counts: Counter[str] = field(default_factory=Counter)
     unknown_types: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def lines_skipped(self) -> int:
+        return sum(self.skipped.values())
 
 
 def parse_timestamp(value: Any) -> datetime | None:
@@ -178,8 +191,36 @@ def parse_record(obj: dict[str, Any], line: int) -> Record:
 class _Lines:
     records: list[Record]
     lines_read: int
-    lines_skipped: int
+    skipped: Counter[str]
     bytes_read: int = 0
+
+
+def _nesting(obj: Any) -> int:
+    """How deep containers nest in a decoded value (iterative: the value may be deeper than the recursion limit)."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | str:
+    """The JSON object on one line, lone surrogates repaired; or why the line is skipped."""
+    if len(raw) > MAX_RECORD_BYTES:
+        return TOO_LARGE
+    try:
+        obj = json.loads(raw.decode("utf-8", errors="replace"))
+    except RecursionError:
+        return TOO_DEEP
+    except ValueError:
+        return BROKEN
+    if not isinstance(obj, dict):
+        return BROKEN
+    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and _nesting(obj) > MAX_DEPTH:
+        return TOO_DEEP
+    return repair_data(obj) if _ESCAPED_SURROGATE.search(raw) else obj
 
 
 def read_records(path: Path) -> _Lines:
@@ -187,28 +228,25 @@ def read_records(path: Path) -> _Lines:
     try:
         data = path.read_bytes()
     except OSError:
-        return _Lines([], 0, 0)
+        return _Lines([], 0, Counter())
     whole, _, tail = data.rpartition(b"\n")
     lines = whole.split(b"\n") if whole or data.endswith(b"\n") else []
     if tail.strip():
         try:
             json.loads(tail)
             lines.append(tail)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass  # still being written: the next read gets it whole
-    records, skipped = [], 0
+    records: list[Record] = []
+    skipped: Counter[str] = Counter()
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw.decode("utf-8", errors="replace"))
-        except ValueError:
-            skipped += 1
-            continue
-        if not isinstance(obj, dict):
-            skipped += 1
-            continue
-        records.append(parse_record(obj, n))
+        obj = parse_line(raw)
+        if isinstance(obj, str):
+            skipped[obj] += 1
+        else:
+            records.append(parse_record(obj, n))
     return _Lines(records, len(lines), skipped, len(data))
 
 
@@ -224,7 +262,7 @@ def _read_meta(agent_file: Path) -> dict[str, Any]:
     meta = agent_file.with_name(agent_file.name[: -len(".jsonl")] + ".meta.json")
     try:
         data = json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -236,7 +274,7 @@ def _first_session_id(path: Path) -> str | None:
         with path.open("rb") as fh:
             first = fh.readline()
         obj = json.loads(first)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return obj.get("sessionId") if isinstance(obj, dict) else None
 
@@ -273,7 +311,7 @@ def read_transcript(path: Path | str) -> Transcript:
     return Transcript(
         path=path, session_id=session_id, cwd=cwd, records=kept, sidechain=sidechain,
         subagents=[read_subagent(p) for p in subagent_files(path, session_id)],
-        lines_read=lines.lines_read, lines_skipped=lines.lines_skipped, bytes_read=lines.bytes_read,
+        lines_read=lines.lines_read, skipped=lines.skipped, bytes_read=lines.bytes_read,
         abandoned=abandoned, type_counts=types,
         unknown_types=Counter({t: n for t, n in types.items() if t not in KNOWN_TYPES}),
     )

@@ -207,8 +207,8 @@ def user_role(record: Record) -> str:
 
 
 def record_counts(transcript: Transcript) -> Counter[str]:
-    """Records that were read but are no prompt, by reason, with the reader's own skips (broken lines, rewound
-    branches): what an import report shows so that nothing is dropped silently."""
+    """Records that were read but are no prompt, by reason, with the reader's own skips (lines broken, too deep
+    or too large; rewound branches): what an import report shows so that nothing is dropped silently."""
     counts: Counter[str] = Counter()
     for r in transcript.records:
         if r.type == "user":
@@ -216,7 +216,7 @@ def record_counts(transcript: Transcript) -> Counter[str]:
             if role not in ("prompt", "command", "tool_result"):
                 counts[role] += 1
     counts["sidechain"] += len(transcript.sidechain)
-    counts["broken line"] += transcript.lines_skipped
+    counts.update(transcript.skipped)  # lines the reader skipped: broken, too deep, too large
     counts["rewound branch"] += transcript.abandoned
     counts.update({f"unknown type {t}": n for t, n in transcript.unknown_types.items()})
     return +counts

@@ -168,3 +168,16 @@ def test_relay_copies_of_package_settings_agree(monkeypatch: pytest.MonkeyPatch,
             monkeypatch.setenv("TEMPERA_DATA_DIR", override)
         env = {k.encode(): v.encode() for k, v in os.environ.items()}
         assert relay.data_dir(env).decode() == str(paths.data_dir())
+
+
+def test_a_prompt_with_a_lone_surrogate_still_injects(data_dir: Path, some_memory: None, start_daemon: Any) -> None:
+    """Claude Code cuts a string inside an emoji and sends the lone `\\ud83d`: the prompt is repaired and answered,
+    on the keyword path and through the daemon alike."""
+    prompt = {"cwd": "/tmp", "prompt": "the login bug \ud83d with the session cookie is back"}
+    cold = run_hook("user-prompt-submit", {**prompt, "session_id": "a"}, command=ENTRY,
+                    env={"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"})
+    assert "trimming the session cookie" in cold.stdout.decode()
+    start_daemon()
+    warm = run_hook("user-prompt-submit", {**prompt, "session_id": "b"})
+    assert "trimming the session cookie" in warm.stdout.decode()
+    assert not (data_dir / "hooks.log").exists() or "Traceback" not in (data_dir / "hooks.log").read_text()
