@@ -50,6 +50,7 @@ class CaptureInput(BaseModel):
         return v
 
     def to_episode(self, project: ProjectRef, *, max_summary_chars: int) -> Episode:
+        """The episode to store, its secrets redacted as a transcript's are."""
         if len(self.summary) > max_summary_chars:
             raise InvalidInput(f"summary is {len(self.summary):,} characters; the limit is {max_summary_chars:,} "
                                "(capture.max_summary_chars): summarise it")
@@ -62,4 +63,4 @@ class CaptureInput(BaseModel):
                             errors=[ErrorRecord(message=e, resolved=True) for e in self.errors_resolved]),
             outcome=Outcome(status=self.outcome), tags=self.tags,
             alternatives_considered=self.alternatives_considered, source=Source(origin="manual"),
-        )
+        ).redacted()

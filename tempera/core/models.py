@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tempera.core import defaults
 from tempera.core.errors import InvalidInput
+from tempera.core.redact import redact_data
 
 TASK_TYPES = ("bugfix", "feature", "refactor", "test", "docs", "research", "debug", "setup", "other")
 OUTCOMES = ("success", "partial", "failure", "unknown")
@@ -164,6 +165,9 @@ class Source(BaseModel):
 
 
 EMBED_CHARS = 800
+# Fields we generate ourselves (ids, timestamps, fingerprints, record uuids): never user text, never redacted.
+OWN_FIELDS = frozenset({"id", "created_at", "updated_at", "project_id", "session_id", "record_uuids", "fingerprint",
+                        "last_useful_at", "utility", "verification", "status", "task_type", "origin"})
 
 
 class Episode(BaseModel):
@@ -194,6 +198,10 @@ class Episode(BaseModel):
     @property
     def scope(self) -> ValidityScope:
         return self.intent.scope
+
+    def redacted(self) -> "Episode":
+        """The same episode with the secrets in every text field replaced: what each way into memory stores."""
+        return Episode.model_validate(redact_data(self.model_dump(mode="json"), skip=OWN_FIELDS))
 
     def search_text(self) -> str:
         """Everything keyword search should find this episode by."""

@@ -74,7 +74,9 @@ RULES: tuple[Rule, ...] = (
     _rule("bearer_token", r"(?i:\bbearer\s+)((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)", group=1),
     _rule("basic_auth", r"(?i:authorization\s*[:=]\s*[\"']?basic\s+)([A-Za-z0-9+/]{8,}=*)", group=1),
     _rule("azure_key", r"(?i:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}=*)", group=1),
-    _rule("url_password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@", group=1),
+    # The password runs to the last `@` of the URL, so `/`, `@` and `:` inside it are redacted with it; a port
+    # followed by a path (`host:8080/users/@me`) is no password.
+    _rule("url_password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>`]*:(?!\d+(?:/|$))([^\s\"'<>`]+)@", group=1),
     _rule("cli_password", rf"(?i:--[\w-]*{_SECRET_NAME})(?:=|\s+)([^\s\"'-][^\s\"']{{3,}})", group=1),
     _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*\"([^\"\n]{{3,}})\"", group=1),
     _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*'([^'\n]{{3,}})'", group=1),

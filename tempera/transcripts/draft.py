@@ -18,7 +18,7 @@ from pathlib import Path
 from tempera.core.models import (Context, Episode, ErrorRecord, Intent, Outcome, Source, TestRun,
                                  VerificationState)
 from tempera.core.project import ProjectRef
-from tempera.core.redact import redact, redact_data
+from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
 from tempera.transcripts.turns import Turn
 
@@ -233,14 +233,4 @@ def draft_episode(turn: Turn, project: ProjectRef, *, transcript_path: Path, ses
                         evidence=evidence),
         source=Source(transcript_path=str(transcript_path), record_uuids=turn.record_uuids, origin="transcript"),
     )
-    return redact_episode(episode)
-
-
-# Fields we generate ourselves (ids, timestamps, fingerprints, record uuids): never user text.
-OWN_FIELDS = frozenset({"id", "created_at", "updated_at", "project_id", "session_id", "record_uuids", "fingerprint",
-                        "last_useful_at", "utility", "verification", "status", "task_type", "origin"})
-
-
-def redact_episode(episode: Episode) -> Episode:
-    """The same episode with every text field redacted."""
-    return Episode.model_validate(redact_data(episode.model_dump(mode="json"), skip=OWN_FIELDS))
+    return episode.redacted()

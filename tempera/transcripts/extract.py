@@ -13,7 +13,6 @@ from tempera.core.errors import InvalidInput
 from tempera.core.llm import LLM, Budget, BudgetExceeded, LLMUnavailable
 from tempera.core.models import Episode, ValidityScope
 from tempera.core.redact import redact
-from tempera.transcripts.draft import redact_episode
 
 log = logging.getLogger("tempera.transcripts")
 
@@ -78,7 +77,7 @@ def apply(ep: Episode, data: dict[str, Any]) -> Episode:
         intent.scope = ValidityScope.parse(data.get("scope") if isinstance(data.get("scope"), str) else None)
     except InvalidInput:
         intent.scope = ValidityScope()
-    return redact_episode(ep.model_copy(update={"intent": intent}))
+    return ep.model_copy(update={"intent": intent}).redacted()
 
 
 def refine(episodes: list[Episode], llm: LLM, budget: Budget) -> list[Episode]:

@@ -84,6 +84,11 @@ _add("mongodb srv url", "mongodb+srv://admin:{}@cluster0.abc.mongodb.net/", "mg"
 _add("redis url", "redis://:{}@cache:6379/0", "rd" + _s(20))
 _add("amqp url", "amqp://guest:{}@rabbit:5672", "mq" + _s(14))
 _add("https url credentials", "pip install --index-url https://build:{}@pypi.acme.dev/simple x", "ix" + _s(18))
+_add("url password with /", "DATABASE_URL=postgres://shop:{}@db.internal:5432/shop", "Pa/" + _s(12) + "/9")
+_add("url password with @", "mysql://root:{}@db:3306/app", "Pa@" + _s(12) + "@9")
+_add("url password with :", "redis://admin:{}@cache:6379/1", "Pa:" + _s(12) + ":9")
+_add("url password with %40", "amqp://guest:{}@rabbit:5672", "Pa%40" + _s(12))
+_add("url password with / and @", "psql postgres://u:{}@db:5432/x -c 'select 1'", "p@ss/w0rd" + _s(8))
 _add("private tag", "notes <private>my bank PIN is {}</private> done", "PIN-" + _s(10))
 _add("unclosed private tag", "context <private>door code {}", "DOOR-" + _s(10))
 
@@ -98,6 +103,7 @@ BENIGN = [
     "password=$DB_PASSWORD ./run.sh",
     "Tests passed: `python3 test_calc.py`.",
     "see https://docs.acme.dev/setup#step-2",
+    "the API runs at http://localhost:8080/users/@me and https://acme.dev:443/a@b",
 ]
 
 
