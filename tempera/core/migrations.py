@@ -272,6 +272,13 @@ def m066_fts_stemmed_scoped(conn: Connection) -> None:
     """)
 
 
+def m067_capture_jobs_needed_fields(conn: Connection) -> None:
+    """Capture jobs queued by older hooks kept the Stop payload's `last_assistant_message` (never read; it may hold
+    anything the agent printed) and `cwd` (never read): only the transcript path and session id stay."""
+    conn.execute("UPDATE jobs SET payload = json_remove(payload, '$.last_assistant_message', '$.cwd') "
+                 "WHERE kind = 'capture' AND json_valid(payload)")
+
+
 MIGRATIONS: list[Migration] = [
     ("core.001_initial", m001_initial),
     ("core.002_jobs_injections_links", m002_jobs_injections_links),
@@ -283,4 +290,5 @@ MIGRATIONS: list[Migration] = [
     ("core.060_episode_facts", m060_episode_facts),
     ("core.065_vector_changes", m065_vector_changes),
     ("core.066_fts_stemmed_scoped", m066_fts_stemmed_scoped),
+    ("core.067_capture_jobs_needed_fields", m067_capture_jobs_needed_fields),
 ]

@@ -242,8 +242,7 @@ class Daemon:
         mem = self.mem
 
         def enqueue(hp: payload.HookPayload) -> None:
-            coldpath.enqueue_capture(mem.db.conn, session_id=hp.session_id, transcript_path=hp.transcript_path,
-                                     cwd=hp.cwd, last_assistant_message=hp.last_assistant_message)
+            coldpath.enqueue_capture(mem.db.conn, session_id=hp.session_id, transcript_path=hp.transcript_path)
             self.wake.set()
 
         doc = payload.decode(str(req.get("stdin") or "").encode("utf-8"))

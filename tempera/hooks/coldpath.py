@@ -114,8 +114,8 @@ def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set
     return [_row_to_hit(r, project, {"score": round(r[5], 4)}) for r in rows if r[0] not in exclude][:limit]
 
 
-def enqueue_capture(conn: sqlite3.Connection, *, session_id: str, transcript_path: str, cwd: str,
-                    last_assistant_message: str) -> bool:
-    payload = {"session_id": session_id, "transcript_path": transcript_path, "cwd": cwd,
-               "last_assistant_message": last_assistant_message[:2000]}
+def enqueue_capture(conn: sqlite3.Connection, *, session_id: str, transcript_path: str) -> bool:
+    """Queue the capture of a transcript with only what the job reads (the transcript holds the rest): nothing
+    else from the hook payload (`last_assistant_message` may hold anything the agent printed) reaches the disk."""
+    payload = {"session_id": session_id, "transcript_path": transcript_path}
     return jobs.enqueue(conn, "capture", payload, dedupe_key=f"capture:{transcript_path}")

@@ -100,8 +100,7 @@ def _enqueue_once(hp: payloads.HookPayload) -> bool:
     if conn is None:
         return False
     try:
-        coldpath.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path, cwd=hp.cwd,
-                                 last_assistant_message=hp.last_assistant_message)
+        coldpath.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path)
         return True
     except coldpath.sqlite3.OperationalError:
         return False

@@ -37,7 +37,6 @@ class HookPayload(NamedTuple):
     source: str = ""
     prompt: str = ""
     stop_hook_active: bool = False
-    last_assistant_message: str = ""
 
 
 def _str(d: dict[str, Any], key: str, limit: int = 4096) -> str:
@@ -75,5 +74,4 @@ def parse(event: str, doc: dict[str, Any]) -> HookPayload:
         source=_str(doc, "source", 50),
         prompt=_str(doc, "prompt", MAX_PROMPT_CHARS),
         stop_hook_active=doc.get("stop_hook_active") is True,
-        last_assistant_message=_str(doc, "last_assistant_message", 8000),
     )
