@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from tempera.core.memory import Memory
+from tempera.core.models import Episode
 from tempera.core.project import project_for_path
 from tempera.core.retrieve import retrieve
 from tempera.installer.hookconfig import HOOK_EVENTS, HOOK_TIMEOUT_S, hook_entry
@@ -148,6 +149,12 @@ class PathMap:
     def __init__(self, files: set[str], cwds: set[str]):
         self.files = files
         self.roots = sorted({re.sub(r"/cmd(/.*)?$", "", c) for c in cwds}, key=len, reverse=True)
+
+    @classmethod
+    def of_sessions(cls, rows: list[dict[str, str]]) -> "PathMap":
+        """The map for the files and working directories of these sessions.tsv rows."""
+        return cls({f for r in rows for f in split_list(r["files_modified"])},
+                   {c for r in rows for c in split_list(r["cwds"])})
 
     def __call__(self, path: str) -> str:
         if path in self.files:
@@ -325,8 +332,7 @@ def future_files(data: Path, limit: int | None, skip_hook: bool) -> dict[str, An
     cut = round(len(rows) * PAST_SHARE)
     past, future = rows[:cut], rows[cut:][:limit]
     log(f"entire-cli: {len(rows)} sessions, {len(past)} past / {len(rows) - cut} future (by first_ts)")
-    mapper = PathMap({f for r in rows for f in split_list(r["files_modified"])},
-                     {c for r in rows for c in split_list(r["cwds"])})
+    mapper = PathMap.of_sessions(rows)
     out: dict[str, Any] = {"split": {"past": len(past), "future": len(rows) - cut, "future_used": len(future),
                                      "cut_ts": rows[cut]["first_ts"] if cut < len(rows) else None}}
     with sandbox("entire") as box:
@@ -335,14 +341,7 @@ def future_files(data: Path, limit: int | None, skip_hook: bool) -> dict[str, An
             project_id = box.project_id(mem)
             out["capture"] = capture_profile(mem, project_id, [r["session_id"] for r in past])
             episodes = list(mem.store.iter_episodes(project_id))
-            files_of = {e.id: {mapper(f) for f in e.context.files_modified} for e in episodes}
-            cases = []
-            for r in future:
-                prompt = first_prompt(base / "sessions" / f"{r['session_id']}.jsonl")
-                changed = set(split_list(r["files_modified"]))
-                if prompt and changed:
-                    cases.append({"session_id": r["session_id"], "prompt": prompt, "files": sorted(changed),
-                                  "relevant": sorted(e for e, fs in files_of.items() if fs & changed)})
+            cases = future_cases(base, future, episodes, mapper)
             scored = [c for c in cases if c["relevant"]]
             out["queries"] = {"future_sessions": len(future), "with_prompt_and_files": len(cases),
                               "with_relevant": len(scored), "excluded_no_relevant": len(cases) - len(scored),
@@ -355,6 +354,21 @@ def future_files(data: Path, limit: int | None, skip_hook: bool) -> dict[str, An
     out["cases"] = [{"session_id": c["session_id"], "prompt": c["prompt"][:200], "files": c["files"],
                      "relevant": c["relevant"], "ranks": c["ranks"], "hook": c.get("hook")} for c in scored]
     return out
+
+
+def future_cases(base: Path, future: list[dict[str, str]], episodes: list[Episode], mapper: PathMap
+                 ) -> list[dict[str, Any]]:
+    """One case per future session with a first prompt and changed files, in time order: the prompt, the files,
+    and the past episodes that changed one of them (its relevant episodes; possibly none)."""
+    files_of = {e.id: {mapper(f) for f in e.context.files_modified} for e in episodes}
+    cases = []
+    for r in future:
+        prompt = first_prompt(base / "sessions" / f"{r['session_id']}.jsonl")
+        changed = set(split_list(r["files_modified"]))
+        if prompt and changed:
+            cases.append({"session_id": r["session_id"], "prompt": prompt, "files": sorted(changed),
+                          "relevant": sorted(e for e, fs in files_of.items() if fs & changed)})
+    return cases
 
 
 def retrieval_figures(mem: Memory, project_id: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
