@@ -11,8 +11,6 @@ from hookrun import ENTRY, run_hook, wait_for
 from support.datafiles import stored_bytes
 
 from tempera.core.memory import Memory
-from tempera.core.paths import socket_path
-from tempera.hooks.client import request
 
 MESSAGE = "Deployed; the admin login is root / Tr0ub4dor&3-horse-battery"
 
@@ -22,15 +20,15 @@ def _payloads() -> list[dict[str, Any]]:
         return [json.loads(p) for (p,) in mem.db.query("SELECT payload FROM jobs ORDER BY id")]
 
 
-def test_stop_job_payload_holds_only_what_capture_needs(data_dir: Path, tmp_path: Path) -> None:
-    """The first Stop finds no daemon (queued with the stdlib driver, the daemon started); the second is relayed
-    to that daemon, which queues it itself."""
+def test_stop_job_payload_holds_only_what_capture_needs(data_dir: Path, tmp_path: Path, start_daemon: Any) -> None:
+    """Relayed to the daemon, which queues the job itself; and through `tempera-hook`, which queues it with the
+    stdlib driver."""
     stop = {"cwd": str(tmp_path), "hook_event_name": "Stop", "stop_hook_active": False,
             "last_assistant_message": MESSAGE}
+    start_daemon()
+    run_hook("stop", {**stop, "session_id": "warm", "transcript_path": str(tmp_path / "warm.jsonl")})
     run_hook("stop", {**stop, "session_id": "cold", "transcript_path": str(tmp_path / "cold.jsonl")},
              command=ENTRY)
-    wait_for(lambda: request(socket_path(), {"op": "ping"}, timeout=1.0), timeout=120, interval=0.5)
-    run_hook("stop", {**stop, "session_id": "warm", "transcript_path": str(tmp_path / "warm.jsonl")})
     payloads = wait_for(lambda: len(found := _payloads()) == 2 and found)
     assert [sorted(p) for p in payloads] == [["session_id", "transcript_path"]] * 2
     assert b"Tr0ub4dor" not in stored_bytes(data_dir)
