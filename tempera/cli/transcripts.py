@@ -35,6 +35,13 @@ def _result_line(path: Path, result: CaptureResult | None) -> str:
             f"{c['skipped']} unchanged" + (f", {c['lines_skipped']} bad lines" if c["lines_skipped"] else ""))
 
 
+# What `record_counts` reasons mean to someone reading the table (reader skips and unknown types read as they are).
+SKIP_LABELS = {"meta": "not a prompt: isMeta expansion", "local": "not a prompt: local command",
+               "interrupt": "not a prompt: interruption", "compact_summary": "not a prompt: compaction summary",
+               "hook_stop": "not a prompt: stopped by a hook", "notification": "not a prompt: task notification",
+               "empty": "not a prompt: empty or IDE notice only"}
+
+
 def _render_table(report: ImportReport) -> None:
     t = report.totals()
     rows = [("sessions", t["sessions"]), ("prompts", t["turns"]), ("work units", t["work_units"]),
@@ -46,8 +53,7 @@ def _render_table(report: ImportReport) -> None:
     click.echo(("Dry run (nothing stored)\n" if report.dry_run else "") + "-" * 34)
     for label, value in rows:
         click.echo(f"{label:<22}{value:>12}")
-    skipped = {**{f"not a prompt: {k}": v for k, v in t["records_not_prompts"].items()},
-               **{f"unknown record type: {k}": v for k, v in t["unknown_types"].items()}}
+    skipped = {SKIP_LABELS.get(k, k): v for k, v in t["records_not_prompts"].items()}
     if skipped:
         click.echo("records skipped, by reason")
         for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):

@@ -215,7 +215,6 @@ def record_counts(transcript: Transcript) -> Counter[str]:
             role = user_role(r)
             if role not in ("prompt", "command", "tool_result"):
                 counts[role] += 1
-    counts["sidechain"] += len(transcript.sidechain)
     counts.update(transcript.skipped)  # lines the reader skipped: broken, too deep, too large
     counts["rewound branch"] += transcript.abandoned
     counts.update({f"unknown type {t}": n for t, n in transcript.unknown_types.items()})
