@@ -89,15 +89,18 @@ def checkout_roots(transcript: Transcript) -> list[str]:
     roots: list[str] = []
     for cwd in cwds:
         root = str(find_root(cwd)) if os.path.isdir(cwd) else cwd
-        if not any(root == r or root.startswith(r.rstrip("/") + "/") for r in roots):
+        if not any(_within(root, r) for r in roots):
             roots.append(root)
     return roots
 
 
 def root_of(turn: Turn, roots: list[str], default: str | None) -> str | None:
     """The checkout (of `checkout_roots`) a turn worked in."""
-    cwd = turn.cwd or ""
-    return next((r for r in roots if cwd == r or cwd.startswith(r.rstrip("/") + "/")), roots[0] if roots else default)
+    return next((r for r in roots if _within(turn.cwd or "", r)), roots[0] if roots else default)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def transcript_project(mem: "Memory", transcript: Transcript, project: str | None) -> ProjectRef:

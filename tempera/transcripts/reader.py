@@ -73,6 +73,11 @@ class Record:
         return "\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
 
     @property
+    def message_key(self) -> str:
+        """What groups an assistant message's records (Claude Code writes one record per content block)."""
+        return self.message_id or self.uuid or f"line-{self.line}"
+
+    @property
     def tool_uses(self) -> list[Block]:
         return [b for b in self.blocks if b.kind == "tool_use"]
 

@@ -239,7 +239,7 @@ def _collect_calls(records: list[Record], agent_id: str | None) -> tuple[list[As
     calls: dict[str, ToolCall] = {}
     for r in records:
         if r.type == "assistant":
-            key = r.message_id or r.uuid or f"line-{r.line}"
+            key = r.message_key
             msg = messages.setdefault(key, AssistantMessage(key, [], []))
             if r.uuid:
                 msg.uuids.append(r.uuid)
@@ -292,13 +292,12 @@ class _Queue:
 
 
 def _new_turn(record: Record, role: str, index: int) -> Turn:
+    """A turn opened by a prompt, a slash command, or (a continued session) a compaction summary."""
     text = clean_text(record.text)
+    kind, (prompt, command) = role, (command_prompt(text) if role == "command" else (text, None))
     if role == "compact_summary":
-        return Turn(index=index, kind="continuation", prompt=continuation_intent(text), prompt_uuid=record.uuid,
-                    prompt_line=record.line, session_id=record.session_id, cwd=record.cwd,
-                    started_at=record.timestamp, records=[record])
-    prompt, command = command_prompt(text) if role == "command" else (text, None)
-    return Turn(index=index, kind=role, prompt=prompt, command=command, prompt_uuid=record.uuid,
+        kind, prompt = "continuation", continuation_intent(text)
+    return Turn(index=index, kind=kind, prompt=prompt, command=command, prompt_uuid=record.uuid,
                 prompt_line=record.line, session_id=record.session_id, cwd=record.cwd, started_at=record.timestamp,
                 records=[record])
 

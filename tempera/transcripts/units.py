@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
 
 from tempera.transcripts import signals
 from tempera.transcripts.compaction import current_work, next_step
@@ -104,21 +103,17 @@ def _tool_message_starts(records: list[Record]) -> set[int]:
     for i, r in enumerate(records):
         if r.type != "assistant":
             continue
-        key = r.message_id or r.uuid or f"line-{r.line}"
+        key = r.message_key
         first.setdefault(key, i)
         if r.tool_uses:
             calls.add(key)
     return {i for key, i in first.items() if key in calls}
 
 
-def _edit_dir(block: Any) -> str | None:
-    if block.name not in signals.MODIFY_TOOLS:
-        return None
-    for key in ("file_path", "notebook_path", "path"):
-        value = block.input.get(key)
-        if isinstance(value, str) and value:
-            return str(PurePosixPath(value).parent)
-    return None
+def _edit_dir(call: ToolCall | None) -> str | None:
+    """The folder an edit call writes in (None for any other call)."""
+    path = signals.file_path(call) if call is not None and call.name in signals.MODIFY_TOOLS else None
+    return str(PurePosixPath(path).parent) if path else None
 
 
 def _is_compaction(r: Record) -> bool:
@@ -141,13 +136,13 @@ def _cuts(turn: Turn, tasks: _Tasks) -> list[_Cut]:
                 pending.at = i
                 cuts.append(pending)
                 unit, pending = _Unit(), None
-            elif _files_shift(r, unit):
+            elif _files_shift(r, unit, calls):
                 cuts.append(_Cut(i, "files"))
                 unit = _Unit()
         if r.type == "assistant":
             for block in r.tool_uses:
                 unit.calls += 1
-                folder = _edit_dir(block)
+                folder = _edit_dir(calls.get(block.tool_id or ""))
                 if folder is not None:
                     unit.edits += 1
                     unit.dirs.add(folder)
@@ -163,10 +158,10 @@ def _cuts(turn: Turn, tasks: _Tasks) -> list[_Cut]:
     return cuts
 
 
-def _files_shift(record: Record, unit: _Unit) -> bool:
+def _files_shift(record: Record, unit: _Unit, calls: dict[str, ToolCall]) -> bool:
     if unit.calls < MIN_CALLS or unit.edits < FILE_SHIFT_EDITS:
         return False
-    folders = [f for f in (_edit_dir(b) for b in record.tool_uses) if f is not None]
+    folders = [f for f in (_edit_dir(calls.get(b.tool_id or "")) for b in record.tool_uses) if f is not None]
     return bool(folders) and not unit.dirs.intersection(folders)
 
 
