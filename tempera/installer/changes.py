@@ -40,6 +40,9 @@ class FileChange:
 class Written:
     path: Path
     backup: Path | None  # None: there was no file before
+    change: FileChange | None = None  # what was written, so `undo` can put the file back; None: nothing was
+    mode: int | None = None  # the original file's permission bits
+    created_dirs: tuple[Path, ...] = ()  # folders that did not exist before, deepest first
 
 
 def read_text(path: Path) -> str | None:
@@ -76,6 +79,24 @@ def plan_edit(path: Path, key: str, transform: Transform) -> FileChange:
     return FileChange(path, before, patch(base, (key,), old, new))
 
 
+def check_writable(path: Path) -> None:
+    """Refuse a file we do not own or that is read-only (no owner write bit). Root could replace either, so this
+    looks at ownership and mode, not at access(): a 0444 file or someone else's file is a choice we respect."""
+    target = Path(os.path.realpath(path))
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise TemperaError(f"cannot read {path}: {exc.strerror}; nothing was changed") from exc
+    if st.st_uid != os.geteuid():
+        raise TemperaError(f"{path} is owned by uid {st.st_uid}, not by you (uid {os.geteuid()}); run the command "
+                           "as its owner; nothing was changed")
+    if not st.st_mode & stat.S_IWUSR:
+        raise TemperaError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); make it writable "
+                           "(chmod u+w) if Tempera may edit it; nothing was changed")
+
+
 def apply(change: FileChange) -> Written:
     """Back up the current file, then replace it atomically. Refuses when the file changed since it was planned
     (Claude Code rewrites ~/.claude.json often), so nothing it wrote in between is lost."""
@@ -85,6 +106,7 @@ def apply(change: FileChange) -> Written:
     if read_text(target) != change.before:
         raise TemperaError(f"{change.path} changed while Tempera was editing it; run the command again")
     backup = mode = None
+    created = tuple(d for d in target.parents if not d.exists())
     try:
         if change.before is not None:
             mode = stat.S_IMODE(target.stat().st_mode)
@@ -92,7 +114,26 @@ def apply(change: FileChange) -> Written:
         write_atomic(target, change.after.encode("utf-8"), mode)
     except OSError as exc:
         raise TemperaError(f"cannot write {change.path}: {exc.strerror or exc}") from exc
-    return Written(change.path, backup)
+    return Written(change.path, backup, change, mode, created)
+
+
+def undo(written: Written) -> None:
+    """Put a file back as it was before `apply`: the old content and mode, or no file (and no folder we made)."""
+    if written.change is None:
+        return
+    target = Path(os.path.realpath(written.path))
+    try:
+        if written.change.before is None:
+            target.unlink(missing_ok=True)
+            for directory in written.created_dirs:
+                directory.rmdir()
+        else:
+            write_atomic(target, written.change.before.encode("utf-8"), written.mode)
+            if written.backup is not None:
+                written.backup.unlink(missing_ok=True)
+    except OSError as exc:
+        kept = f"; its old content is in {written.backup}" if written.backup else ""
+        raise TemperaError(f"could not put {written.path} back: {exc.strerror or exc}{kept}") from exc
 
 
 def _lines(text: str | None) -> list[str]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tempera.installer.changes import FileChange, Written, apply, plan_edit
+from tempera.core.errors import TemperaError
+from tempera.installer.changes import FileChange, Written, apply, check_writable, plan_edit, undo
 from tempera.installer.hookconfig import with_hooks, without_hooks
 from tempera.installer.locations import Scope, find_executable, relay_program, targets
 from tempera.installer.mcpconfig import MCP_EXECUTABLE, with_server, without_server
@@ -28,5 +29,19 @@ def plan_uninstall(scope: Scope, project_dir: Path | None = None) -> list[FileCh
 
 
 def apply_all(changes: list[FileChange]) -> list[Written]:
-    """Write the changed files (each with a backup); unchanged ones are not touched at all."""
-    return [apply(change) for change in changes if change.changed]
+    """Write the changed files (each with a backup); unchanged ones are not touched at all. All or nothing: every
+    file is checked first, and when one cannot be written the ones written before it are put back, so Claude Code
+    never sees hooks without their MCP server (or the reverse)."""
+    todo = [change for change in changes if change.changed]
+    for change in todo:
+        check_writable(change.path)
+    written: list[Written] = []
+    for change in todo:
+        try:
+            written.append(apply(change))
+        except TemperaError as exc:
+            for done in reversed(written):
+                undo(done)
+            put_back = "".join(f"; {done.path} was put back as it was" for done in written)
+            raise TemperaError(f"{exc}{put_back}") from exc
+    return written

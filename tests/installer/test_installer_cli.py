@@ -232,3 +232,64 @@ def test_outdated_entry_updated_in_place(home: Path) -> None:
     assert group["hooks"][0] == {"type": "command", "command": "notify-send done"}
     assert len(group["hooks"]) == 2 and group["hooks"][1]["timeout"] == 10
     assert not group["hooks"][1]["command"].startswith("/old")
+
+
+def as_nobody_read_only(path: Path) -> None:
+    """Someone else's file, mode 0444: root could write it anyway, so only ownership and mode can stop us."""
+    os.chown(path, 65534, 65534)
+    path.chmod(0o444)
+
+
+@pytest.mark.parametrize("whose", ["another user's", "our own"])
+def test_file_not_writable_as_it_is_is_refused(settings: Path, claude_json: Path, whose: str) -> None:
+    if whose == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a file to another user")
+        as_nobody_read_only(settings)
+    else:
+        settings.chmod(0o444)
+    before = settings.stat()
+    r = run_cli("install")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stderr.startswith(f"Error: {settings} ") and "nothing was changed" in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
+    assert ("owned by uid 65534" if whose == "another user's" else "read-only (mode 0444)") in r.stderr
+    after = settings.stat()
+    assert (after.st_ino, after.st_uid, stat.S_IMODE(after.st_mode)) == (before.st_ino, before.st_uid, 0o444)
+    assert settings.read_text() == SETTINGS and claude_json.read_text() == CLAUDE_JSON
+    assert not backups(settings) and not backups(claude_json)
+
+
+def run_with_read_only_home(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """HOME read-only while ~/.claude stays writable, so settings.json can be written and ~/.claude.json cannot:
+    chmod for a normal user; as root a read-only bind mount of HOME with ~/.claude mounted writable inside it."""
+    claude = home / ".claude"
+    claude.mkdir(exist_ok=True)
+    if os.geteuid() != 0:
+        home.chmod(0o500)
+        try:
+            return run_cli(*args)
+        finally:
+            home.chmod(0o700)
+    h, c = shlex.quote(str(home)), shlex.quote(str(claude))
+    cmd = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "tempera.cli", *args])
+    script = (f"mount --bind {h} {h} && mount -o remount,bind,ro {h} && "
+              f"mount --bind {c} {c} && mount -o remount,bind,rw {c} && exec {cmd}")
+    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["settings existed", "fresh settings"])
+def test_install_is_all_or_nothing(home: Path, existing: bool) -> None:
+    settings = home / ".claude" / "settings.json"
+    if existing:
+        write(settings, SETTINGS, 0o640)
+    r = run_with_read_only_home(home, "install")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stderr.startswith(f"Error: cannot write {home / '.claude.json'}: "), r.stderr
+    assert f"{settings} was put back as it was" in r.stderr and "Traceback" not in r.stderr
+    if existing:
+        assert settings.read_text() == SETTINGS and stat.S_IMODE(settings.stat().st_mode) == 0o640
+        assert list(settings.parent.iterdir()) == [settings]  # neither a backup nor a temp file is left
+    else:
+        assert list(settings.parent.iterdir()) == []
+    assert not (home / ".claude.json").exists()
