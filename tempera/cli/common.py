@@ -40,6 +40,14 @@ def run_guarded(group: click.Group) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a full or read-only disk is the user's to fix: one line; anything else is a bug
+        from tempera.core.db import storage_error
+
+        error = storage_error(exc)
+        if error is None:
+            raise
+        click.echo(f"Error: {error}", err=True)
+        return 1
 
 
 def validation_message(exc: ValidationError) -> str:

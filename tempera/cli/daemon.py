@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 import click
 
 from tempera.cli.common import emit, json_option
 from tempera.core import paths
+from tempera.core.db import require_writable_dir
 from tempera.core.errors import TemperaError
 from tempera.hooks.client import request, spawn_daemon
 
@@ -39,7 +41,10 @@ def start(wait_s: float) -> None:
         click.echo("daemon already running")
         return
     data = paths.ensure_data_dir()
+    require_writable_dir(data)
     (data / "daemon.spawn").unlink(missing_ok=True)
+    log = data / paths.DAEMON_LOG_NAME
+    offset = log.stat().st_size if log.exists() else 0
     spawn_daemon(data)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
@@ -47,8 +52,33 @@ def start(wait_s: float) -> None:
         if reply:
             click.echo(f"daemon running (pid {reply['pid']}, version {reply['version']})")
             return
+        reason = _failure_since(log, offset)
+        if reason:
+            raise TemperaError(f"the daemon failed to start: {reason} (details in {log})")
         time.sleep(0.1)
-    raise TemperaError(f"the daemon did not answer within {wait_s:.0f}s; see {data / 'daemon.log'}")
+    tail = _log_since(log, offset).strip().splitlines()
+    raise TemperaError(f"the daemon did not answer within {wait_s:.0f}s; "
+                       + (f"its last words in {log}: {tail[-1]}" if tail else f"it wrote nothing to {log}"))
+
+
+def _log_since(log: Path, offset: int) -> str:
+    """What the daemon wrote to its log after `offset` (its stderr goes there too, so a crash shows)."""
+    try:
+        with log.open("rb") as f:
+            f.seek(offset)
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _failure_since(log: Path, offset: int) -> str | None:
+    """The reason of a daemon that died after `offset`: its FAILED line."""
+    from tempera.daemon.server import FAILED
+
+    for line in _log_since(log, offset).splitlines():
+        if FAILED in line:
+            return line.split(FAILED, 1)[1].strip()
+    return None
 
 
 @daemon.command()

@@ -6,6 +6,7 @@ recent SQLite with FTS5) is used. Which one is in use is reported by `tempera do
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3 as _stdlib_sqlite3
 import time
@@ -69,6 +70,34 @@ def _load_vec(conn: Connection) -> str | None:
         return None
     except Exception as exc:  # any failure degrades to keyword-only, with the reason kept
         return f"sqlite-vec failed to load: {exc}"
+
+
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_DENIED_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
+_SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR = 13, 8, 10
+
+
+def storage_error(exc: BaseException) -> StorageError | None:
+    """The user's view of an OS or SQLite error that comes from the disk (full, read-only, denied), so an edge can
+    print one line instead of a traceback; None for anything else, which is a bug and keeps its traceback."""
+    if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS | _DENIED_ERRNOS:
+        where = f"cannot write {exc.filename}" if exc.filename else "cannot write"
+        full = "the disk is full: " if exc.errno in _FULL_ERRNOS else ""
+        return StorageError(f"{full}{where}: {exc.strerror}")
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(exc, (sqlite3.Error, _stdlib_sqlite3.Error)) and code is not None:
+        if code & 0xFF == _SQLITE_FULL:
+            return StorageError(f"the disk is full ({exc}); free some space and run the command again "
+                                "(the unfinished write was rolled back)")
+        if code & 0xFF in (_SQLITE_READONLY, _SQLITE_IOERR):
+            return StorageError(f"cannot write the database: {exc}")
+    return None
+
+
+def require_writable_dir(path: Path) -> None:
+    """Refuse a data dir we cannot write (a read-only mount stops root too) before anything half-starts there."""
+    if not os.access(path, os.W_OK):
+        raise StorageError(f"data dir {path} is read-only; set TEMPERA_DATA_DIR to a writable folder")
 
 
 def _is_not_a_database(exc: Exception) -> bool:
@@ -180,8 +209,8 @@ def connect(path: Path | None = None, *, migrate: bool = True, readonly: bool = 
     # process may checkpoint and delete the WAL under them. SQLite itself reports a file that is not a database.
     if not readonly and path.exists() and not os.access(path, os.W_OK):
         raise StorageError(f"{path} is read-only; Tempera needs to write its memory there")
-    if not readonly and not os.access(path.parent, os.W_OK):
-        raise StorageError(f"data dir {path.parent} is read-only; set TEMPERA_DATA_DIR to a writable folder")
+    if not readonly:
+        require_writable_dir(path.parent)
     try:
         uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,

@@ -8,6 +8,7 @@ from pathlib import Path
 DB_NAME = "tempera.db"
 LOG_NAME = "tempera.log"
 SOCKET_NAME = "daemon.sock"
+DAEMON_LOG_NAME = "daemon.log"
 CONFIG_NAME = "config.toml"
 
 

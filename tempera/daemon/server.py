@@ -27,6 +27,7 @@ from tempera.core.vecindex import VectorCache
 
 log = logging.getLogger("tempera.daemon")
 LOCK_NAME = "daemon.lock"
+FAILED = "daemon failed:"  # starts the log line that `tempera daemon start` shows when the daemon dies
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a hook's 4 MB stdin as a JSON string with every character escaped
 
 
@@ -273,8 +274,8 @@ class Daemon:
 
 
 def configure_logging(data_dir: Path) -> None:
-    handler = logging.FileHandler(data_dir / "daemon.log", encoding="utf-8")
-    paths.secure_file(data_dir / "daemon.log")
+    handler = logging.FileHandler(data_dir / paths.DAEMON_LOG_NAME, encoding="utf-8")
+    paths.secure_file(data_dir / paths.DAEMON_LOG_NAME)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     root = logging.getLogger("tempera")
     root.addHandler(handler)
@@ -285,4 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)
     data_dir = paths.ensure_data_dir()
     configure_logging(data_dir)
-    return Daemon(data_dir).run()
+    try:
+        return Daemon(data_dir).run()
+    except Exception as exc:
+        log.exception("%s %s", FAILED, exc)
+        return 1

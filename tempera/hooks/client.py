@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tempera.core import paths
+
 SPAWN_GUARD_SECONDS = 15.0  # one start attempt per this long, so a burst of hooks does not fork a herd
 MAX_REPLY_BYTES = 1024 * 1024
 
@@ -47,9 +49,14 @@ def spawn_daemon(data_dir: Path) -> bool:
         os.write(fd, str(os.getpid()).encode())
         os.close(fd)
         env = dict(os.environ, TEMPERA_DATA_DIR=str(data_dir))
-        subprocess.Popen([sys.executable, "-m", "tempera.daemon", "run"], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                         close_fds=True, env=env, cwd=str(data_dir))
+        # its stderr goes to the log: a daemon that dies before its logging is set up still says why
+        log_fd = os.open(data_dir / paths.DAEMON_LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            subprocess.Popen([sys.executable, "-m", "tempera.daemon", "run"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=log_fd, start_new_session=True,
+                             close_fds=True, env=env, cwd=str(data_dir))
+        finally:
+            os.close(log_fd)
         return True
     except OSError:
         return False

@@ -95,6 +95,31 @@ def test_read_only_data_dir(one_episode: Path, data_dir: Path) -> None:
     assert count(one_episode) == 1
 
 
+def test_daemon_start_on_a_read_only_data_dir(one_episode: Path, data_dir: Path) -> None:
+    r = run_read_only(data_dir, "daemon", "start", "--wait", "5")
+    assert_clean_error(r, f"data dir {data_dir} is read-only")
+    assert len(r.stderr.splitlines()) == 1
+
+
+def run_on_full_disk(data_dir: Path, *args: str, free_kb: int = 60) -> subprocess.CompletedProcess[str]:
+    """A real full disk: the data dir's database copied onto a 4 MB tmpfs in a private mount namespace, the rest
+    of it filled with a file up to `free_kb` free. Needs root (mount)."""
+    d = shlex.quote(str(data_dir))
+    cmd = " ".join(shlex.quote(a) for a in [*TEMPERA, *args])
+    script = (f"cp -a {d} {d}.copy && mount -t tmpfs -o size=4m,mode=0700 tmpfs {d} && cp -a {d}.copy/. {d}/ && "
+              f"(dd if=/dev/zero of={d}/fill bs=4k 2>/dev/null; truncate -s -{free_kb}K {d}/fill; exec {cmd})")
+    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_import_on_a_full_disk(one_episode: Path, data_dir: Path) -> None:
+    from tests.conftest import TRANSCRIPTS
+
+    r = run_on_full_disk(data_dir, "import", "--no-embed", "-q", str(TRANSCRIPTS))
+    assert_clean_error(r, "disk", "full")
+    assert len(r.stderr.splitlines()) == 1
+
+
 def test_files_are_owner_only(one_episode: Path, data_dir: Path) -> None:
     assert data_dir.stat().st_mode & 0o777 == 0o700
     assert (data_dir / "tempera.db").stat().st_mode & 0o777 == 0o600
