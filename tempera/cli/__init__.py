@@ -22,10 +22,10 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tempera.cli import (admin, control, daemon, dream, episodes, evaluate, facts, install, learning, projects,
-                             selfimprove, transcripts, ui)
+    from tempera.cli import (admin, backup, control, daemon, dream, episodes, evaluate, facts, install, learning,
+                             projects, selfimprove, transcripts, ui)
 
-    for module in (admin, control, daemon, dream, episodes, evaluate, facts, install, learning, projects,
+    for module in (admin, backup, control, daemon, dream, episodes, evaluate, facts, install, learning, projects,
                    selfimprove, transcripts, ui):
         for command in module.COMMANDS:
             cli.add_command(command)

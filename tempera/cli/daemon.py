@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,14 +85,19 @@ def _failure_since(log: Path, offset: int) -> str | None:
 
 
 @daemon.command()
-@click.option("--wait", "wait_s", type=float, default=15.0, show_default=True)
+@click.option("--wait", "wait_s", type=float, default=15.0, show_default=True,
+              help="Seconds to wait for it to exit before sending SIGTERM.")
 def stop(wait_s: float) -> None:
     """Ask the daemon to exit (SIGTERM if it does not answer)."""
+    click.echo("daemon stopped" if stop_daemon(wait_s) else "daemon not running")
+
+
+def stop_daemon(wait_s: float = 15.0) -> bool:
+    """Ask the daemon to exit, SIGTERM after `wait_s`; False when none was running."""
     reply = request(paths.socket_path(), {"op": "shutdown"}, timeout=2.0)
     pid = _lock_pid()
     if reply is None and pid is None:
-        click.echo("daemon not running")
-        return
+        return False
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline and paths.socket_path().exists():
         time.sleep(0.1)
@@ -99,7 +107,30 @@ def stop(wait_s: float) -> None:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-    click.echo("daemon stopped")
+    return True
+
+
+@contextmanager
+def daemon_lock_held(wait_s: float = 15.0) -> Iterator[None]:
+    """Hold the daemon's lock, so no daemon runs (one a hook starts meanwhile exits at once) while we work on the
+    database file underneath it."""
+    from tempera.daemon.server import LOCK_NAME
+
+    fd = os.open(paths.ensure_data_dir() / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TemperaError("the daemon is still running; stop it (`tempera daemon stop`) and "
+                                       "run the command again") from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)
 
 
 @daemon.command("status")
