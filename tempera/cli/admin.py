@@ -163,6 +163,7 @@ def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
 
 def doctor_checks() -> list[dict[str, Any]]:
     """Every check `tempera doctor` runs; later parts (hooks, daemon, installer) append theirs."""
+    from tempera.core import jobs
     from tempera.core.embed import resolve_model
     from tempera.core.errors import TemperaError
 
@@ -195,6 +196,9 @@ def doctor_checks() -> list[dict[str, Any]]:
             checks.append(_check("sqlite-vec", mem.db.has_vec, "loaded" if mem.db.has_vec else mem.db.vec_error or ""))
             checks.append(_check("vectors", vs.state in ("ok", "empty", "none"),
                                  vs.detail or f"{vs.state}{' (' + vs.stored_model + ')' if vs.stored_model else ''}"))
+            dead = jobs.counts(mem.db.conn).get("dead", 0)
+            checks.append(_check("dead jobs", not dead, f"{dead} dead-lettered (see `tempera status`)" if dead
+                                 else "none"))
     except TemperaError as exc:
         checks.append(_check("database", False, str(exc)))
     checks.extend(_chain_checks())
@@ -203,6 +207,7 @@ def doctor_checks() -> list[dict[str, Any]]:
 
 def _chain_checks() -> list[dict[str, Any]]:
     """The zero-tool-call chain: Claude Code registration, the daemon, and recent hook failures."""
+    from tempera.cli.daemon import stale_daemon_files
     from tempera.installer import installed_status
     from tempera.hooks.client import request
 
@@ -229,6 +234,9 @@ def _chain_checks() -> list[dict[str, Any]]:
     reply = request(paths.socket_path(), {"op": "status"}, timeout=2.0)
     out.append(_check("daemon", True, f"running, pid {reply['pid']}, jobs {reply.get('jobs') or {}}" if reply else
                       "not running (the next hook starts it; or `tempera daemon start`)"))
+    stale = [] if reply else stale_daemon_files()
+    out.append(_check("daemon files", not stale, "left by a daemon that died: " + ", ".join(map(str, stale))
+                      if stale else "no stale socket or lock"))
     log = paths.data_dir() / "hooks.log"
     failures = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
                 if "hook failed" in line or "daemon error" in line] if log.exists() else []
@@ -238,15 +246,31 @@ def _chain_checks() -> list[dict[str, Any]]:
 
 
 @click.command()
+@click.option("--remediate", is_flag=True, help="Fix what failed (stale daemon socket and lock, missing or broken "
+                                                "hooks, dead jobs, vectors of another model), print each action, "
+                                                "then check again.")
 @json_option
-def doctor(as_json: bool) -> None:
-    """Check the whole chain: SQLite driver, data dir, config, model, database, vectors, the Claude Code
-    registration, the daemon, and recent hook errors."""
+def doctor(remediate: bool, as_json: bool) -> None:
+    """Check the whole chain: SQLite driver, data dir, config, model, database, vectors, dead jobs, the Claude
+    Code registration, the daemon and its files, and recent hook errors."""
+    from tempera.cli.remedies import remedy
+
     checks = doctor_checks()
-    emit(checks, as_json, lambda cs: [click.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['check']}: {c['detail']}")
-                                      for c in cs])
+    actions = []
+    if remediate:
+        actions = [line for c in checks if not c["ok"] for line in remedy(c)]
+        checks = doctor_checks()
+    emit({"actions": actions, "checks": checks} if remediate else checks, as_json, lambda _: _render_doctor(
+        actions, checks))
     if not all(c["ok"] for c in checks):
         raise SystemExit(1)
+
+
+def _render_doctor(actions: list[str], checks: list[dict[str, Any]]) -> None:
+    for line in actions:
+        click.echo(line)
+    for c in checks:
+        click.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['check']}: {c['detail']}")
 
 
 COMMANDS = [init, config, models, index, status, stats, doctor]

@@ -110,6 +110,33 @@ def stop_daemon(wait_s: float = 15.0) -> bool:
     return True
 
 
+def stale_daemon_files() -> list[Path]:
+    """The socket and lock a daemon killed mid-run leaves: a socket nobody answers on, a lock nobody holds.
+    Hooks cope with them, but `daemon stop` would signal the pid in that lock, which may be another process's now."""
+    from tempera.daemon.server import LOCK_NAME
+
+    sock, lock = paths.socket_path(), paths.data_dir() / LOCK_NAME
+    if not (sock.exists() or sock.is_symlink()) or ping():
+        return []
+    had_lock = lock.exists()
+    try:
+        with daemon_lock_held(wait_s=0):
+            pass
+    except TemperaError:
+        return []  # a daemon holds the lock: it is starting, or too busy to answer
+    return [sock, lock] if had_lock else [sock]
+
+
+def remove_stale_daemon_files() -> list[Path]:
+    """Delete what `stale_daemon_files` finds, holding the lock so no daemon starts in between."""
+    stale = stale_daemon_files()
+    if stale:
+        with daemon_lock_held(wait_s=0):
+            for path in stale:
+                path.unlink(missing_ok=True)
+    return stale
+
+
 @contextmanager
 def daemon_lock_held(wait_s: float = 15.0) -> Iterator[None]:
     """Hold the daemon's lock, so no daemon runs (one a hook starts meanwhile exits at once) while we work on the

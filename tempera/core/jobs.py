@@ -95,3 +95,22 @@ def dead_jobs(conn: Any, limit: int = 20) -> list[dict[str, Any]]:
                         "ORDER BY updated_at DESC LIMIT ?", (limit,)).fetchall()
     return [{"id": r[0], "kind": r[1], "payload": json.loads(r[2]), "attempts": r[3], "error": r[4],
              "at": r[5]} for r in rows]
+
+
+def requeue(conn: Any, job_id: int) -> bool:
+    """Give a dead job a fresh start (no attempts, ready now); False when a live job with its dedupe key already
+    covers it, and the dead one is deleted instead."""
+    row = conn.execute("SELECT dedupe_key FROM jobs WHERE id = ? AND status = 'dead'", (job_id,)).fetchone()
+    if row is None:
+        return False
+    if row[0] is not None and conn.execute("SELECT 1 FROM jobs WHERE dedupe_key = ? AND status IN "
+                                           "('pending', 'leased')", (row[0],)).fetchone():
+        delete(conn, job_id)
+        return False
+    conn.execute("UPDATE jobs SET status = 'pending', attempts = 0, run_after = ?, lease_until = NULL, "
+                 "updated_at = ? WHERE id = ?", (time.time(), time.time(), job_id))
+    return True
+
+
+def delete(conn: Any, job_id: int) -> None:
+    conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hookrun import wait_for
+
+from tests.conftest import TRANSCRIPTS
+
+SMALL = TRANSCRIPTS / "spotter" / "short.jsonl"
 
 
 def doctor(env: dict[str, str]) -> tuple[int, dict[str, dict[str, object]]]:
@@ -51,3 +57,55 @@ def test_doctor_sees_install_daemon_and_hook_errors(home_env: dict[str, str], da
     code, checks = doctor(home_env)
     assert checks["claude code (user)"]["ok"] is False and "missing executable" in str(
         checks["claude code (user)"]["detail"])
+
+
+def remediate(env: dict[str, str]) -> tuple[int, list[str], dict[str, dict[str, object]]]:
+    r = subprocess.run([sys.executable, "-m", "tempera.cli", "doctor", "--remediate", "--json"],
+                       capture_output=True, text=True, env=env, timeout=300, cwd=env["HOME"])
+    assert "Traceback" not in r.stderr, r.stderr
+    report = json.loads(r.stdout)
+    return r.returncode, report["actions"], {c["check"]: c for c in report["checks"]}
+
+
+def test_remediate_removes_a_killed_daemons_files_and_installs(home_env: dict[str, str], data_dir: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "start"], capture_output=True, text=True,
+                       env=home_env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    pid = int((data_dir / "daemon.lock").read_text())
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not Path(f"/proc/{pid}").exists())
+    _, checks = doctor(home_env)
+    assert checks["daemon files"]["ok"] is False and "daemon.sock" in str(checks["daemon files"]["detail"])
+
+    code, actions, checks = remediate(home_env)
+    assert f"removed {data_dir / 'daemon.sock'}, left by a daemon that died" in actions
+    assert f"removed {data_dir / 'daemon.lock'}, left by a daemon that died" in actions
+    assert any(a.startswith("installed Tempera's hooks and MCP server (user scope)") for a in actions), actions
+    assert not (data_dir / "daemon.sock").exists() and not (data_dir / "daemon.lock").exists()
+    assert checks["daemon files"]["ok"] and checks["claude code (user)"]["ok"], checks
+    assert code == 0, checks
+    assert remediate(home_env)[1] == []  # nothing left to do
+
+
+def test_remediate_requeues_or_clears_dead_jobs(home_env: dict[str, str], data_dir: Path, tmp_path: Path) -> None:
+    from tempera.core import jobs
+    from tempera.core.db import connect
+
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(SMALL.read_text())
+    db = connect()
+    for path in (transcript, tmp_path / "deleted.jsonl"):
+        jobs.enqueue(db.conn, "capture", {"transcript_path": str(path)}, dedupe_key=f"capture:{path}")
+        jobs.fail(db.conn, jobs.lease(db.conn, 60), "RecursionError: maximum recursion depth exceeded",
+                  max_attempts=1)
+    assert jobs.counts(db.conn) == {"dead": 2}
+    _, checks = doctor(home_env)
+    assert checks["dead jobs"]["ok"] is False and "2 dead-lettered" in str(checks["dead jobs"]["detail"])
+
+    _, actions, checks = remediate(home_env)
+    assert (f"requeued dead job 1 (capture of {transcript}); the daemon runs it again (it failed with: "
+            "RecursionError: maximum recursion depth exceeded)") in actions
+    assert f"cleared dead job 2 (capture of {tmp_path / 'deleted.jsonl'}): the transcript is gone" in actions
+    assert db.query("SELECT id, status, attempts FROM jobs") == [(1, "pending", 0)]
+    assert checks["dead jobs"]["ok"] is True
+    db.close()
