@@ -109,3 +109,23 @@ def test_remediate_requeues_or_clears_dead_jobs(home_env: dict[str, str], data_d
     assert db.query("SELECT id, status, attempts FROM jobs") == [(1, "pending", 0)]
     assert checks["dead jobs"]["ok"] is True
     db.close()
+
+
+def test_remediate_reembeds_vectors_of_another_model(home_env: dict[str, str], data_dir: Path,
+                                                      tmp_path: Path) -> None:
+    import sqlite3
+
+    for summary in ("Fixed the login redirect loop", "Cached the product list for the shop page"):
+        r = subprocess.run([sys.executable, "-m", "tempera.cli", "capture", "-s", summary, "-p", str(tmp_path)],
+                           capture_output=True, text=True, env=home_env, timeout=120)
+        assert r.returncode == 0, r.stderr
+    with sqlite3.connect(data_dir / "tempera.db") as conn:  # as a database whose vectors another model made
+        conn.execute("UPDATE meta SET value = 'BAAI/bge-small-en-v1.5' WHERE key = 'embedding_model'")
+    _, checks = doctor(home_env)
+    assert checks["vectors"]["ok"] is False and "BAAI/bge-small-en-v1.5" in str(checks["vectors"]["detail"])
+
+    _, actions, checks = remediate(home_env)
+    assert any(a.startswith("re-embedded 2 episode(s) with ") and a.endswith("(they had vectors of "
+                                                                             "BAAI/bge-small-en-v1.5)")
+               for a in actions), actions
+    assert checks["vectors"]["ok"] is True, checks["vectors"]
