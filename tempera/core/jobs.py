@@ -2,7 +2,9 @@
 
 A job is leased for a while; a worker that dies leaves the lease to expire and the job is taken again, so work
 is at-least-once and handlers must be idempotent (capture is: its cursor advances in the same transaction as
-the episodes it adds). Failures retry with exponential backoff and are dead-lettered after max attempts.
+the episodes it adds). The daemon is the only worker (one per data dir, by its lock), so a daemon that starts
+gives back every lease at once (`release_leases`): their holder is dead. Failures retry with exponential backoff
+and are dead-lettered after max attempts.
 """
 
 from __future__ import annotations
@@ -66,6 +68,14 @@ def lease(conn: Any, lease_seconds: float) -> Job | None:
         conn.execute("ROLLBACK")
         raise
     return Job(id=row[0], kind=row[1], payload=json.loads(row[2]), attempts=row[3] + 1)
+
+
+def release_leases(conn: Any) -> int:
+    """Make every leased job pending again, keeping its place in the queue; for the worker that just became the only
+    one (the daemon that took the lock). Returns how many were released."""
+    cur = conn.execute("UPDATE jobs SET status = 'pending', lease_until = NULL, updated_at = ? WHERE status = 'leased'",
+                       (time.time(),))
+    return int(cur.rowcount)
 
 
 def complete(conn: Any, job: Job) -> None:

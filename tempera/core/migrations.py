@@ -279,6 +279,20 @@ def m067_capture_jobs_needed_fields(conn: Connection) -> None:
                  "WHERE kind = 'capture' AND json_valid(payload)")
 
 
+def m068_capture_unlearned(conn: Connection) -> None:
+    """Episodes a capture stored whose steps after capture (links, calibration, corrections, facts) have not finished:
+    written in the transaction that stores them, deleted once the steps ran, so a crash in between is made good by
+    the next capture of the transcript."""
+    run_script(conn, """
+    CREATE TABLE capture_unlearned (
+        episode_id TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+        transcript_path TEXT NOT NULL,
+        session_id TEXT NOT NULL
+    );
+    CREATE INDEX capture_unlearned_cursor ON capture_unlearned(transcript_path, session_id);
+    """)
+
+
 MIGRATIONS: list[Migration] = [
     ("core.001_initial", m001_initial),
     ("core.002_jobs_injections_links", m002_jobs_injections_links),
@@ -291,4 +305,5 @@ MIGRATIONS: list[Migration] = [
     ("core.065_vector_changes", m065_vector_changes),
     ("core.066_fts_stemmed_scoped", m066_fts_stemmed_scoped),
     ("core.067_capture_jobs_needed_fields", m067_capture_jobs_needed_fields),
+    ("core.068_capture_unlearned", m068_capture_unlearned),
 ]

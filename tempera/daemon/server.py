@@ -88,6 +88,9 @@ class Daemon:
             log.info("another daemon holds %s; exiting", self.data_dir / LOCK_NAME)
             return 0
         self.mem = Memory(self.config)
+        released = jobs.release_leases(self.mem.db.conn)  # we hold the lock: whoever leased them is dead
+        if released:
+            log.info("took over %s job(s) leased by a daemon that died", released)
         self.mem.store.vector_cache = VectorCache()  # requests search vectors in memory (vecindex.py)
         if self.mem.embedder is not None:
             self.mem.embedder.query_session = True

@@ -37,8 +37,8 @@ def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
     if capture_paused(mem, path):
         return {"skipped": "capture is paused for this project"}
     result = capture_and_learn(mem, path, session_id=payload.get("session_id") or None)
-    return {"added": len(result.added), "updated": len(result.updated), "turns": result.turns,
-            "units": result.units}
+    return {"added": len(result.added), "updated": len(result.updated), "learned": len(result.learning),
+            "turns": result.turns, "units": result.units}
 
 
 HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {"capture": handle_capture}

@@ -308,9 +308,9 @@ def store_turn_facts(mem: "Memory", turn: Turn, episode: "Episode") -> list[int]
 
 
 def process_capture_facts(mem: "Memory", result: "CaptureResult") -> int:
-    """`store_turn_facts` for every turn a capture just stored (added or updated episodes, matched to the turns by
-    the prompt record's uuid); returns the number of fact transactions made."""
-    episodes = result.updated + result.added
+    """`store_turn_facts` for every turn whose episode the capture leaves to learn from (`CaptureResult.learning`,
+    matched to the turns by the prompt record's uuid); returns the number of fact transactions made."""
+    episodes = result.learning
     if result.dry_run or not episodes:
         return 0
     episode_of = {u: ep for ep in episodes for u in ep.source.record_uuids}

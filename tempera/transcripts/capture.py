@@ -1,7 +1,8 @@
 """Capturing a transcript into memory: the work units (see `units.py`; a short turn is one unit) that are new since
 the session's cursor become episodes, and the last captured unit, if the agent did more in it since, has its
 episode updated. Episodes and the cursor are written in one transaction per chunk, so a crash never double-captures
-and a re-run adds nothing.
+and a re-run adds nothing; the same transaction marks the episodes as waiting for the steps after capture, and
+`CaptureResult.learning` holds every episode of the transcript so marked (a crashed capture's too).
 
 Units with no agent work yet (a prompt just sent, or one the user interrupted at once) are captured too, with
 outcome `unknown`: when the agent's work arrives, the same episode is updated (the "grown turn" rule).
@@ -53,6 +54,9 @@ class CaptureResult:
     llm_cost_usd: float = 0.0
     dry_run: bool = False
     segmented: list[Turn] = field(default_factory=list, repr=False)  # every turn of the transcript as read
+    # what the steps after capture run on: the added and updated episodes, and any an earlier capture of this
+    # transcript stored but did not finish learning from (it was killed); in the order stored
+    learning: list[Episode] = field(default_factory=list, repr=False)
 
     def session_turns(self) -> list[Turn]:
         """The transcript's turns as this capture read them, so the steps after capture (self-improvement, facts)
@@ -175,7 +179,18 @@ def capture_transcript(mem: "Memory", path: Path, *, project: str | None = None,
         regrown = _merge(existing, regrown)
     _write(mem, ref, cur, transcript, list(zip(plan.new, drafts)), (grown, regrown) if grown else None, result)
     result.skipped = result.units - len(result.added) - len(result.updated)
+    result.learning = _unlearned(mem, cur, result.updated + result.added)
     return result
+
+
+def _unlearned(mem: "Memory", cur: cursors.Cursor, fresh: list[Episode]) -> list[Episode]:
+    by_id = {ep.id: ep for ep in fresh}
+    out = []
+    for eid in cursors.unlearned(mem.db, cur.transcript_path, cur.session_id):
+        episode = by_id.get(eid) or _stored(mem, eid)
+        if episode is not None:
+            out.append(episode)
+    return out
 
 
 def _stored(mem: "Memory", episode_id: str | None) -> Episode | None:
@@ -206,6 +221,7 @@ def _write(mem: "Memory", ref: ProjectRef, cur: cursors.Cursor, transcript: Tran
             mem.store.update(episode)
             _advance(cur, turn, episode)
             cursors.save(mem.db, cur)
+            cursors.mark_unlearned(mem.db, cur, [episode.id])
         result.updated.append(episode)
     for start in range(0, len(new), CHUNK):
         chunk = new[start:start + CHUNK]
@@ -216,6 +232,7 @@ def _write(mem: "Memory", ref: ProjectRef, cur: cursors.Cursor, transcript: Tran
             for turn, episode in chunk:
                 _advance(cur, turn, episode)
             cursors.save(mem.db, cur)
+            cursors.mark_unlearned(mem.db, cur, [ep.id for _, ep in chunk])
         result.added.extend(ep for _, ep in chunk)
     if not new and grown is None:
         with mem.db.transaction():

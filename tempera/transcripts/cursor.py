@@ -3,7 +3,9 @@
 Transcript files only grow, so a line number orders turns: a turn whose prompt sits below the cursor's line is new.
 The cursor also remembers the last captured turn's prompt uuid, work signature and episode, so that more agent work
 appended to that same turn (a later Stop before the user speaks again) updates its episode instead of adding one.
-The cursor is written in the same transaction as the episodes it accounts for.
+The cursor is written in the same transaction as the episodes it accounts for, and so is the mark that those
+episodes still wait for the steps after capture (table `capture_unlearned`): the mark goes once the steps ran, so
+a process killed in between leaves the next capture of the transcript to run them.
 """
 
 from __future__ import annotations
@@ -43,3 +45,21 @@ def save(db: Database, cur: Cursor) -> None:
         "lines_read = excluded.lines_read, turns_captured = excluded.turns_captured, updated_at = excluded.updated_at",
         (cur.transcript_path, cur.session_id, cur.turn_uuid, cur.turn_line, cur.turn_signature, cur.episode_id,
          cur.lines_read, cur.turns_captured, datetime.now(timezone.utc).isoformat()))
+
+
+def mark_unlearned(db: Database, cur: Cursor, episode_ids: list[str]) -> None:
+    """Inside the transaction that stores these episodes: the steps after capture have yet to run for them."""
+    db.conn.executemany("INSERT OR IGNORE INTO capture_unlearned(episode_id, transcript_path, session_id) "
+                        "VALUES (?, ?, ?)", [(eid, cur.transcript_path, cur.session_id) for eid in episode_ids])
+
+
+def unlearned(db: Database, transcript_path: str, session_id: str) -> list[str]:
+    """The episodes of this transcript and session still waiting for the steps after capture, in the order stored."""
+    return [r[0] for r in db.query(
+        "SELECT u.episode_id FROM capture_unlearned u JOIN episodes e ON e.id = u.episode_id "
+        "WHERE u.transcript_path = ? AND u.session_id = ? ORDER BY e.rowid", (transcript_path, session_id))]
+
+
+def mark_learned(db: Database, episode_ids: list[str]) -> None:
+    with db.transaction():
+        db.conn.executemany("DELETE FROM capture_unlearned WHERE episode_id = ?", [(eid,) for eid in episode_ids])

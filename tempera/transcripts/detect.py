@@ -391,9 +391,9 @@ def process_captured_turns(mem: "Memory", turns: list[Turn], episodes: list[Epis
 
 
 def process_capture(mem: "Memory", result: CaptureResult) -> Processed:
-    """`process_captured_turns` for what `capture_transcript` just stored: re-reads the transcript to get the
-    captured turns and the one before them."""
-    episodes = result.updated + result.added
+    """`process_captured_turns` for the episodes the capture leaves to learn from (`CaptureResult.learning`): the
+    transcript's turns that made them and the one before them."""
+    episodes = result.learning
     if result.dry_run or not episodes:
         return Processed()
     turns = result.session_turns()

@@ -1,7 +1,9 @@
 """One pipeline for every way a transcript reaches memory. The Stop hook's job, the watcher's job, `tempera
 import` and `tempera capture --session` all call `capture_and_learn`, so an imported year of history gets the
 same mistakes log, should-have-asked rows, ask-backs, per-turn facts, session links, temporal credit and implicit
-feedback as a live session. Every step is idempotent, so re-importing adds nothing."""
+feedback as a live session. Every step is idempotent, so re-importing adds nothing, and the steps run on
+`CaptureResult.learning`: a capture killed after storing episodes but before its steps finished leaves them
+marked, and the next capture of the transcript (the job's retry) runs the steps for them."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tempera.transcripts.capture import CaptureResult, capture_transcript
+from tempera.transcripts.cursor import mark_learned
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -31,7 +34,7 @@ def learn(mem: "Memory", result: CaptureResult) -> None:
     from tempera.core.learning.implicit import apply_correction
     from tempera.core.learning.loop import learn_from_capture
 
-    for ep in result.updated + result.added:
+    for ep in result.learning:
         learn_from_capture(mem, ep)
     if not result.session_id:
         return
@@ -57,7 +60,8 @@ def capture_and_learn(mem: "Memory", path: Path, *, project: str | None = None, 
                       use_llm: bool | None = None, dry_run: bool = False) -> CaptureResult:
     """Capture what is new in one transcript, then run every step that learns from it (none on a dry run)."""
     result = capture_transcript(mem, path, project=project, session_id=session_id, use_llm=use_llm, dry_run=dry_run)
-    if not dry_run and (result.added or result.updated):
+    if not dry_run and result.learning:
         for step in POST_CAPTURE:
             step(mem, result)
+        mark_learned(mem.db, [ep.id for ep in result.learning])
     return result

@@ -5,6 +5,10 @@ counted by reason; lone surrogates (a string cut inside an emoji) become U+FFFD;
 and ignored; a file still being written is read up to its last whole line. The records kept are the active
 branch (see `chain.py`); subagent transcripts are read alongside and returned separately, to be folded into the
 turn that started them.
+
+Memory: the file is read a line at a time (a line past the size cap is skipped without being held), and a record
+keeps only what later steps read: its blocks, each text clipped to its head and tail, and a few fields of the
+line (`Record.raw`), not the parsed line, which costs several times its size.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tempera.core.surrogates import repair_data
 from tempera.transcripts.chain import active_records
@@ -30,6 +35,11 @@ KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "progress", "
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a line larger than this is no conversation worth its memory: skipped
 MAX_DEPTH = 100  # nesting past this is no Claude Code record, and would exhaust the recursion of later steps
+MAX_TEXT_CHARS = 64 * 1024  # text kept of one block or tool input (a tool's output, a file written): head and tail
+CLIPPED = "\n[…]\n"
+# the fields of a line that later steps read (queued prompts, queue operations, the structured tool result)
+KEPT_FIELDS = ("attachment", "operation", "content", "toolUseResult")
+KEPT_RESULT_FIELDS = ("answers", "agentId", "task")  # of `toolUseResult`, whose file contents are not needed
 # Skip reasons, as the import report shows them.
 BROKEN, TOO_DEEP, TOO_LARGE = "broken line", "too deep", "too large"
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # the only way a surrogate gets into a decoded line
@@ -53,7 +63,7 @@ class Record:
 
     line: int  # 1-based line number in its file (files only grow, so this orders records)
     type: str
-    raw: dict[str, Any]
+    raw: dict[str, Any]  # the line's `KEPT_FIELDS` (not the whole line, which may be megabytes)
     uuid: str | None = None
     parent_uuid: str | None = None
     logical_parent_uuid: str | None = None
@@ -147,24 +157,50 @@ def _as_text(content: Any) -> str:
     return ""
 
 
+def clip(text: str) -> str:
+    """At most about `MAX_TEXT_CHARS`: a long output's head and tail say what happened (the error, the summary)."""
+    if len(text) <= MAX_TEXT_CHARS:
+        return text
+    half = MAX_TEXT_CHARS // 2
+    return text[:half] + CLIPPED + text[-half:]
+
+
+def _clipped_input(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {}
+    return {k: clip(v) if isinstance(v, str) else v for k, v in value.items()}
+
+
 def parse_block(item: Any) -> Block:
     if isinstance(item, str):
-        return Block("text", item)
+        return Block("text", clip(item))
     if not isinstance(item, dict):
         return Block("other")
     kind = item.get("type")
     if kind == "text":
-        return Block("text", str(item.get("text") or ""))
+        return Block("text", clip(str(item.get("text") or "")))
     if kind == "thinking":
-        return Block("thinking", str(item.get("thinking") or ""))
+        return Block("thinking", clip(str(item.get("thinking") or "")))
     if kind == "tool_use":
-        raw_input = item.get("input")
         return Block("tool_use", tool_id=str(item.get("id") or ""), name=str(item.get("name") or "?"),
-                     input=raw_input if isinstance(raw_input, dict) else {})
+                     input=_clipped_input(item.get("input")))
     if kind == "tool_result":
-        return Block("tool_result", _as_text(item.get("content")), tool_id=str(item.get("tool_use_id") or ""),
+        return Block("tool_result", clip(_as_text(item.get("content"))), tool_id=str(item.get("tool_use_id") or ""),
                      is_error=item.get("is_error") is True)
     return Block("other")
+
+
+def _kept(obj: dict[str, Any]) -> dict[str, Any]:
+    """The `KEPT_FIELDS` of a line, long strings clipped and the tool result cut to `KEPT_RESULT_FIELDS`."""
+    kept: dict[str, Any] = {}
+    for key in KEPT_FIELDS:
+        value = obj.get(key)
+        if value is None:
+            continue
+        if key == "toolUseResult" and isinstance(value, dict):
+            value = {k: value[k] for k in KEPT_RESULT_FIELDS if k in value}
+        kept[key] = clip(value) if isinstance(value, str) else value
+    return kept
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -181,7 +217,7 @@ def parse_record(obj: dict[str, Any], line: int) -> Record:
     else:
         blocks = []
     return Record(
-        line=line, type=obj["type"] if isinstance(obj.get("type"), str) else "(missing)", raw=obj,
+        line=line, type=obj["type"] if isinstance(obj.get("type"), str) else "(missing)", raw=_kept(obj),
         uuid=_str_or_none(obj.get("uuid")), parent_uuid=_str_or_none(obj.get("parentUuid")),
         logical_parent_uuid=_str_or_none(obj.get("logicalParentUuid")),
         session_id=_str_or_none(obj.get("sessionId")), timestamp=parse_timestamp(obj.get("timestamp")),
@@ -228,31 +264,55 @@ def parse_line(raw: bytes) -> dict[str, Any] | str:
     return repair_data(obj) if _ESCAPED_SURROGATE.search(raw) else obj
 
 
+def _lines(fh: BinaryIO) -> Iterator[bytes | None]:
+    """The file's lines, newline included, read one at a time; None for a line past `MAX_RECORD_BYTES`, which is
+    skipped a block at a time instead of being held."""
+    while True:
+        raw = fh.readline(MAX_RECORD_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) <= MAX_RECORD_BYTES or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while raw and not raw.endswith(b"\n"):
+            raw = fh.readline(1 << 20)
+        yield None
+
+
 def read_records(path: Path) -> _Lines:
     """Every JSON-object line of the file; a last line without its newline is read only if it is whole JSON."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return _Lines([], 0, Counter())
-    whole, _, tail = data.rpartition(b"\n")
-    lines = whole.split(b"\n") if whole or data.endswith(b"\n") else []
-    if tail.strip():
-        try:
-            json.loads(tail)
-            lines.append(tail)
-        except (ValueError, RecursionError):
-            pass  # still being written: the next read gets it whole
     records: list[Record] = []
     skipped: Counter[str] = Counter()
-    for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        obj = parse_line(raw)
-        if isinstance(obj, str):
-            skipped[obj] += 1
-        else:
-            records.append(parse_record(obj, n))
-    return _Lines(records, len(lines), skipped, len(data))
+    n = size = 0
+    try:
+        with path.open("rb") as fh:
+            for raw in _lines(fh):
+                if raw is None:
+                    n += 1
+                    skipped[TOO_LARGE] += 1
+                    continue
+                if not raw.endswith(b"\n") and not _whole(raw):
+                    break  # still being written: the next read gets it whole
+                n += 1
+                if not raw.strip():
+                    continue
+                obj = parse_line(raw.rstrip(b"\n"))
+                if isinstance(obj, str):
+                    skipped[obj] += 1
+                else:
+                    records.append(parse_record(obj, n))
+            size = fh.tell()
+    except OSError:
+        return _Lines([], 0, Counter())
+    return _Lines(records, n, skipped, size)
+
+
+def _whole(tail: bytes) -> bool:
+    try:
+        json.loads(tail)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _session_id(path: Path, records: list[Record]) -> str | None:

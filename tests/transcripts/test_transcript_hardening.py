@@ -18,6 +18,7 @@ from tempera.core.memory import Memory
 from tempera.daemon.worker import work_one
 from tempera.transcripts import reader
 from tempera.transcripts.reader import read_transcript
+from tempera.transcripts.turns import segment_turns
 
 CUT_EMOJI = "fix the \ud83d emoji bug in the login banner"
 DEEP = b"[" * 5000 + b"]" * 5000
@@ -140,3 +141,25 @@ def test_capture_input_with_a_lone_surrogate_is_stored(data_dir: Path) -> None:
                           env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)[0]["summary"] == CUT_EMOJI.replace("\ud83d", "\ufffd")
+
+
+def test_a_huge_tool_output_is_kept_by_its_head_and_tail(tmp_path: Path) -> None:
+    """Bounded memory: a record keeps its blocks' text clipped (what failed is at the end of a long output, so the
+    tail stays) and a few fields of its line, not the parsed line (here a Write of 1 MB and its 2 MB output)."""
+    path = tmp_path / "s.jsonl"
+    s = SessionWriter(path, session_id="5e0a1c2d-0000-4000-8000-000000000009")
+    s.prompt("fix the cart total test")
+    s.tool("Write", {"file_path": "/repo/big.py", "content": "x = 1\n" * 200_000}, "File created")
+    s.bash("pytest tests/test_cart.py", "." * 2_000_000 + "\nFAILED tests/test_cart.py::test_total\n1 failed in 0.2s",
+           ok=False)
+    s.bash("pytest tests/test_cart.py", "1 passed in 0.10s")
+    s.say("The cart total test passes now.")
+    t = read_transcript(path)
+    texts = [b.text for r in t.records for b in r.blocks]
+    texts += [v for r in t.records for b in r.tool_uses for v in b.input.values() if isinstance(v, str)]
+    assert max(map(len, texts)) < reader.MAX_TEXT_CHARS + 100
+    assert all("message" not in r.raw and len(json.dumps(r.raw)) < reader.MAX_TEXT_CHARS + 100 for r in t.records)
+    turn, = segment_turns(t)
+    assert turn.files_modified == ["/repo/big.py"]
+    assert [(run.passed, run.summary) for run in turn.test_runs] == [(False, "1 failed in 0.2s"),
+                                                                     (True, "1 passed in 0.10s")]

@@ -1,0 +1,84 @@
+"""A daemon killed (SIGKILL) in the middle of a capture job: the retry must leave the database a run without the
+kill leaves (episodes and everything learned after capture: links, evidence, calibration, corrections, facts),
+and the job must be taken over as soon as a new daemon holds the lock, not when the dead one's lease runs out."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from hookrun import kill_daemon, run_hook, wait_for
+
+from tests.conftest import TRANSCRIPTS
+from tests.support.dbcontent import compare, differences, learned
+from tests.support.longsession import write_long_session
+from tempera.core.memory import Memory
+from tempera.transcripts.pipeline import capture_and_learn
+
+SOURCE = TRANSCRIPTS / "claude-code-log" / "representative_messages.jsonl"  # 4 work units, corrections among them
+COPIES = 20  # 80 units: three write chunks, so a kill after the first lands mid-capture
+SID = "crash-session"
+
+
+def count(data_dir: Path, sql: str) -> int:
+    with sqlite3.connect(data_dir / "tempera.db") as conn:
+        return conn.execute(sql).fetchone()[0]
+
+
+def long_session(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir(exist_ok=True)
+    return write_long_session(SOURCE, tmp_path / "t" / f"{SID}.jsonl", COPIES, session_id=SID, cwd=repo)
+
+
+def stop(transcript: Path, cwd: Path) -> None:
+    r = run_hook("stop", {"session_id": SID, "transcript_path": str(transcript), "cwd": str(cwd),
+                          "hook_event_name": "Stop", "stop_hook_active": False})
+    assert r.returncode == 0, r.stderr
+
+
+def kill_after_first_chunk(data_dir: Path, start_daemon) -> int:  # type: ignore[no-untyped-def]
+    """Start the daemon on the queued job and SIGKILL it once its first chunk of episodes is committed; returns
+    how many episodes were stored then (fewer than the session has)."""
+    start_daemon()
+    wait_for(lambda: count(data_dir, "SELECT COUNT(*) FROM episodes") > 0, timeout=120, interval=0.005)
+    kill_daemon(data_dir, signal.SIGKILL)
+    return count(data_dir, "SELECT COUNT(*) FROM episodes")
+
+
+def test_kill_mid_capture_leaves_the_database_of_no_kill(data_dir: Path, tmp_path: Path, start_daemon,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    transcript = long_session(tmp_path)
+    with monkeypatch.context() as m:
+        m.setenv("TEMPERA_DATA_DIR", str(tmp_path / "reference"))
+        with Memory() as mem:
+            capture_and_learn(mem, transcript, session_id=SID)
+    expected = learned(tmp_path / "reference" / "tempera.db")
+    assert sum(expected["episodes"].values()) == 4 * COPIES
+    assert sum(expected["links"].values()) > 0 and sum(expected["calibration"].values()) == 4 * COPIES
+
+    monkeypatch.setenv("TEMPERA_DAEMON__JOB_LEASE_SECONDS", "2")  # today's takeover waits out the lease
+    stop(transcript, tmp_path / "repo")
+    stored = kill_after_first_chunk(data_dir, start_daemon)
+    assert 0 < stored < 4 * COPIES
+    start_daemon()
+    wait_for(lambda: count(data_dir, "SELECT COUNT(*) FROM jobs WHERE status != 'done'") == 0, timeout=180)
+    got = learned(data_dir / "tempera.db")
+    table = compare(expected, got)
+    assert all(t["missing"] == t["extra"] == 0 for t in table.values()), (table, differences(expected, got))
+
+
+def test_lease_of_a_killed_daemon_is_taken_at_once(data_dir: Path, tmp_path: Path, start_daemon) -> None:
+    transcript = long_session(tmp_path)
+    stop(transcript, tmp_path / "repo")
+    kill_after_first_chunk(data_dir, start_daemon)
+    assert count(data_dir, "SELECT COUNT(*) FROM jobs WHERE status = 'leased'") == 1
+    start_daemon()
+    started = time.monotonic()
+    # the default lease is 120 s; a new daemon holding the lock knows the old one is dead
+    wait_for(lambda: count(data_dir, "SELECT COUNT(*) FROM jobs WHERE status = 'done'") == 1, timeout=60)
+    assert time.monotonic() - started < 60
+    assert count(data_dir, "SELECT COUNT(*) FROM episodes") == 4 * COPIES
