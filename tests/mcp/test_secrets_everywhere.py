@@ -62,6 +62,11 @@ async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Pa
             await client.ok("tempera_capture", {"summary": f"the {name} check: {text}", "tags": [name],
                                                 "errors_resolved": [text]})
             await client.ok("tempera_log_correction", {"category": "secrets", "description": f"{name}: {text}"})
+            await client.ok("tempera_log_should_have_asked", {"trigger": f"{name} {text}",
+                                                               "question": f"Which {name}? {text}"})
+            if not any(c in text for c in '"\\\n'):  # EDN strings: no quote, backslash or line break to escape
+                await client.ok("tempera_transact", {"facts": f'[[:config/{name} :config/value "{text}"]]',
+                                                     "reason": f"recorded {text}"})
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
     raw = stored_bytes(data_dir)
     leaked = [name for name, _, secret in SECRETS if secret.encode() in raw]
