@@ -15,7 +15,7 @@ import pytest
 from stdio_session import connect, server_env
 
 from support.datafiles import stored_bytes
-from support.secrets import SECRETS
+from support.secrets import SECRETS, found_in, plant_in_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
@@ -34,10 +34,7 @@ def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
         data_dir: Path, project_dir: Path, tmp_path: Path) -> None:
     assert len(SECRETS) >= 40
     s = SessionWriter(tmp_path / "t" / "5ec0e700-0000-4000-8000-000000000001.jsonl", cwd=str(project_dir))
-    for name, text, _ in SECRETS:  # in the prompt, a command, its output and the agent's reply
-        s.prompt(f"the {name} check fails: {text}")
-        s.bash(f"echo '{text}' && ./check_{name}.sh", f"checking {text}\nError: rejected {text}", ok=False)
-        s.say(f"The {name} check passes now; it was given {text}.")
+    plant_in_session(s)
     _cli(data_dir, "import", str(s.path), "--json")
     for name, text, _ in SECRETS:
         context_of(run_hook("user-prompt-submit", {
@@ -51,8 +48,7 @@ def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
     _cli(data_dir, "export", "--format", "markdown", "-o", str(data_dir / "export.md"))
     raw = stored_bytes(data_dir)
     assert b"REDACTED" in raw
-    leaked = [name for name, _, secret in SECRETS if secret.encode() in raw]
-    assert leaked == [], leaked
+    assert found_in(raw) == []
 
 
 @pytest.mark.anyio
@@ -69,5 +65,4 @@ async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Pa
                                                      "reason": f"recorded {text}"})
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
     raw = stored_bytes(data_dir)
-    leaked = [name for name, _, secret in SECRETS if secret.encode() in raw]
-    assert leaked == [], leaked
+    assert found_in(raw) == []

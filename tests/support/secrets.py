@@ -3,6 +3,8 @@ must never reach the disk. Values are made up; each has the shape its issuer use
 
 from __future__ import annotations
 
+from typing import Any
+
 _B64 = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # 40 characters, the AWS secret key alphabet
 _PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
 _JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
@@ -68,3 +70,17 @@ SECRETS: list[tuple[str, str, str]] = [
     ("digitalocean", "dop_v1_" + "a3f9" * 16, "dop_v1_" + "a3f9" * 16),
     ("private_block", "<private>my home address is 12 Elm Street</private>", "12 Elm Street"),
 ]
+
+
+def plant_in_session(session: Any) -> None:
+    """Every shape in a prompt, a failing command, its output and the agent's reply: one prompt each, so the
+    session holds len(SECRETS) episodes once captured (`session` is a tests/transcripts SessionWriter)."""
+    for name, text, _ in SECRETS:
+        session.prompt(f"the {name} check fails: {text}")
+        session.bash(f"echo '{text}' && ./check_{name}.sh", f"checking {text}\nError: rejected {text}", ok=False)
+        session.say(f"The {name} check passes now; it was given {text}.")
+
+
+def found_in(raw: bytes) -> list[str]:
+    """The names of the shapes whose secret occurs in `raw`."""
+    return [name for name, _, secret in SECRETS if secret.encode() in raw]
