@@ -34,13 +34,18 @@ _SUSPECT = re.compile(r"[<>\u2039\u203a\u2329\u232a\u27e8\u27e9\u276e\u276f\u02c
                       r"\ufe64\ufe65\uff1c\uff1e\u00ab\u00bb\u300a\u300b]")
 
 
+def _fold(text: str) -> str:
+    """The text as it reads: NFKC, lower case, look-alikes folded (C-speed; lengths may change)."""
+    return unicodedata.normalize("NFKC", text).lower().translate(_LOOKALIKE)
+
+
 def _folded(text: str) -> tuple[str, list[int]]:
-    """The text as it reads (NFKC, look-alikes folded, lower case) and, for each folded character, the index of
-    the character of `text` it came from."""
+    """`_fold` character by character and, for each folded character, the index of the character of `text` it
+    came from: slow, so only for a text that holds a tag."""
     out: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
-        folded = (ch if ch.isascii() else unicodedata.normalize("NFKC", ch)).lower().translate(_LOOKALIKE)
+        folded = _fold(ch)
         out.append(folded)
         origin.extend([i] * len(folded))
     return "".join(out), origin
@@ -48,10 +53,12 @@ def _folded(text: str) -> tuple[str, list[int]]:
 
 def neutralize(text: str) -> str:
     """The text with every tag-like spelling of the marker replaced by NEUTRAL."""
-    if not _SUSPECT.search(text):  # every tag needs a bracket (or a look-alike of one): the common case is cheap
+    if not _SUSPECT.search(text) or not _TAG.search(_fold(text)):  # every tag needs a bracket: the common case
         return text
     folded, origin = _folded(text)
     spans = [(origin[m.start()], origin[m.end() - 1] + 1) for m in _TAG.finditer(folded)]
+    if not spans:  # only NFKC of the whole text reads as a tag (a composed sequence): no bracket is left
+        return _SUSPECT.sub(" ", text)
     for start, end in reversed(spans):
         text = text[:start] + NEUTRAL + text[end:]
     return text

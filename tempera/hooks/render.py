@@ -63,8 +63,8 @@ def episode_line(ep: dict[str, Any]) -> str:
         bits.append(ep["project_note"])
     bits.append(f"id {ep['id'][:8]}")
     line = f"- [{', '.join(b for b in bits if b)}] " + "; ".join(quote(lab, t) for lab, t in summary_parts(ep))
-    files = [f for f in ep.get("files") or [] if not reads_as_directive(f)]
-    if files:
+    files = ep.get("files") or []
+    if files and not reads_as_directive(" ".join(files[:5])):
         line += f". Files: {', '.join(files[:5])}{' …' if len(files) > 5 else ''}."
     return line
 
