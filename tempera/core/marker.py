@@ -29,7 +29,8 @@ _LOOKALIKE = str.maketrans({
     "α": "a", "ε": "e", "ο": "o", "ρ": "p", "γ": "y", "τ": "t", "μ": "m", "ν": "v", "ı": "i",
     **dict.fromkeys("\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u034f\u180e", ""),
 })
-_TAG = re.compile(r"<\s*/?\s*tempera\s*-?\s*memory\s*/?\s*>?")
+# The marker's name next to a bracket on either side: `</tempera-memory`, `tempera-memory>`, `<tempera memory >`.
+_TAG = re.compile(r"<\s*/?\s*tempera\s*-?\s*memory\s*/?\s*>?|/?\s*tempera\s*-?\s*memory\s*/?\s*>")
 _SUSPECT = re.compile(r"[<>\u2039\u203a\u2329\u232a\u27e8\u27e9\u276e\u276f\u02c2\u02c3\u1438\u1433\u3008\u3009"
                       r"\ufe64\ufe65\uff1c\uff1e\u00ab\u00bb\u300a\u300b]")
 

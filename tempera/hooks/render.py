@@ -39,6 +39,11 @@ def quote(label: str, text: str) -> str:
     return f'{label}: "{text.replace(chr(34), chr(39))}"'
 
 
+def _plain(text: str) -> str:
+    """Text without inline markup and with its spaces collapsed, as the summary's first line is written."""
+    return " ".join(text.replace("`", "").replace("**", "").replace("__", "").split())
+
+
 def summary_parts(ep: dict[str, Any]) -> list[tuple[str, str]]:
     """The summary as (source, text): a transcript's opens with the user's request (or, for a later work unit, its
     task) and goes on with the agent's closing words and the observations draft.summarize adds; a capture made
@@ -46,8 +51,8 @@ def summary_parts(ep: dict[str, Any]) -> list[tuple[str, str]]:
     lines = [ln.strip() for ln in str(ep.get("summary", "")).splitlines() if ln.strip()]
     if ep.get("origin") != "transcript" or not lines:
         return [("note", " ".join(lines))] if lines else []
-    asked = " ".join(str(ep.get("prompt", "")).split())
-    out = [("user asked" if lines[0].rstrip("…")[:40] in asked else "task", lines[0])]
+    asked = _plain(str(ep.get("prompt", "")))
+    out = [("user asked" if _plain(lines[0].rstrip("…"))[:40] in asked else "task", lines[0])]
     for line in lines[1:]:
         label = next(((lab, line[len(p):]) for p, lab in _SUMMARY_PARTS if line.startswith(p)), None)
         out.append(label or ("agent said", line))
