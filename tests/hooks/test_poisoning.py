@@ -11,11 +11,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hookrun import context_of, run_hook
+from hookrun import context_of, kill_daemon, run_hook
 
 from tempera.core.directives import directive_reason
 from tempera.core.marker import CLOSE, OPEN, neutralize, strip_injected, wrap
@@ -125,7 +126,7 @@ def assert_safe(context: str, case: Case) -> None:
 
 
 @pytest.fixture(scope="module")
-def poisoned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def poisoned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """The twenty sessions, imported once into one data dir: (data dir, folder of the projects)."""
     root = tmp_path_factory.mktemp("poison")
     data_dir = root / "tempera-data"
@@ -135,7 +136,8 @@ def poisoned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         paths.append(root / "transcripts" / f"{sid}.jsonl")
         _session(paths[-1], _project(root / "projects", case), case, sid)
     _import(paths, data_dir)
-    return data_dir, root / "projects"
+    yield data_dir, root / "projects"
+    kill_daemon(data_dir)  # the hooks start one for the data dir when none answers
 
 
 def _env(data_dir: Path) -> dict[str, str]:

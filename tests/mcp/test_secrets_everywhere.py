@@ -19,7 +19,7 @@ from support.secrets import SECRETS, found_in, plant_in_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
-from hookrun import context_of, run_hook  # noqa: E402
+from hookrun import context_of, kill_daemon, run_hook  # noqa: E402
 from transcript_writer import SessionWriter  # noqa: E402
 
 
@@ -36,11 +36,14 @@ def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
     s = SessionWriter(tmp_path / "t" / "5ec0e700-0000-4000-8000-000000000001.jsonl", cwd=str(project_dir))
     plant_in_session(s)
     _cli(data_dir, "import", str(s.path), "--json")
-    for name, text, _ in SECRETS:
-        context_of(run_hook("user-prompt-submit", {
-            "session_id": "5ec0e700-ups", "transcript_path": str(s.path), "cwd": str(project_dir),
-            "hook_event_name": "UserPromptSubmit", "prompt": f"the {name} check fails again: {text}"},
-            env=server_env(data_dir)))
+    try:
+        for name, text, _ in SECRETS:
+            context_of(run_hook("user-prompt-submit", {
+                "session_id": "5ec0e700-ups", "transcript_path": str(s.path), "cwd": str(project_dir),
+                "hook_event_name": "UserPromptSubmit", "prompt": f"the {name} check fails again: {text}"},
+                env=server_env(data_dir)))
+    finally:
+        kill_daemon(data_dir)  # the hook starts one when none answers
     _cli(data_dir, "capture", "--json", stdin=json.dumps(
         {"summary": " ".join(t for _, t, _ in SECRETS), "project": str(project_dir),
          "alternatives_considered": [t for _, t, _ in SECRETS]}))
