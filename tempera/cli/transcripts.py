@@ -14,7 +14,8 @@ from tempera.cli.common import emit, json_option, open_memory
 from tempera.core.errors import InvalidInput, NotFound
 from tempera.transcripts.capture import CaptureResult
 from tempera.transcripts.pipeline import capture_and_learn
-from tempera.transcripts.importer import ImportReport, claude_projects_dir, find_sessions, import_transcripts
+from tempera.transcripts.importer import (FileOutcome, ImportReport, claude_projects_dir, failure_text, find_sessions,
+                                         import_transcripts)
 
 
 def _parse_since(text: str | None) -> datetime | None:
@@ -27,9 +28,11 @@ def _parse_since(text: str | None) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
-def _result_line(path: Path, result: CaptureResult | None) -> str:
+def _result_line(path: Path, result: FileOutcome) -> str:
     if result is None:
         return f"{path}: no activity since the given date, skipped"
+    if isinstance(result, Exception):
+        return f"{path}: failed ({failure_text(result)}), the other files go on"
     c = result.counts()
     return (f"{path}: {c['turns']} prompts, {c['units']} work units, +{c['added']} added, {c['updated']} updated, "
             f"{c['skipped']} unchanged" + (f", {c['lines_skipped']} bad lines" if c["lines_skipped"] else ""))
@@ -50,6 +53,8 @@ def _render_table(report: ImportReport) -> None:
             ("seconds", f"{t['seconds']:.2f}"), ("MB/s", t["mb_per_second"] or "-")]
     if t["files_skipped_since"]:
         rows.insert(1, ("files before --since", t["files_skipped_since"]))
+    if report.failures:
+        rows.insert(1, ("files failed", len(report.failures)))
     click.echo(("Dry run (nothing stored)\n" if report.dry_run else "") + "-" * 34)
     for label, value in rows:
         click.echo(f"{label:<22}{value:>12}")
@@ -58,6 +63,8 @@ def _render_table(report: ImportReport) -> None:
         click.echo("records skipped, by reason")
         for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):
             click.echo(f"  {reason:<40}{n:>8}")
+    for path, error in report.failures:
+        click.echo(f"{path}: failed ({error})")
 
 
 def _size(path: Path) -> int:
@@ -81,7 +88,7 @@ def _run_import(mem: Any, files: list[Path], project: str | None, since: datetim
         rate = done[1] / 1e6 / max(time.perf_counter() - started, 1e-6)
         return f"{done[0]}/{len(files)} sessions, {done[1] / 1e6:.1f}/{total / 1e6:.1f} MB, {rate:.2f} MB/s"
 
-    def advance(path: Path, _: CaptureResult | None) -> None:
+    def advance(path: Path, _: FileOutcome) -> None:
         size = _size(path)
         done[0], done[1] = done[0] + 1, done[1] + size
         bar.update(size, path)

@@ -38,7 +38,7 @@ _NOT_A_VALUE = re.compile(r"^(?:\$|<|\{\{|%\(|\[REDACTED|\*+$|x+$|null$|none$|tr
 # A secret-sounding name ends in one of these words ("DB_PASSWORD", "apiToken", "aws_secret_access_key"),
 # never continues into a longer word ("passed", "tokens", "tokenizer").
 _SECRET_NAME = (r"(?:password|passwd|passphrase|pwd|secret|secret[_-]?key|token|api[_-]?key|apikey|access[_-]?key|"
-                r"private[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key|signing[_-]?key|"
+                r"private[_-]?key(?:[_-]?id)?|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key|signing[_-]?key|"
                 r"encryption[_-]?key|account[_-]?key|master[_-]?key|sas[_-]?token)(?![A-Za-z0-9])")
 _NAME = rf"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_SECRET_NAME}"
 
@@ -80,7 +80,8 @@ RULES: tuple[Rule, ...] = (
     _rule("cli_password", rf"(?i:--[\w-]*{_SECRET_NAME})(?:=|\s+)([^\s\"'-][^\s\"']{{3,}})", group=1),
     _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*\"([^\"\n]{{3,}})\"", group=1),
     _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*'([^'\n]{{3,}})'", group=1),
-    _rule("secret", rf"(?i:{_NAME})(?:=|:[ \t]*)([^\s\"',;)\]}}]{{4,}})", group=1),
+    # a value is never itself a name being assigned (`token: auth_token: abc`): the next name is matched instead
+    _rule("secret", rf"(?i:{_NAME})(?:=|:[ \t]*)([^\s\"',;)\]}}]{{4,}}+)(?<![:=])", group=1),
 )
 
 

@@ -31,6 +31,7 @@ def _hit_dict(h: Hit, project: ProjectRef, similarity: float | None) -> dict[str
     ep = h.episode
     return {"id": ep.id, "created_at": ep.created_at.isoformat(), "outcome": ep.outcome.status,
             "verification": ep.outcome.verification.value, "summary": ep.summary,
+            "origin": ep.source.origin, "prompt": ep.intent.raw_prompt[:render.PROMPT_CHARS],
             "files": [render.relative_to(f, ep.project_path) for f in ep.context.files_modified], "score": round(h.score, 4), "relevance": round(h.relevance, 4),
             "salience": round(h.salience, 4), "utility": round(ep.utility.value, 4),
             "similarity": None if similarity is None else round(similarity, 4),

@@ -12,13 +12,14 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Union
 
 from tempera.core.db import Database, apply_migrations, sqlite3
 from tempera.core.errors import InvalidInput
+from tempera.core.redact import redact
 from tempera.facts import ast
 from tempera.facts.compiler import Context
 from tempera.facts.entity_types import PROJECT, project_key
@@ -236,8 +237,10 @@ class FactStore:
 
     def _write(self, reason: str | None, *, add: Sequence[ast.FactSpec] = (), retract: Sequence[ast.FactSpec] = (),
                close: Sequence[ast.FactSpec] = (), close_at: int | None = None) -> TxResult:
-        """One transaction, recorded only if something changes: new datoms, retractions, valid-time closes."""
-        reason = _require_reason(reason)
+        """One transaction, recorded only if something changes: new datoms, retractions, valid-time closes. Text
+        values and the reason are redacted, as every way into memory is (a value is matched in its stored form)."""
+        reason = redact(_require_reason(reason))
+        add, retract, close = _redacted(add), _redacted(retract), _redacted(close)
         with self.db.transaction():
             now = self._next_time()
             inserts = self._new_datoms(add, now)
@@ -363,6 +366,11 @@ class FactStore:
             "INSERT INTO fact_rules(name, arity, text, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(text) DO NOTHING",
             (rule.name, len(rule.head), rule.text, int(time.time() * 1000)))
         return RuleResult(rule.name, len(rule.head), cursor.rowcount == 1)
+
+
+def _redacted(facts: Sequence[ast.FactSpec]) -> tuple[ast.FactSpec, ...]:
+    """The facts with secrets in their text values replaced (keywords and other types are no text)."""
+    return tuple(replace(f, v=redact(f.v)) if type(f.v) is str else f for f in facts)
 
 
 def _entity_arg(entity: Any) -> Keyword | uuid.UUID:

@@ -15,7 +15,7 @@ from typing import Any
 from tempera.core import defaults, jobs, ranking, textsearch
 from tempera.core.project import ProjectRef
 from tempera.core.ranking import SalienceWeights
-from tempera.hooks.render import relative_to
+from tempera.hooks.render import PROMPT_CHARS, relative_to
 
 VERIFICATION_WEIGHTS = defaults.VERIFICATION_WEIGHTS
 DECAY_RATES = defaults.DECAY_RATES
@@ -36,10 +36,11 @@ def _row_to_hit(row: tuple[Any, ...], project: ProjectRef, extra: dict[str, Any]
     try:
         doc = json.loads(data)
         files = [relative_to(f, doc.get("project_path")) for f in doc.get("context", {}).get("files_modified", [])]
-    except (ValueError, AttributeError, TypeError):
-        files = []
+        origin, prompt = doc["source"]["origin"], doc["intent"]["raw_prompt"][:PROMPT_CHARS]
+    except (ValueError, AttributeError, TypeError, KeyError):
+        files, origin, prompt = [], "", ""
     return {"id": eid, "created_at": created, "outcome": outcome, "verification": verification, "summary": summary,
-            "utility": utility, "files": files,
+            "utility": utility, "files": files, "origin": origin, "prompt": prompt,
             "project_note": f"from project {project_name}" if project_id != project.id else "", **extra}
 
 

@@ -18,12 +18,14 @@ from typing import Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from tempera import __version__
 from tempera.mcp_server import tools_facts, tools_maintenance, tools_memory, tools_selfimprove
 from tempera.mcp_server.state import ServerState
+from tempera.mcp_server.stdin import RepairedStdin
 from tempera.mcp_server.validation import explain, signature
 
 INSTRUCTIONS = """Tempera is persistent, self-improving memory for this codebase. Its hooks already add relevant
@@ -72,6 +74,13 @@ class TemperaServer(MCPServer[ServerState]):
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(explain(name, exc.__cause__, schema)) from exc.__cause__
             raise
+
+    async def run_stdio_async(self) -> None:
+        """Stdio as the SDK serves it, but reading stdin through RepairedStdin (a lone surrogate in a call's
+        arguments would leave the call unanswered)."""
+        async with stdio_server(stdin=RepairedStdin()) as (read_stream, write_stream):  # type: ignore[arg-type]
+            low = self._lowlevel_server
+            await low.run(read_stream, write_stream, low.create_initialization_options())
 
 
 @asynccontextmanager

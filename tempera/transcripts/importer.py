@@ -56,6 +56,16 @@ def active_since(path: Path, since: datetime) -> bool:
     return not stamps or max(stamps) >= since
 
 
+FileOutcome = CaptureResult | Exception | None  # captured, failed, or left out by `since`
+FAILURE_CHARS = 300
+
+
+def failure_text(exc: Exception) -> str:
+    """One line naming what went wrong in a file."""
+    text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    return text if len(text) <= FAILURE_CHARS else text[: FAILURE_CHARS - 1] + "…"
+
+
 @dataclass
 class ImportReport:
     files: int = 0
@@ -68,6 +78,7 @@ class ImportReport:
     skipped: int = 0
     lines_skipped: int = 0
     files_skipped_since: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (path, "ExceptionType: message")
     unknown_types: Counter[str] = field(default_factory=Counter)
     not_prompts: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -93,6 +104,8 @@ class ImportReport:
         return {"files": self.files, "sessions": len(self.sessions), "turns": self.turns, "work_units": self.units,
                 "megabytes": round(mb, 2), "episodes_added": self.added, "episodes_updated": self.updated, "episodes_skipped": self.skipped,
                 "lines_skipped": self.lines_skipped, "files_skipped_since": self.files_skipped_since,
+                "files_failed": len(self.failures),
+                "failures": [{"path": path, "error": error} for path, error in self.failures],
                 "unknown_types": dict(self.unknown_types), "records_not_prompts": dict(self.not_prompts),
                 "seconds": round(self.seconds, 3),
                 "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None,
@@ -102,8 +115,9 @@ class ImportReport:
 
 def import_transcripts(mem: "Memory", files: list[Path], *, project: str | None = None,
                        since: datetime | None = None, dry_run: bool = False, use_llm: bool | None = None,
-                       on_file: Callable[[Path, CaptureResult | None], None] | None = None) -> ImportReport:
-    """Capture every file; `on_file` is told of each (None when `since` left it out)."""
+                       on_file: Callable[[Path, FileOutcome], None] | None = None) -> ImportReport:
+    """Capture every file; `on_file` is told of each (None when `since` left it out). A file whose capture raises
+    costs that file only: the error is counted and named in the report, and the next file is imported."""
     report = ImportReport(dry_run=dry_run)
     started = time.perf_counter()
     for path in files:
@@ -112,9 +126,15 @@ def import_transcripts(mem: "Memory", files: list[Path], *, project: str | None 
             if on_file:
                 on_file(path, None)
             continue
-        result = capture_and_learn(mem, path, project=project, use_llm=use_llm, dry_run=dry_run)
-        report.add(result)
+        outcome: FileOutcome
+        try:
+            outcome = capture_and_learn(mem, path, project=project, use_llm=use_llm, dry_run=dry_run)
+        except Exception as exc:  # any fault in one file: the rest of the folder is still imported
+            outcome = exc
+            report.failures.append((str(path), failure_text(exc)))
+        else:
+            report.add(outcome)
         if on_file:
-            on_file(path, result)
+            on_file(path, outcome)
     report.seconds = time.perf_counter() - started
     return report

@@ -1,0 +1,71 @@
+"""Issue 17: forty-odd secret shapes planted through every way into memory (a transcript by `tempera import`, a
+UserPromptSubmit payload, `tempera capture` JSON on stdin, the MCP tempera_capture and tempera_log_correction
+tools), then every file of the data dir (database, WAL, shared memory, logs, a `tempera export`) is searched:
+none of them is found."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from stdio_session import connect, server_env
+
+from support.datafiles import stored_bytes
+from support.secrets import SECRETS, found_in, plant_in_session
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
+from hookrun import context_of, kill_daemon, run_hook  # noqa: E402
+from transcript_writer import SessionWriter  # noqa: E402
+
+
+def _cli(data_dir: Path, *args: str, stdin: str | None = None) -> str:
+    done = subprocess.run([sys.executable, "-m", "tempera.cli", *args], capture_output=True, text=True,
+                          timeout=300, input=stdin, env={**os.environ, **server_env(data_dir)})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
+        data_dir: Path, project_dir: Path, tmp_path: Path) -> None:
+    assert len(SECRETS) >= 40
+    s = SessionWriter(tmp_path / "t" / "5ec0e700-0000-4000-8000-000000000001.jsonl", cwd=str(project_dir))
+    plant_in_session(s)
+    _cli(data_dir, "import", str(s.path), "--json")
+    try:
+        for name, text, _ in SECRETS:
+            context_of(run_hook("user-prompt-submit", {
+                "session_id": "5ec0e700-ups", "transcript_path": str(s.path), "cwd": str(project_dir),
+                "hook_event_name": "UserPromptSubmit", "prompt": f"the {name} check fails again: {text}"},
+                env=server_env(data_dir)))
+    finally:
+        kill_daemon(data_dir)  # the hook starts one when none answers
+    _cli(data_dir, "capture", "--json", stdin=json.dumps(
+        {"summary": " ".join(t for _, t, _ in SECRETS), "project": str(project_dir),
+         "alternatives_considered": [t for _, t, _ in SECRETS]}))
+    _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
+    _cli(data_dir, "export", "--format", "markdown", "-o", str(data_dir / "export.md"))
+    raw = stored_bytes(data_dir)
+    assert b"REDACTED" in raw
+    assert found_in(raw) == []
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Path) -> None:
+    async with connect(data_dir, project_dir) as client:
+        for name, text, _ in SECRETS:
+            await client.ok("tempera_capture", {"summary": f"the {name} check: {text}", "tags": [name],
+                                                "errors_resolved": [text]})
+            await client.ok("tempera_log_correction", {"category": "secrets", "description": f"{name}: {text}"})
+            await client.ok("tempera_log_should_have_asked", {"trigger": f"{name} {text}",
+                                                               "question": f"Which {name}? {text}"})
+            if not any(c in text for c in '"\\\n'):  # EDN strings: no quote, backslash or line break to escape
+                await client.ok("tempera_transact", {"facts": f'[[:config/{name} :config/value "{text}"]]',
+                                                     "reason": f"recorded {text}"})
+    _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
+    raw = stored_bytes(data_dir)
+    assert found_in(raw) == []
