@@ -23,10 +23,10 @@ def cli() -> None:
 
 def _register() -> None:
     from tempera.cli import (admin, control, daemon, dream, episodes, evaluate, facts, install, learning, projects,
-                             selfimprove, transcripts, ui)
+                             selfimprove, team, transcripts, ui)
 
     for module in (admin, control, daemon, dream, episodes, evaluate, facts, install, learning, projects,
-                   selfimprove, transcripts, ui):
+                   selfimprove, team, transcripts, ui):
         for command in module.COMMANDS:
             cli.add_command(command)
 

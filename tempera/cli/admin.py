@@ -195,10 +195,20 @@ def doctor_checks() -> list[dict[str, Any]]:
             checks.append(_check("sqlite-vec", mem.db.has_vec, "loaded" if mem.db.has_vec else mem.db.vec_error or ""))
             checks.append(_check("vectors", vs.state in ("ok", "empty", "none"),
                                  vs.detail or f"{vs.state}{' (' + vs.stored_model + ')' if vs.stored_model else ''}"))
+            checks.append(_team_check(mem))
     except TemperaError as exc:
         checks.append(_check("database", False, str(exc)))
     checks.extend(_chain_checks())
     return checks
+
+
+def _team_check(mem: Any) -> dict[str, Any]:
+    """The team database, when this data dir is connected to one (tempera team connect)."""
+    try:
+        from tempera.team.service import doctor_check
+    except ImportError as exc:
+        return _check("team", True, f"not available (optional extra tempera-memory[team]; {exc.name} is missing)")
+    return _check("team", *doctor_check(mem))
 
 
 def _chain_checks() -> list[dict[str, Any]]:

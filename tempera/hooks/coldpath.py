@@ -36,10 +36,11 @@ def _row_to_hit(row: tuple[Any, ...], project: ProjectRef, extra: dict[str, Any]
     try:
         doc = json.loads(data)
         files = [relative_to(f, doc.get("project_path")) for f in doc.get("context", {}).get("files_modified", [])]
+        author = (doc.get("source") or {}).get("author")
     except (ValueError, AttributeError, TypeError):
-        files = []
+        files, author = [], None
     return {"id": eid, "created_at": created, "outcome": outcome, "verification": verification, "summary": summary,
-            "utility": utility, "files": files,
+            "utility": utility, "files": files, "author": author,
             "project_note": f"from project {project_name}" if project_id != project.id else "", **extra}
 
 

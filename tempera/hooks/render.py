@@ -18,12 +18,15 @@ def relative_to(path: str, root: str | None) -> str:
 
 
 def episode_line(ep: dict[str, Any]) -> str:
-    """One episode as a line: date, outcome, verification, id prefix, summary, files."""
+    """One episode as a line: date, outcome, verification, project and teammate when not ours, id prefix,
+    summary, files."""
     bits = [ep.get("created_at", "")[:10], ep.get("outcome", "unknown")]
     if ep.get("verification") and ep["verification"] != "untested":
         bits.append(ep["verification"].replace("_", " "))
     if ep.get("project_note"):
         bits.append(ep["project_note"])
+    if ep.get("author"):
+        bits.append(f"by teammate {ep['author']}")
     bits.append(f"id {ep['id'][:8]}")
     summary = " ".join(ep.get("summary", "").split())
     if summary and summary[-1] not in ".!?…":
