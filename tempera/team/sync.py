@@ -61,8 +61,9 @@ def _ts(value: str) -> datetime:
 class TeamSync:
     """One sync session: a local memory, its team state, and an open team connection (autocommit)."""
 
-    def __init__(self, mem: Memory, conn: Connection):
+    def __init__(self, mem: Memory, conn: Connection, *, batch: int = BATCH):
         self.mem = mem
+        self.batch = batch
         self.db = mem.db
         self.state = TeamState(mem.db)
         self.conn = conn
@@ -126,7 +127,7 @@ class TeamSync:
             rows = self.db.query(
                 "SELECT e.rowid, e.updated_at, e.data FROM episodes e WHERE e.project_id = ? AND " + NOT_PULLED +
                 " AND e.id NOT IN (SELECT episode_id FROM episode_retirements) AND (e.updated_at, e.rowid) > (?, ?) "
-                "ORDER BY e.updated_at, e.rowid LIMIT ?", (ref.id, at, int(rowid), BATCH))
+                "ORDER BY e.updated_at, e.rowid LIMIT ?", (ref.id, at, int(rowid), self.batch))
             if not rows:
                 return sent
             blobs = self._vector_blobs([r[0] for r in rows]) if dim == EMBED_DIM else {}
@@ -159,7 +160,7 @@ class TeamSync:
         sent = 0
         while True:
             after = int(self.state.cursor(name, ref.id, "0"))
-            rows = self.db.query(select, (ref.id, after, BATCH))
+            rows = self.db.query(select, (ref.id, after, self.batch))
             if not rows:
                 return sent
             with self.conn.transaction():
@@ -228,7 +229,7 @@ class TeamSync:
             after = int(self.state.cursor(f"pull.{table}", ref.id, "0"))
             rows = self.conn.execute(f"SELECT seq, {columns} FROM tempera.{table} WHERE project_id = %s AND "
                                      f"seq > %s AND origin <> %s ORDER BY seq LIMIT %s",
-                                     (ref.id, after, self.machine, BATCH)).fetchall()
+                                     (ref.id, after, self.machine, self.batch)).fetchall()
             if not rows:
                 return got
             prepared = apply(ref, [r[1:] for r in rows], prepare=True)
