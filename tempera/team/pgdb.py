@@ -62,9 +62,12 @@ def configure(conn: Connection) -> None:
 
 @contextmanager
 def session(dsn: str) -> Iterator[Connection]:
+    """A connection for one piece of work; any database error inside becomes a TeamError with its message."""
     conn = connect(dsn)
     try:
         yield conn
+    except psycopg.Error as exc:
+        raise TeamError(f"team database {describe(dsn)}: {str(exc).strip() or type(exc).__name__}") from exc
     finally:
         conn.close()
 

@@ -127,6 +127,7 @@ def _access_control(conn: Connection) -> None:
     conn.execute(f"""
     REVOKE ALL ON SCHEMA tempera FROM PUBLIC;
     GRANT USAGE ON SCHEMA tempera TO {MEMBER_ROLE};
+    GRANT SELECT ON tempera._tempera_migrations TO {MEMBER_ROLE};
     GRANT SELECT ON tempera.projects, tempera.access TO {MEMBER_ROLE};
     GRANT SELECT, INSERT, UPDATE ON tempera.episodes TO {MEMBER_ROLE};
     GRANT SELECT, INSERT ON tempera.evidence, tempera.links, tempera.log_entries TO {MEMBER_ROLE};

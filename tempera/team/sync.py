@@ -14,6 +14,7 @@ redacted again first (`<private>` blocks and secrets become placeholders), witho
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -33,6 +34,7 @@ from tempera.core.selfimprove.asks import ASKS
 from tempera.core.selfimprove.logs import LogKind, add_entry
 from tempera.core.selfimprove.mistakes import MISTAKES
 from tempera.core.utility import recompute
+from tempera.hooks.render import relative_to
 from tempera.team.errors import TeamError
 from tempera.team.local import TeamState
 from tempera.team.pgschema import EMBED_DIM
@@ -56,6 +58,36 @@ class SyncReport:
 
 def _ts(value: str) -> datetime:
     return datetime.fromisoformat(value)
+
+
+def _relative_paths(value: Any, root: str) -> Any:
+    """Every string inside `value` with paths under `root` written relative to it."""
+    if isinstance(value, str):
+        return relative_to(value, root) if value.startswith(root) else value.replace(root, "")
+    if isinstance(value, dict):
+        return {k: _relative_paths(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relative_paths(v, root) for v in value]
+    return value
+
+
+def _portable(ep: Episode) -> Episode:
+    """The episode without this machine's paths: paths under the project root relative to it (in files and in
+    text alike), no transcript path."""
+    ep.source.transcript_path = None
+    root, ep.project_path = ep.project_path, None
+    if not root:
+        return ep
+    return Episode.model_validate(_relative_paths(ep.model_dump(mode="json"), root.rstrip("/") + "/"))
+
+
+def _placed(ep: Episode, ref: ProjectRef) -> Episode:
+    """A teammate's episode in this machine's checkout of the project: its relative files under our root."""
+    if ref.path:
+        ep.context.files_read = [os.path.join(ref.path, f) for f in ep.context.files_read]
+        ep.context.files_modified = [os.path.join(ref.path, f) for f in ep.context.files_modified]
+    ep.project_path = ref.path
+    return ep
 
 
 class TeamSync:
@@ -133,9 +165,7 @@ class TeamSync:
             blobs = self._vector_blobs([r[0] for r in rows]) if dim == EMBED_DIM else {}
             params = []
             for rowid_, _updated, data in rows:
-                ep = Episode.model_validate_json(data).redacted()
-                ep.project_path = None
-                ep.source.transcript_path = None
+                ep = _portable(Episode.model_validate_json(data).redacted())
                 blob = blobs.get(rowid_)
                 vec = np.frombuffer(blob, dtype=np.float32) if blob is not None else None
                 params.append((ep.id, ref.id, self.machine, ep.session_id, ep.created_at, ep.updated_at, ep.summary,
@@ -244,9 +274,8 @@ class TeamSync:
         if prepare:
             episodes = []
             for eid, author, data, _model, _vec in rows:
-                ep = Episode.model_validate(data)
+                ep = _placed(Episode.model_validate(data), ref)
                 ep.source.author = author
-                ep.project_path = ref.path
                 episodes.append(ep)
             vectors = None
             if store.vectors_writable():

@@ -80,7 +80,7 @@ def test_a_role_without_the_share_sees_nothing(devs: Callable[..., Dev], team: T
             visible = conn.execute(f"SELECT count(*) FROM tempera.{table} WHERE "
                                    + ("id" if table == "projects" else "project_id") + " = %s", (WEB.id,))
             assert visible.fetchone()[0] == 0, table
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
             conn.execute("INSERT INTO tempera.episodes(id, project_id, origin, created_at, updated_at, summary, "
                          "transferable, body, data) VALUES ('x', %s, 'm', now(), now(), 's', false, 'b', '{}')",
                          (WEB.id,))
