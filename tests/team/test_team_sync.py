@@ -195,3 +195,28 @@ def test_keyword_and_vector_search_in_postgres(devs: Callable[..., Dev], team: T
         plan = " ".join(r[0] for r in team.admin.execute(
             "EXPLAIN SELECT id FROM tempera.episodes ORDER BY embedding <=> %s LIMIT 5", (qvec,)).fetchall())
     assert "episodes_hnsw" in plan
+
+
+def test_the_memory_browser_names_and_filters_by_author(devs: Callable[..., Dev], team: Team) -> None:
+    import httpx
+
+    from tempera.ui.server import UiServer
+
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    alice.mem.store.add(episode(WEB, "Alice tuned the search ranking weights"))
+    bob.mem.store.add(episode(WEB, "Bob fixed the flaky upload test"))
+    sync(alice, "push")
+    sync(bob, "pull")
+    server = UiServer(0, db_path=bob.mem.db.path)
+    server.start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.launch.port}", timeout=30) as client:
+            assert client.get(f"/?token={server.launch.token}").status_code == 303
+            page = client.get("/timeline", params={"project": WEB.id}).text
+            assert f"by teammate {alice.role}" in page and "Bob fixed" in page and 'id="author-filter"' in page
+            theirs = client.get("/timeline", params={"project": WEB.id, "author": alice.role}).text
+            assert "Alice tuned" in theirs and "Bob fixed" not in theirs
+            own = client.get("/timeline", params={"project": WEB.id, "author": "me"}).text
+            assert "Bob fixed" in own and "Alice tuned" not in own
+    finally:
+        server.stop()
