@@ -114,14 +114,17 @@ class TeamSync:
         return report
 
     def _run(self, direction: str, report: SyncReport, fn: Any) -> SyncReport:
+        """Run one direction, recording its outcome in `team_runs`; database errors become TeamErrors."""
         self.state.run_started(direction)
+        side = report.pushed if direction == "push" else report.pulled
         try:
             fn(report)
-        except psycopg.Error as exc:
-            side = report.pushed if direction == "push" else report.pulled
-            self.state.run_finished(direction, sum(side.values()), str(exc).strip() or type(exc).__name__)
-            raise TeamError(f"team {direction} failed: {str(exc).strip() or type(exc).__name__}") from exc
-        side = report.pushed if direction == "push" else report.pulled
+        except Exception as exc:
+            message = str(exc).strip() or type(exc).__name__
+            self.state.run_finished(direction, sum(side.values()), message)
+            if isinstance(exc, psycopg.Error):
+                raise TeamError(f"team {direction} failed: {message}") from exc
+            raise
         self.state.run_finished(direction, sum(side.values()), None)
         return report
 

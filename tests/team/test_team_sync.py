@@ -59,6 +59,21 @@ def test_teammates_memory_arrives_with_its_author_and_utility_merges(devs: Calla
     assert sync(bob, "pull")["evidence"] == 0  # its own rows never come back
     assert bob.mem.store.get(mine.id).utility.value == pytest.approx(0.75)
 
+    # session links and the self-improvement logs travel too, once each
+    later = alice.mem.store.add(episode(WEB, "Session cookie now rotates on login"))
+    alice.mem.db.execute("INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
+                         "VALUES (?, ?, 'continuation', 1.0, '2026-01-01T00:00:00+00:00')", (later.id, mine.id))
+    add_entry(alice.mem.db, MISTAKES, WEB, {"category": "wrong-file", "description": "edited the built bundle",
+                                           "correction": "edit src/session.ts"}, files=["src/session.ts"],
+              scope=ValidityScope(), episode_id=later.id)
+    assert sync(alice, "push") == {"episodes": 1, "evidence": 0, "links": 1, "mistakes": 1, "should_have_asked": 0}
+    assert sync(bob, "pull") == {"episodes": 1, "evidence": 0, "links": 1, "log_entries": 1}
+    assert sync(bob, "pull") == {"episodes": 0, "evidence": 0, "links": 0, "log_entries": 0}
+    assert bob.mem.db.one("SELECT relationship FROM episode_links WHERE src_id = ?", (later.id,))[0] == "continuation"
+    assert bob.mem.db.query("SELECT correction, source FROM mistakes") == [("edit src/session.ts", "team")]
+    assert bob.mem.db.query("SELECT path FROM selfimprove_files") == [("src/session.ts",)]
+    assert sync(bob, "push")["mistakes"] == 0  # pulled rows are never pushed back
+
     # the vector travelled with the episode: bob's KNN finds it without embedding it again
     hits = bob.mem.retrieve("session cookie causes a redirect loop at login", project=WEB.id, mode="vector")
     assert hits and hits[0].episode.id == mine.id
