@@ -53,11 +53,11 @@ def connect(dsn: str, **kwargs: Any) -> Connection:
 
 
 def configure(conn: Connection) -> None:
-    """What every connection needs: the pgvector type, when the extension exists (pools call this too)."""
+    """What every (autocommit) connection needs: the pgvector type, when the extension exists; the daemon's pool
+    calls this too."""
     row = conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone()
     if row:
         register_vector(conn)
-    conn.commit()
 
 
 @contextmanager
@@ -75,10 +75,8 @@ def session(dsn: str) -> Iterator[Connection]:
 def pending_migrations(conn: Connection) -> list[str]:
     """Names of the team migrations this database has not applied yet (all of them on a blank database)."""
     if conn.execute("SELECT to_regclass('tempera._tempera_migrations')").fetchone()[0] is None:
-        conn.rollback()
         return [name for name, _ in MIGRATIONS]
     done = {r[0] for r in conn.execute("SELECT name FROM tempera._tempera_migrations")}
-    conn.rollback()
     return [name for name, _ in MIGRATIONS if name not in done]
 
 

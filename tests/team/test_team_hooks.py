@@ -91,12 +91,12 @@ def test_alices_fix_reaches_bobs_prompt_and_bobs_feedback_reaches_alice(team: Te
                                  "cwd": str(a_repo), "hook_event_name": "Stop", "stop_hook_active": False},
                         env=dev_env(a_dir))
         assert stop.returncode == 0 and stop.stdout == b""
-        wait_for(lambda: team.rows("episodes", project_id) >= 1, timeout=90)  # Alice's daemon pushed it
+        wait_for(lambda: team.rows("episodes", project_id) >= 1, timeout=180)  # Alice's daemon pushed it
         (episode_id,) = [r[0] for r in local(a_dir, "SELECT id FROM episodes")]
 
         tempera(b_dir, "team", "connect", team.dsn(bob), "--project", ".", cwd=b_repo)
         tempera(b_dir, "daemon", "start", cwd=b_repo)
-        wait_for(lambda: local(b_dir, "SELECT 1 FROM episodes WHERE id = ?", (episode_id,)), timeout=60)
+        wait_for(lambda: local(b_dir, "SELECT 1 FROM episodes WHERE id = ?", (episode_id,)), timeout=180)
         related = context_of(run_hook("UserPromptSubmit", {
             "session_id": "bob-1", "transcript_path": str(tmp_path / "claude" / "b1.jsonl"), "cwd": str(b_repo),
             "hook_event_name": "UserPromptSubmit",
@@ -105,7 +105,7 @@ def test_alices_fix_reaches_bobs_prompt_and_bobs_feedback_reaches_alice(team: Te
         assert PRIVATE not in related
 
         tempera(b_dir, "feedback", "helpful", "-e", episode_id, cwd=b_repo)
-        wait_for(lambda: team.rows("evidence", project_id) >= 1, timeout=30)  # Bob's daemon pushed it
+        wait_for(lambda: team.rows("evidence", project_id) >= 1, timeout=120)  # Bob's daemon pushed it
         kill_daemon(a_dir)  # Alice pulls by hand this time
         tempera(a_dir, "team", "pull", cwd=a_repo)
         ((utility,),) = local(a_dir, "SELECT utility FROM episodes WHERE id = ?", (episode_id,))
