@@ -24,7 +24,8 @@ def member_sql(role: str, projects: list[ProjectRef], *, database: str | None = 
              f"DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;",
              f"GRANT {MEMBER_ROLE} TO {role};"]
     if database:
-        lines.append(f'GRANT CONNECT ON DATABASE "{database}" TO {role};')
+        quoted = '"' + database.replace('"', '""') + '"'
+        lines.append(f"GRANT CONNECT ON DATABASE {quoted} TO {role};")
     for ref in projects:
         lines.append(f"INSERT INTO tempera.projects(id, name) VALUES ({_literal(ref.id)}, {_literal(ref.name)}) "
                      "ON CONFLICT (id) DO NOTHING;")

@@ -24,9 +24,9 @@ SHARED_TABLES = ("episodes", "evidence", "links", "log_entries")
 PgMigration = tuple[str, Callable[[Connection], None]]
 
 
-def _visible(alias: str = "") -> str:
-    col = f"{alias}.project_id" if alias else "project_id"
-    return f"{col} IN (SELECT a.project_id FROM tempera.access a WHERE a.member = current_user)"
+def _visible(column: str = "project_id") -> str:
+    """The policy condition: the row's project is one the current role has access to."""
+    return f"{column} IN (SELECT a.project_id FROM tempera.access a WHERE a.member = current_user)"
 
 
 def m001_shared_memory(conn: Connection) -> None:
@@ -134,7 +134,7 @@ def _access_control(conn: Connection) -> None:
     ALTER TABLE tempera.access ENABLE ROW LEVEL SECURITY;
     CREATE POLICY own_rows ON tempera.access FOR SELECT USING (member = current_user);
     ALTER TABLE tempera.projects ENABLE ROW LEVEL SECURITY;
-    CREATE POLICY shared ON tempera.projects FOR SELECT USING ({_visible().replace("project_id", "id", 1)});
+    CREATE POLICY shared ON tempera.projects FOR SELECT USING ({_visible("id")});
     CREATE FUNCTION tempera.share_project(p_id text, p_name text) RETURNS text LANGUAGE plpgsql SECURITY DEFINER
         SET search_path = pg_catalog, tempera AS $$
     BEGIN
