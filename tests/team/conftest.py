@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -58,7 +58,7 @@ def team(pg_server: str) -> Iterator[Team]:
 
 
 @pytest.fixture
-def devs(tmp_path: Path, team: Team) -> Iterator[object]:
+def devs(tmp_path: Path, team: Team) -> Iterator[Callable[..., Dev]]:
     """make(name, project) -> a developer whose role is a member with `project` shared, linked and opted in."""
     made: list[Dev] = []
 
