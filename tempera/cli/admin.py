@@ -199,10 +199,20 @@ def doctor_checks() -> list[dict[str, Any]]:
             dead = jobs.counts(mem.db.conn).get("dead", 0)
             checks.append(_check("dead jobs", not dead, f"{dead} dead-lettered (see `tempera status`)" if dead
                                  else "none"))
+            checks.append(_team_check(mem))
     except TemperaError as exc:
         checks.append(_check("database", False, str(exc)))
     checks.extend(_chain_checks())
     return checks
+
+
+def _team_check(mem: Any) -> dict[str, Any]:
+    """The team database, when this data dir is connected to one (tempera team connect)."""
+    try:
+        from tempera.team.service import doctor_check
+    except ImportError as exc:
+        return _check("team", True, f"not available (optional extra tempera-memory[team]; {exc.name} is missing)")
+    return _check("team", *doctor_check(mem))
 
 
 def _chain_checks() -> list[dict[str, Any]]:

@@ -189,6 +189,11 @@ class StorageConfig(_Section):
     stale_utility_threshold: float = 0.2
 
 
+class TeamConfig(_Section):
+    sync_seconds: float = Field(60.0, ge=0, description="How often the daemon pushes and pulls the team's shared "
+                                "projects when connected (tempera team connect; 0 = only by hand)")
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
     general: GeneralConfig = GeneralConfig()
@@ -202,6 +207,7 @@ class Config(BaseModel):
     selfimprove: SelfImproveConfig = SelfImproveConfig()
     llm: LLMConfig = LLMConfig()
     storage: StorageConfig = StorageConfig()
+    team: TeamConfig = TeamConfig()
 
     def model_cache_dir(self) -> Path:
         env = os.environ.get("FASTEMBED_CACHE_DIR")

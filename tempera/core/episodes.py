@@ -143,9 +143,14 @@ class EpisodeStore:
     def add(self, episode: Episode, project: ProjectRef | None = None) -> Episode:
         return self.add_many([episode], project)[0]
 
-    def add_many(self, episodes: Sequence[Episode], project: ProjectRef | None = None) -> list[Episode]:
-        """Insert episodes (embedding them in one batch first, so the write transaction stays short)."""
-        vectors = self.embedder.embed([e.embed_text() for e in episodes]) if self.vectors_writable() else None
+    def add_many(self, episodes: Sequence[Episode], project: ProjectRef | None = None, *,
+                 vectors: "np.ndarray | None" = None) -> list[Episode]:
+        """Insert episodes (embedding them in one batch first, so the write transaction stays short); `vectors`,
+        made by the current model, are stored instead of embedding again."""
+        if not self.vectors_writable():
+            vectors = None
+        elif vectors is None:
+            vectors = self.embedder.embed([e.embed_text() for e in episodes])
         with self.db.transaction():
             items = []
             for ep in episodes:

@@ -162,12 +162,14 @@ class Source(BaseModel):
     transcript_path: str | None = None
     record_uuids: list[str] = Field(default_factory=list)
     origin: str = "manual"  # manual | transcript | mcp | import
+    author: str | None = None  # the teammate (team database role) whose machine captured it; None: this machine
 
 
 EMBED_CHARS = 800
 # Fields we generate ourselves (ids, timestamps, fingerprints, record uuids): never user text, never redacted.
 OWN_FIELDS = frozenset({"id", "created_at", "updated_at", "project_id", "session_id", "record_uuids", "fingerprint",
-                        "last_useful_at", "utility", "verification", "status", "task_type", "origin"})
+                        "last_useful_at", "utility", "verification", "status", "task_type", "origin",
+                        "author"})
 
 
 class Episode(BaseModel):

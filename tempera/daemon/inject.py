@@ -36,7 +36,8 @@ def _hit_dict(h: Hit, project: ProjectRef, similarity: float | None) -> dict[str
             "salience": round(h.salience, 4), "utility": round(ep.utility.value, 4),
             "similarity": None if similarity is None else round(similarity, 4),
             "bm25": None if h.bm25 is None else round(h.bm25, 4),
-            "project_note": f"from project {ep.project_name}" if ep.project_id != project.id else ""}
+            "project_note": f"from project {ep.project_name}" if ep.project_id != project.id else "",
+            "author": ep.source.author}
 
 
 def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[dict[str, Any]]:

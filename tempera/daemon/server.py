@@ -53,6 +53,7 @@ class Daemon:
         self.mem: Memory | None = None
         self.watcher: Any = None
         self.dream: Any = None
+        self.team: Any = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def acquire_lock(self) -> bool:
@@ -103,6 +104,7 @@ class Daemon:
             t.start()
         self._start_watcher()
         self._start_dream()
+        self._start_team()
         try:
             self._serve(srv)
         finally:
@@ -117,6 +119,8 @@ class Daemon:
                 self.watcher.stop()
             if self.dream is not None:
                 self.dream.stop()
+            if self.team is not None:
+                self.team.stop()
             for t in workers:
                 t.join(timeout=10)
             self.mem.close()
@@ -147,6 +151,19 @@ class Daemon:
 
         self.dream = DreamScheduler(self.data_dir, self.config, lambda: self.last_activity)
         self.dream.start()
+
+    def _start_team(self) -> None:
+        """The team sync thread (tempera.daemon.teamsync), when the `team` extra is installed."""
+        if self.config.team.sync_seconds <= 0:
+            return
+        try:
+            import psycopg_pool  # noqa: F401  (the optional extra)
+
+            from tempera.daemon.teamsync import TeamSyncer
+        except ImportError:
+            return
+        self.team = TeamSyncer(self.config)
+        self.team.start()
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()

@@ -37,10 +37,11 @@ def _row_to_hit(row: tuple[Any, ...], project: ProjectRef, extra: dict[str, Any]
         doc = json.loads(data)
         files = [relative_to(f, doc.get("project_path")) for f in doc.get("context", {}).get("files_modified", [])]
         origin, prompt = doc["source"]["origin"], doc["intent"]["raw_prompt"][:PROMPT_CHARS]
+        author = doc["source"].get("author")
     except (ValueError, AttributeError, TypeError, KeyError):
-        files, origin, prompt = [], "", ""
+        files, origin, prompt, author = [], "", "", None
     return {"id": eid, "created_at": created, "outcome": outcome, "verification": verification, "summary": summary,
-            "utility": utility, "files": files, "origin": origin, "prompt": prompt,
+            "utility": utility, "files": files, "origin": origin, "prompt": prompt, "author": author,
             "project_note": f"from project {project_name}" if project_id != project.id else "", **extra}
 
 

@@ -60,12 +60,15 @@ def summary_parts(ep: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def episode_line(ep: dict[str, Any]) -> str:
-    """One episode as a line: date, outcome, verification, id prefix, the summary quoted by source, files."""
+    """One episode as a line: date, outcome, verification, project and teammate when not ours, id prefix, the
+    summary quoted by source, files."""
     bits = [ep.get("created_at", "")[:10], ep.get("outcome", "unknown")]
     if ep.get("verification") and ep["verification"] != "untested":
         bits.append(ep["verification"].replace("_", " "))
     if ep.get("project_note"):
         bits.append(ep["project_note"])
+    if ep.get("author"):
+        bits.append(f"by teammate {ep['author']}")
     bits.append(f"id {ep['id'][:8]}")
     line = f"- [{', '.join(b for b in bits if b)}] " + "; ".join(quote(lab, t) for lab, t in summary_parts(ep))
     files = ep.get("files") or []

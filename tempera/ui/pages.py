@@ -36,8 +36,11 @@ async def timeline_page(request: Request) -> Response:
     db = state(request).memory.db
     projects = timeline.projects(db)
     current = _project_choice(request, projects, default_first=True)
-    sessions = timeline.sessions(db, current) if current else []
+    author = request.query_params.get("author") or None
+    sessions = timeline.sessions(db, current, author=author) if current else []
     return render(request, "timeline.html", {"projects": projects, "current": current, "sessions": sessions,
+                                             "authors": timeline.authors(db, current) if current else [],
+                                             "author": author, "own": timeline.OWN,
                                              "chart": plots.as_json(timeline.chart(sessions))})
 
 

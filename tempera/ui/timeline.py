@@ -23,22 +23,38 @@ def projects(db: Database) -> list[dict[str, Any]]:
              "last": r[6], "paused": paused.get(r[0])} for r in rows]
 
 
-def sessions(db: Database, project_id: str, *, limit: int = 60) -> list[dict[str, Any]]:
-    """The project's most recent sessions, newest first, each with its episodes in order."""
+AUTHOR = "json_extract(data, '$.source.author')"
+OWN = "me"  # the author filter's value for this machine's own episodes
+
+
+def authors(db: Database, project_id: str) -> list[str]:
+    """The teammates whose episodes of the project were pulled from the team database."""
+    return [r[0] for r in db.query(f"SELECT DISTINCT {AUTHOR} FROM episodes WHERE project_id = ? AND {AUTHOR} IS "
+                                   "NOT NULL ORDER BY 1", (project_id,))]
+
+
+def sessions(db: Database, project_id: str, *, limit: int = 60, author: str | None = None) -> list[dict[str, Any]]:
+    """The project's most recent sessions, newest first, each with its episodes in order (each with its
+    teammate author, None for our own); `author` keeps one teammate's episodes, or ours with OWN."""
+    where, params = "", []
+    if author == OWN:
+        where = f" AND {AUTHOR} IS NULL"
+    elif author:
+        where, params = f" AND {AUTHOR} = ?", [author]
     heads = db.query("SELECT COALESCE(session_id, ?), MIN(created_at), MAX(created_at), COUNT(*) FROM episodes "
-                     "WHERE project_id = ? GROUP BY session_id ORDER BY MIN(created_at) DESC LIMIT ?",
-                     (NO_SESSION, project_id, limit))
+                     f"WHERE project_id = ?{where} GROUP BY session_id ORDER BY MIN(created_at) DESC LIMIT ?",
+                     (NO_SESSION, project_id, *params, limit))
     out = {sid: {"id": sid, "start": start, "end": end, "count": n, "outcomes": Counter(), "episodes": []}
            for sid, start, end, n in heads}
-    for eid, created, summary, outcome, task, utility, sid in db.query(
-            "SELECT id, created_at, summary, outcome, task_type, utility, COALESCE(session_id, ?) FROM episodes "
-            "WHERE project_id = ? AND created_at >= ? ORDER BY created_at",
-            (NO_SESSION, project_id, min((h[1] for h in heads), default=""))):
+    for eid, created, summary, outcome, task, utility, sid, by in db.query(
+            f"SELECT id, created_at, summary, outcome, task_type, utility, COALESCE(session_id, ?), {AUTHOR} "
+            f"FROM episodes WHERE project_id = ? AND created_at >= ?{where} ORDER BY created_at",
+            (NO_SESSION, project_id, min((h[1] for h in heads), default=""), *params)):
         session = out.get(sid)
         if session is not None:
             session["outcomes"][outcome] += 1
             session["episodes"].append({"id": eid, "created_at": created, "summary": summary, "outcome": outcome,
-                                        "task_type": task, "utility": utility})
+                                        "task_type": task, "utility": utility, "author": by})
     return list(out.values())
 
 

@@ -1,0 +1,140 @@
+"""The team part's state in the local SQLite: the connection, the shared projects, the sync cursors and runs.
+
+Applied as named migrations when the team part opens the data dir (the core never imports this package). The
+machine id (in `meta`) names this data dir in the team database; it outlives a disconnect, so evidence pushed
+again after a reconnect keeps its ids and merges instead of doubling.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from tempera.core.db import Connection, Database, Migration, apply_migrations, run_script
+from tempera.team.errors import NotConnected
+
+MACHINE_KEY = "team.machine"
+
+
+def m001_team_sync(conn: Connection) -> None:
+    """`team_evidence` names the evidence rows that came from the team (never pushed back) by their team id."""
+    run_script(conn, """
+    CREATE TABLE team_link (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        dsn TEXT NOT NULL,
+        member TEXT NOT NULL,
+        connected_at TEXT NOT NULL
+    );
+    CREATE TABLE team_shared (
+        project_id TEXT PRIMARY KEY,
+        shared_at TEXT NOT NULL
+    );
+    CREATE TABLE team_cursors (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE team_evidence (
+        local_id INTEGER PRIMARY KEY REFERENCES feedback_events(id) ON DELETE CASCADE,
+        uid TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE team_runs (
+        direction TEXT PRIMARY KEY CHECK (direction IN ('push', 'pull')),
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        ok_at TEXT,
+        rows INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+    );
+    """)
+
+
+MIGRATIONS: list[Migration] = [("team.001_sync", m001_team_sync)]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+@dataclass(frozen=True)
+class Link:
+    dsn: str
+    member: str
+    connected_at: str
+
+
+class TeamState:
+    """Reads and writes the team tables of one local database."""
+
+    def __init__(self, db: Database):
+        self.db = db
+        apply_migrations(db, MIGRATIONS)
+
+    def machine(self) -> str:
+        value = self.db.meta_get(MACHINE_KEY)
+        if value is None:
+            value = str(uuid.uuid4())
+            self.db.meta_set(MACHINE_KEY, value)
+        return value
+
+    # -- the connection ---------------------------------------------------------------------------
+    def link(self) -> Link | None:
+        row = self.db.one("SELECT dsn, member, connected_at FROM team_link WHERE id = 1")
+        return Link(*row) if row else None
+
+    def require_link(self) -> Link:
+        link = self.link()
+        if link is None:
+            raise NotConnected("not connected to a team: run `tempera team connect DSN` first")
+        return link
+
+    def set_link(self, dsn: str, member: str) -> None:
+        self.db.execute("INSERT INTO team_link(id, dsn, member, connected_at) VALUES (1, ?, ?, ?) ON CONFLICT(id) "
+                        "DO UPDATE SET dsn = excluded.dsn, member = excluded.member, "
+                        "connected_at = excluded.connected_at", (dsn, member, _now()))
+
+    def disconnect(self) -> None:
+        """Forget the connection, shares and cursors; what was pulled stays (it is memory now)."""
+        with self.db.transaction():
+            for table in ("team_link", "team_shared", "team_cursors", "team_runs"):
+                self.db.execute(f"DELETE FROM {table}")
+
+    # -- shared projects --------------------------------------------------------------------------
+    def shared(self) -> list[str]:
+        return [r[0] for r in self.db.query("SELECT project_id FROM team_shared ORDER BY shared_at")]
+
+    def share(self, project_id: str) -> None:
+        self.db.execute("INSERT INTO team_shared(project_id, shared_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                        (project_id, _now()))
+
+    def unshare(self, project_id: str) -> bool:
+        """Stop syncing a project; its cursors go, so sharing it again resumes from the start (idempotently)."""
+        with self.db.transaction():
+            cur = self.db.execute("DELETE FROM team_shared WHERE project_id = ?", (project_id,))
+            self.db.execute("DELETE FROM team_cursors WHERE name LIKE ?", (f"%:{project_id}",))
+        return cur.rowcount > 0
+
+    # -- cursors and runs -------------------------------------------------------------------------
+    def cursor(self, name: str, project_id: str, default: str) -> str:
+        row = self.db.one("SELECT value FROM team_cursors WHERE name = ?", (f"{name}:{project_id}",))
+        return row[0] if row else default
+
+    def set_cursor(self, name: str, project_id: str, value: str) -> None:
+        """Call inside the transaction that applied what the cursor moves past."""
+        self.db.execute("INSERT INTO team_cursors(name, value) VALUES (?, ?) "
+                        "ON CONFLICT(name) DO UPDATE SET value = excluded.value", (f"{name}:{project_id}", value))
+
+    def run_started(self, direction: str) -> None:
+        self.db.execute("INSERT INTO team_runs(direction, started_at) VALUES (?, ?) ON CONFLICT(direction) "
+                        "DO UPDATE SET started_at = excluded.started_at", (direction, _now()))
+
+    def run_finished(self, direction: str, rows: int, error: str | None) -> None:
+        now = _now()
+        self.db.execute("UPDATE team_runs SET finished_at = ?, rows = ?, error = ?, "
+                        "ok_at = CASE WHEN ? IS NULL THEN ? ELSE ok_at END WHERE direction = ?",
+                        (now, rows, error, error, now, direction))
+
+    def runs(self) -> dict[str, dict[str, object]]:
+        rows = self.db.query("SELECT direction, started_at, finished_at, ok_at, rows, error FROM team_runs")
+        return {r[0]: {"started_at": r[1], "finished_at": r[2], "ok_at": r[3], "rows": r[4], "error": r[5]}
+                for r in rows}
