@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tempera.core.db import storage_error
 from tempera.transcripts.capture import CaptureResult
 from tempera.transcripts.pipeline import capture_and_learn
 from tempera.transcripts.reader import read_records
@@ -117,7 +118,8 @@ def import_transcripts(mem: "Memory", files: list[Path], *, project: str | None 
                        since: datetime | None = None, dry_run: bool = False, use_llm: bool | None = None,
                        on_file: Callable[[Path, FileOutcome], None] | None = None) -> ImportReport:
     """Capture every file; `on_file` is told of each (None when `since` left it out). A file whose capture raises
-    costs that file only: the error is counted and named in the report, and the next file is imported."""
+    costs that file only: the error is counted and named in the report, and the next file is imported; a disk that
+    is full or read-only stops the import, as it would fail every later file."""
     report = ImportReport(dry_run=dry_run)
     started = time.perf_counter()
     for path in files:
@@ -130,6 +132,8 @@ def import_transcripts(mem: "Memory", files: list[Path], *, project: str | None 
         try:
             outcome = capture_and_learn(mem, path, project=project, use_llm=use_llm, dry_run=dry_run)
         except Exception as exc:  # any fault in one file: the rest of the folder is still imported
+            if storage_error(exc) is not None:  # a full or read-only disk fails every later file too: stop here
+                raise
             outcome = exc
             report.failures.append((str(path), failure_text(exc)))
         else:
