@@ -29,7 +29,7 @@ def _keep_only(box: Sandbox, verb: str) -> None:
         for group in groups:
             group["hooks"] = [h for h in group["hooks"] if owned_verb(h) not in CAPTURING_VERBS - {verb}]
     box.settings_file.write_text(json.dumps(doc, indent=2))
-    box.settings_env["TEMPERA_DAEMON__WATCH_TRANSCRIPTS"] = "false"
+    box.env_extra["TEMPERA_DAEMON__WATCH_TRANSCRIPTS"] = "false"
 
 
 def _capture_jobs(box: Sandbox) -> list[tuple[object, ...]]:
