@@ -4,7 +4,7 @@ The plugin's hooks.json and plugin.json run `python3 -I -S <this file> <plugin r
 form, so no shell and no quoting of the paths). Standard library only, and run as a script, never imported: the
 package is not importable here. The first call finds no environment and starts one in the background (a venv in
 ${CLAUDE_PLUGIN_DATA} with the package installed from the plugin's own source and the `offline` extra) and the hook
-answers at once with nothing; once `ready.json` names the venv, every hook becomes the venv's Python running the
+answers at once with nothing; once the file `ready` names the venv, every hook becomes the venv's Python running the
 same relay (`-I -S .../tempera/hooks/relay.py <verb>`) that `tempera install` registers, and the MCP server the
 venv's `tempera-mcp`. A new plugin version (another root or version) builds a new venv in the background while
 the old one keeps serving, so an update never leaves a session without memory.
@@ -12,48 +12,49 @@ the old one keeps serving, so an update never leaves a session without memory.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import json
 import os
-import shutil
-import subprocess
 import sys
-import time
 
+# Only os and sys on the path every hook takes once the venv is ready (json, shutil, subprocess and hashlib cost
+# tens of milliseconds to import on a busy machine); the rest is imported where the setup needs it.
 MIN_PYTHON = (3, 11)
-READY = "ready.json"  # {"source", "python", "relay", "mcp"} of the venv in use
+READY = "ready"  # `key=value` lines (source, python, relay, mcp) naming the venv in use; no json on the hot path
+READY_KEYS = ("source", "python", "relay", "mcp")
+VERSION_KEY = '"version": "'  # as pluginfiles writes plugin.json
 LOCK = "setup.lock"  # held by the one setup that runs
 LOG = "setup.log"
 FAILED = "setup.failed"  # when the last setup failed: retried after RETRY_AFTER_S, not on every hook
 RETRY_AFTER_S = 600
 HOOK_VERBS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
-SKIPPED_SOURCES = shutil.ignore_patterns(".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "tests",
-                                         "evals", "docs")
+SKIPPED_SOURCES = (".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "tests", "evals", "docs")
 
 
 def source_id(root: str) -> str:
     """What the venv was built from: the plugin root and its manifest's version (an update changes either)."""
     try:
         with open(os.path.join(root, ".claude-plugin", "plugin.json"), encoding="utf-8") as fh:
-            version = str(json.load(fh).get("version"))
-    except (OSError, ValueError, AttributeError):
-        version = "?"
+            text = fh.read(1 << 16)
+    except OSError:
+        text = ""
+    start = text.find(VERSION_KEY) + len(VERSION_KEY)
+    version = text[start:text.find('"', start)] if start >= len(VERSION_KEY) else "?"
     return f"{os.path.realpath(root)}@{version}"
 
 
 def read_ready(data: str) -> dict[str, str] | None:
     try:
         with open(os.path.join(data, READY), encoding="utf-8") as fh:
-            doc = json.load(fh)
+            doc = dict(line.rstrip("\n").partition("=")[::2] for line in fh)
     except (OSError, ValueError):
         return None
-    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), str) for k in ("source", "python", "relay", "mcp")):
+    if not all(doc.get(k) for k in READY_KEYS):
         return None
     return doc if os.path.isfile(doc["python"]) and os.path.isfile(doc["relay"]) else None
 
 
 def log(data: str, message: str) -> None:
+    import time
+
     os.makedirs(data, mode=0o700, exist_ok=True)
     with open(os.path.join(data, LOG), "a", encoding="utf-8") as fh:
         fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message.rstrip()}\n")
@@ -61,6 +62,9 @@ def log(data: str, message: str) -> None:
 
 def setup_due(data: str) -> bool:
     """No setup running now, and none failed in the last RETRY_AFTER_S."""
+    import fcntl
+    import time
+
     try:
         if time.time() - os.stat(os.path.join(data, FAILED)).st_mtime < RETRY_AFTER_S:
             return False
@@ -81,6 +85,8 @@ def setup_due(data: str) -> bool:
 
 def start_setup(root: str, data: str) -> None:
     """Run `setup` detached, so that the hook returns now and Claude Code never waits for pip."""
+    import subprocess
+
     os.makedirs(data, mode=0o700, exist_ok=True)
     if not setup_due(data):
         return
@@ -90,7 +96,13 @@ def start_setup(root: str, data: str) -> None:
 
 
 def setup(root: str, data: str) -> None:
-    """Build a venv for this plugin source, install the package into it, then point ready.json at it."""
+    """Build a venv for this plugin source, install the package into it, then point `ready` at it."""
+    import fcntl
+    import hashlib
+    import shutil
+    import subprocess
+    import time
+
     os.makedirs(data, mode=0o700, exist_ok=True)
     lock = os.open(os.path.join(data, LOCK), os.O_RDONLY | os.O_CREAT, 0o600)
     try:
@@ -108,7 +120,7 @@ def setup(root: str, data: str) -> None:
     try:
         shutil.rmtree(venv, ignore_errors=True)
         shutil.rmtree(staged, ignore_errors=True)
-        shutil.copytree(root, staged, ignore=SKIPPED_SOURCES)  # pip builds in its source tree: not in the plugin's
+        shutil.copytree(root, staged, ignore=shutil.ignore_patterns(*SKIPPED_SOURCES))  # pip builds in its source tree: not in the plugin's
         subprocess.run([sys.executable, "-m", "venv", venv], check=True, stdin=subprocess.DEVNULL)
         python = os.path.join(venv, "bin", "python")
         subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
@@ -126,7 +138,7 @@ def setup(root: str, data: str) -> None:
              "mcp": os.path.join(venv, "bin", "tempera-mcp")}
     tmp = os.path.join(data, READY + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(ready, fh, indent=1)
+        fh.write("".join(f"{k}={ready[k]}\n" for k in READY_KEYS))
     os.replace(tmp, os.path.join(data, READY))
     if os.path.exists(os.path.join(data, FAILED)):
         os.unlink(os.path.join(data, FAILED))

