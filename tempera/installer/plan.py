@@ -13,7 +13,7 @@ from tempera.installer.mcpconfig import MCP_EXECUTABLE, with_server, without_ser
 
 
 def plan_install(scope: Scope, project_dir: Path | None = None) -> list[FileChange]:
-    """Our three hooks into settings.json and our MCP server into the scope's MCP file, by absolute path."""
+    """Our hooks into settings.json and our MCP server into the scope's MCP file, by absolute path."""
     where = targets(scope, project_dir)
     program = relay_program()
     mcp_exe = str(find_executable(MCP_EXECUTABLE))

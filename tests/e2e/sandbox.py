@@ -14,7 +14,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class Sandbox:
     root: Path
     claude_bin: Path
     stub: MessagesStub
+    env_extra: dict[str, str] = field(default_factory=dict)  # what this test sets in its user's environment
 
     @property
     def home(self) -> Path:
@@ -57,7 +58,7 @@ class Sandbox:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED_PREFIXES)}
         env.update(HOME=str(self.home), TEMPERA_DATA_DIR=str(self.data_dir), ANTHROPIC_API_KEY="sk-ant-dummy",
                    ANTHROPIC_BASE_URL=self.stub.url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                   DISABLE_AUTOUPDATER="1")
+                   DISABLE_AUTOUPDATER="1", **self.env_extra)
         return env
 
     # -- Tempera as a user runs it -------------------------------------------------------------------------------

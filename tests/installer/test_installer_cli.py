@@ -50,13 +50,12 @@ def test_install_merges_into_existing_settings(settings: Path, claude_json: Path
     session_group = doc["hooks"]["SessionStart"][0]["hooks"]
     assert [h["command"] for h in session_group] == ["~/bin/greet.sh"]  # the user's own group is as it was
     for event, verb in (("SessionStart", "session-start"), ("UserPromptSubmit", "user-prompt-submit"),
-                        ("Stop", "stop")):
-        ours = [h for g in doc["hooks"][event] for h in g["hooks"] if h["command"].endswith(f"relay.py {verb}")]
+                        ("Stop", "stop"), ("PreCompact", "pre-compact"), ("SessionEnd", "session-end")):
+        ours = [h for g in doc["hooks"][event] for h in g["hooks"] if h.get("args", [""])[-1] == verb]
         assert len(ours) == 1 and ours[0]["timeout"] == 10 and ours[0]["type"] == "command"
-        python, flags, relay = ours[0]["command"].split(" ")[0], ours[0]["command"].split(" ")[1:3], \
-            Path(ours[0]["command"].split(" ")[3])
+        python, (*flags, relay, _) = ours[0]["command"], ours[0]["args"]  # exec form: no shell in between
         assert Path(python).is_absolute() and os.access(python, os.X_OK) and flags == ["-I", "-S"]
-        assert relay.is_absolute() and relay.is_file() and relay.parent.name == "hooks"
+        assert Path(relay).is_absolute() and Path(relay).is_file() and Path(relay).parent.name == "hooks"
     assert doc["hooks"]["PreToolUse"] == before["hooks"]["PreToolUse"]
 
     state = json.loads(claude_json.read_text())
@@ -163,7 +162,8 @@ def test_dry_run_prints_diff_and_writes_nothing(settings: Path, claude_json: Pat
     assert settings.read_text() == SETTINGS and claude_json.read_text() == CLAUDE_JSON
     assert not backups(settings) and not backups(claude_json)
     assert f"--- {settings}\n+++ {settings}\n" in out and f"+++ {claude_json}\n" in out
-    assert "relay.py user-prompt-submit" in out and out.rstrip().endswith("dry run: nothing was written")
+    assert 'relay.py",' in out and '"user-prompt-submit"' in out
+    assert out.rstrip().endswith("dry run: nothing was written")
 
 
 def test_dry_run_on_empty_home_creates_nothing(home: Path) -> None:
@@ -185,7 +185,8 @@ def test_fresh_home_then_uninstall(home: Path) -> None:
     out = ok("install")
     assert out.count("created") == 2
     settings, state = home / ".claude" / "settings.json", home / ".claude.json"
-    assert set(json.loads(settings.read_text())["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop"}
+    assert set(json.loads(settings.read_text())["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact",
+                                                         "SessionEnd"}
     assert list(json.loads(state.read_text())["mcpServers"]) == ["tempera"]
     ok("uninstall")
     assert settings.read_text() == state.read_text() == "{}\n"
@@ -196,7 +197,8 @@ def test_project_scope(home: Path, tmp_path: Path) -> None:
     project.mkdir()
     ok("install", "--scope", "project", "--project-dir", str(project))
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
-    assert hooks["Stop"][0]["hooks"][0]["command"].endswith("tempera/hooks/relay.py stop")
+    relay, verb = hooks["Stop"][0]["hooks"][0]["args"][-2:]
+    assert relay.endswith("tempera/hooks/relay.py") and verb == "stop"
     assert "tempera" in json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert list(home.iterdir()) == []
 
@@ -231,7 +233,7 @@ def test_outdated_entry_updated_in_place(home: Path) -> None:
     [group] = json.loads(path.read_text())["hooks"]["Stop"]
     assert group["hooks"][0] == {"type": "command", "command": "notify-send done"}
     assert len(group["hooks"]) == 2 and group["hooks"][1]["timeout"] == 10
-    assert not group["hooks"][1]["command"].startswith("/old")
+    assert not group["hooks"][1]["command"].startswith("/old") and group["hooks"][1]["args"][-1] == "stop"
 
 
 def as_nobody_read_only(path: Path) -> None:

@@ -45,12 +45,22 @@ def test_owned_verb(command: str, verb: str | None) -> None:
 def test_owned_verb_ignores_other_shapes() -> None:
     assert owned_verb("tempera-hook stop") is None
     assert owned_verb({"type": "command", "command": ["tempera-hook", "stop"]}) is None
+    assert owned_verb({"type": "command", "command": PROGRAM[0], "args": "-I -S relay.py stop"}) is None
+
+
+def test_owned_verb_reads_the_exec_form() -> None:
+    assert owned_verb({"type": "command", "command": PROGRAM[0], "args": [*PROGRAM[1:], "stop"]}) == "stop"
+    assert owned_verb({"type": "command", "command": "/opt/bin/tempera-hook", "args": ["session-end"]}) == \
+        "session-end"
+    assert owned_verb({"type": "command", "command": PROGRAM[0], "args": [*PROGRAM[1:], "stop", "x"]}) is None
 
 
 def test_with_hooks_on_absent_and_roundtrip() -> None:
     hooks = with_hooks(ABSENT, PROGRAM)
     assert list(hooks) == list(HOOK_EVENTS)
-    assert hooks["Stop"] == [{"matcher": "", "hooks": [{"type": "command", "command": f"{EXE} stop", "timeout": 10}]}]
+    assert list(HOOK_EVENTS) == ["SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"]
+    assert hooks["Stop"] == [{"matcher": "", "hooks": [{"type": "command", "command": PROGRAM[0],
+                                                        "args": [*PROGRAM[1:], "stop"], "timeout": 10}]}]
     assert with_hooks(hooks, PROGRAM) == hooks
     assert without_hooks(hooks) is ABSENT
 
@@ -80,7 +90,8 @@ def test_duplicates_of_ours_collapse_to_one_in_place() -> None:
     hooks = {"Stop": [{"matcher": "", "hooks": [cmd("/old/tempera-hook stop")]},
                       {"matcher": "", "hooks": [cmd("x.sh"), cmd("/older/tempera-hook stop")]}]}
     assert with_hooks(hooks, PROGRAM)["Stop"] == [
-        {"matcher": "", "hooks": [{"type": "command", "command": f"{EXE} stop", "timeout": 10}]},
+        {"matcher": "", "hooks": [{"type": "command", "command": PROGRAM[0], "args": [*PROGRAM[1:], "stop"],
+                                   "timeout": 10}]},
         {"matcher": "", "hooks": [cmd("x.sh")]}]
 
 

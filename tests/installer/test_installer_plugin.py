@@ -1,33 +1,42 @@
-"""The plugin form at the repo root runs the same hooks and server as `tempera install` writes."""
+"""The plugin form at the repo root registers the same hooks and server as `tempera install`, through the launcher."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+import pytest
 
 from tempera import __version__
-from tempera.installer.hookconfig import with_hooks
-from tempera.installer.jsontext import ABSENT
-from tempera.installer.mcpconfig import with_server
-
-REPO = Path(__file__).resolve().parents[2]
+from tempera.installer import pluginfiles
+from tempera.installer.hookconfig import HOOK_EVENTS
+from tests.conftest import REPO
 
 
-def load(relative: str) -> dict:  # type: ignore[type-arg]
-    return json.loads((REPO / relative).read_text(encoding="utf-8"))
+@pytest.mark.parametrize("name", list(pluginfiles.FILES))
+def test_files_are_generated(name: str) -> None:
+    assert (REPO / name).read_text(encoding="utf-8") == pluginfiles.render(name), \
+        f"{name} is stale: python -m tempera.installer.pluginfiles"
 
 
-def test_manifest() -> None:
-    manifest = load(".claude-plugin/plugin.json")
-    assert manifest["name"] == "tempera" and manifest["version"] == __version__ == "0.1.0"
-    assert "memory" in manifest["description"]
+def test_every_event_and_the_server_go_through_the_launcher() -> None:
+    hooks = json.loads(pluginfiles.render("hooks/hooks.json"))["hooks"]
+    assert list(hooks) == list(HOOK_EVENTS)
+    for event, verb in HOOK_EVENTS.items():
+        [entry] = hooks[event][0]["hooks"]
+        assert entry["command"] == "python3" and entry["args"] == [*pluginfiles.PROGRAM[1:], verb]  # exec form
+    manifest = json.loads(pluginfiles.render(".claude-plugin/plugin.json"))
+    assert manifest["name"] == "tempera" and manifest["version"] == __version__
+    assert manifest["mcpServers"]["tempera"]["args"][-1] == "mcp"
+    assert (REPO / pluginfiles.LAUNCHER.replace("${CLAUDE_PLUGIN_ROOT}/", "")).is_file()
+    [entry] = json.loads(pluginfiles.render(".claude-plugin/marketplace.json"))["plugins"]
+    assert entry["source"] == "./" and entry["name"] == manifest["name"]
 
 
-def test_hooks_match_the_installer() -> None:
-    plugin = load("hooks/hooks.json")
-    assert plugin["hooks"] == with_hooks(ABSENT, ["tempera-hook"])  # console scripts on PATH in the plugin form
-    assert plugin["description"]
+def test_the_launcher_needs_only_the_standard_library() -> None:
+    import ast
 
-
-def test_mcp_server_matches_the_installer() -> None:
-    assert load(".mcp.json") == {"mcpServers": with_server(ABSENT, "tempera-mcp")}
+    tree = ast.parse((REPO / "tempera" / "installer" / "plugin_launcher.py").read_text(encoding="utf-8"))
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported <= {"__future__", "fcntl", "hashlib", "os", "shutil", "subprocess", "sys", "time",
+                        "traceback"}, imported

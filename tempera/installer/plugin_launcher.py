@@ -1,0 +1,197 @@
+"""The Claude Code plugin's hooks and MCP server, started by the `python3` on PATH with nothing installed.
+
+The plugin's hooks.json and plugin.json run `python3 -I -S <this file> <plugin root> <plugin data> <verb>` (exec
+form, so no shell and no quoting of the paths). Standard library only, and run as a script, never imported: the
+package is not importable here. The first call finds no environment and starts one in the background (a venv in
+${CLAUDE_PLUGIN_DATA} with the package installed from the plugin's own source and the `offline` extra) and the hook
+answers at once with nothing; once the file `ready` names the venv, every hook becomes the venv's Python running the
+same relay (`-I -S .../tempera/hooks/relay.py <verb>`) that `tempera install` registers, and the MCP server the
+venv's `tempera-mcp`. A new plugin version (another root or version) builds a new venv in the background while
+the old one keeps serving, so an update never leaves a session without memory.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Only os and sys on the path every hook takes once the venv is ready (json, shutil, subprocess and hashlib cost
+# tens of milliseconds to import on a busy machine); the rest is imported where the setup needs it.
+MIN_PYTHON = (3, 11)
+READY = "ready"  # `key=value` lines (source, python, relay, mcp) naming the venv in use; no json on the hot path
+READY_KEYS = ("source", "python", "relay", "mcp")
+VERSION_KEY = '"version": "'  # as pluginfiles writes plugin.json
+LOCK = "setup.lock"  # held by the one setup that runs
+LOG = "setup.log"
+FAILED = "setup.failed"  # when the last setup failed: retried after RETRY_AFTER_S, not on every hook
+RETRY_AFTER_S = 600
+HOOK_VERBS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
+SKIPPED_SOURCES = (".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "tests", "evals", "docs")
+
+
+def source_id(root: str) -> str:
+    """What the venv was built from: the plugin root and its manifest's version (an update changes either)."""
+    try:
+        with open(os.path.join(root, ".claude-plugin", "plugin.json"), encoding="utf-8") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        text = ""
+    start = text.find(VERSION_KEY) + len(VERSION_KEY)
+    version = text[start:text.find('"', start)] if start >= len(VERSION_KEY) else "?"
+    return f"{os.path.realpath(root)}@{version}"
+
+
+def read_ready(data: str) -> dict[str, str] | None:
+    try:
+        with open(os.path.join(data, READY), encoding="utf-8") as fh:
+            doc = dict(line.rstrip("\n").partition("=")[::2] for line in fh)
+    except (OSError, ValueError):
+        return None
+    if not all(doc.get(k) for k in READY_KEYS):
+        return None
+    return doc if os.path.isfile(doc["python"]) and os.path.isfile(doc["relay"]) else None
+
+
+def log(data: str, message: str) -> None:
+    import time
+
+    os.makedirs(data, mode=0o700, exist_ok=True)
+    with open(os.path.join(data, LOG), "a", encoding="utf-8") as fh:
+        fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message.rstrip()}\n")
+
+
+def setup_due(data: str) -> bool:
+    """No setup running now, and none failed in the last RETRY_AFTER_S."""
+    import fcntl
+    import time
+
+    try:
+        if time.time() - os.stat(os.path.join(data, FAILED)).st_mtime < RETRY_AFTER_S:
+            return False
+    except OSError:
+        pass
+    try:
+        fd = os.open(os.path.join(data, LOCK), os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def start_setup(root: str, data: str) -> None:
+    """Run `setup` detached, so that the hook returns now and Claude Code never waits for pip."""
+    import subprocess
+
+    os.makedirs(data, mode=0o700, exist_ok=True)
+    if not setup_due(data):
+        return
+    with open(os.path.join(data, LOG), "ab") as out:
+        subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), root, data, "setup"],
+                         stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True)
+
+
+def setup(root: str, data: str) -> None:
+    """Build a venv for this plugin source, install the package into it, then point `ready` at it."""
+    import fcntl
+    import hashlib
+    import shutil
+    import subprocess
+    import time
+
+    os.makedirs(data, mode=0o700, exist_ok=True)
+    lock = os.open(os.path.join(data, LOCK), os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another setup is running
+    source = source_id(root)
+    current = read_ready(data)
+    if current is not None and current["source"] == source:
+        return
+    venv = os.path.join(data, "venv-" + hashlib.sha256(source.encode()).hexdigest()[:12])
+    staged = os.path.join(data, "source")
+    started = time.monotonic()
+    log(data, f"setting up {source} in {venv}")
+    try:
+        shutil.rmtree(venv, ignore_errors=True)
+        shutil.rmtree(staged, ignore_errors=True)
+        shutil.copytree(root, staged, ignore=shutil.ignore_patterns(*SKIPPED_SOURCES))  # pip builds in its source tree: not in the plugin's
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True, stdin=subprocess.DEVNULL)
+        python = os.path.join(venv, "bin", "python")
+        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        f"{staged}[offline]"], check=True, stdin=subprocess.DEVNULL)
+        hooks_dir = subprocess.run([python, "-c", "import os, tempera.hooks as h; print(os.path.dirname(h.__file__))"],
+                                   check=True, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        log(data, f"setup failed: {exc}")
+        with open(os.path.join(data, FAILED), "w", encoding="utf-8") as fh:
+            fh.write(f"{exc}\n")
+        return
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    ready = {"source": source, "python": python, "relay": os.path.join(hooks_dir, "relay.py"),
+             "mcp": os.path.join(venv, "bin", "tempera-mcp")}
+    tmp = os.path.join(data, READY + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write("".join(f"{k}={ready[k]}\n" for k in READY_KEYS))
+    os.replace(tmp, os.path.join(data, READY))
+    if os.path.exists(os.path.join(data, FAILED)):
+        os.unlink(os.path.join(data, FAILED))
+    if current is not None:  # the venv before the one before stays until the next update: a daemon may run from it
+        for name in os.listdir(data):
+            old = os.path.join(data, name)
+            if name.startswith("venv-") and old not in (venv, os.path.dirname(os.path.dirname(current["python"]))):
+                shutil.rmtree(old, ignore_errors=True)
+    log(data, f"ready in {time.monotonic() - started:.0f}s: {ready['relay']}")
+
+
+def hook(root: str, data: str, verb: str) -> None:
+    """The relay of the venv in use (stdin untouched, so it reads Claude Code's payload), or nothing yet."""
+    ready = read_ready(data)
+    if ready is None or ready["source"] != source_id(root):
+        start_setup(root, data)
+    if ready is not None:
+        os.execv(ready["python"], [ready["python"], "-I", "-S", ready["relay"], verb])
+
+
+def mcp(root: str, data: str) -> None:
+    ready = read_ready(data)
+    if ready is None or ready["source"] != source_id(root):
+        start_setup(root, data)
+    if ready is None or not os.path.isfile(ready["mcp"]):
+        sys.stderr.write("tempera: the plugin's environment is being set up; the MCP server is there from the next "
+                         f"session (progress in {os.path.join(data, LOG)})\n")
+        sys.exit(1)
+    os.execv(ready["mcp"], [ready["mcp"]])
+
+
+def main(argv: list[str]) -> None:
+    root, data, verb = argv[1], argv[2], argv[3]
+    if sys.version_info < MIN_PYTHON:
+        log(data, f"python3 is {sys.version.split()[0]}; Tempera needs {'.'.join(map(str, MIN_PYTHON))} or newer")
+    elif verb == "setup":
+        setup(root, data)
+    elif verb == "mcp":
+        mcp(root, data)
+    elif verb in HOOK_VERBS:
+        hook(root, data, verb)
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv)
+    except SystemExit:
+        raise
+    except BaseException:  # a hook fails open: no output, exit 0, the reason in setup.log
+        try:
+            import traceback
+
+            log(sys.argv[2], "launcher failed:\n" + traceback.format_exc())
+        except BaseException:
+            pass
+    sys.exit(0)
