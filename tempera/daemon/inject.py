@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -18,6 +19,7 @@ from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit, retrieve
 from tempera.facts.promptfacts import prompt_facts
 from tempera.hooks import injectlog, render
+from tempera.hooks.payload import HookPayload
 
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
 HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."
@@ -116,3 +118,12 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
         injectlog.record(mem.db.conn, session_id=session_id, project_id=project.id, event=event,
                          prompt=prompt or None, hits=hits)
     return text
+
+
+def handle_hook(mem: Memory, event: str, doc: dict[str, Any],
+                enqueue: Callable[[HookPayload], None]) -> dict[str, Any] | None:
+    """One hook call answered with this process's memory, through the hook's own gate (disabled, paused,
+    stop_hook_active, no transcript): the daemon's relay requests and the MCP turn tools both run this."""
+    from tempera.hooks import entry, settings
+
+    return entry.handle(event, doc, settings.load(), answer=lambda hp: answer(mem, hp._asdict()), enqueue=enqueue)
