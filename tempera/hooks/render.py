@@ -18,9 +18,10 @@ def relative_to(path: str, root: str | None) -> str:
 
 
 def episode_line(ep: dict[str, Any]) -> str:
-    """One episode as a line: date, outcome, verification, id prefix, summary, files."""
-    bits = [ep.get("created_at", "")[:10], ep.get("outcome", "unknown")]
-    if ep.get("verification") and ep["verification"] != "untested":
+    """One episode as a line: date, outcome and verification (or where a note came from), id prefix, summary,
+    files."""
+    bits = [ep.get("created_at", "")[:10], ep.get("provenance") or ep.get("outcome", "unknown")]
+    if not ep.get("provenance") and ep.get("verification") and ep["verification"] != "untested":
         bits.append(ep["verification"].replace("_", " "))
     if ep.get("project_note"):
         bits.append(ep["project_note"])
