@@ -1,13 +1,15 @@
 """`tempera-mcp`'s entry: the handshake answered while the SDK is still loading. Standard library only.
 
 Importing the `mcp` SDK alone takes longer than the 0.5 s a session may wait for `tools/list` (evals/bench_mcp.py),
-and every Claude Code session waits for it. Yet what a client asks first — `initialize`, `tools/list`,
-`prompts/list`, `resources/list` — has the same answer at every start of the same code. So the SDK server runs
+and every Claude Code session waits for it. Yet what a client asks first — `server/discover` or `initialize`,
+the acknowledgement of its subscription, `tools/list`, `prompts/list`, `resources/list` — has the same answer at
+every start of the same code (for the same protocol version and client capabilities). So the SDK server runs
 unchanged on a pair of pipes that stand in for stdin and stdout, and a relay between those pipes and the real
 wire answers those requests from the replies the SDK gave at an earlier start, recorded in the data dir under a
 fingerprint of the code that produced them (Tempera's sources, the SDK's, the interpreter). Everything else, the
 `initialize` included (the SDK must see the client's capabilities), goes to the SDK in order; its reply to a
-request already answered is dropped. A first start, or one after any code change, records instead of answering.
+request already answered is dropped (see `Relay`). A first start, or one after any code change, records instead
+of answering.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ from typing import Any, BinaryIO
 from tempera.core import paths
 
 CACHE_NAME = "mcp-replies.json"
-STATIC_LISTS = {"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+STATIC = {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+LISTEN, ACKNOWLEDGED = "subscriptions/listen", "notifications/subscriptions/acknowledged"
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"  # in each request's _meta, from 2026-07-28 on
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 
 def fingerprint() -> str:
@@ -77,18 +83,29 @@ def _message(line: bytes) -> dict[str, Any]:
 
 
 class Relay:
-    """Client lines to the SDK (or answered from `replies`), SDK lines to the client (minus duplicate answers)."""
+    """Client lines to the SDK (or answered from `replies`), SDK lines to the client (minus duplicate answers).
+
+    Two protocol eras reach it. The handshake era opens with `initialize`, whose reply is answered here and whose
+    request still goes to the SDK. The stateless era (2026-07-28, what Claude Code speaks) names the version and the
+    client's capabilities in every request's `_meta`: `server/discover` and the lists are answered here and never
+    reach the SDK; `subscriptions/listen` goes to the SDK (it owns the subscription) but its acknowledgement, a
+    notification, is sent from the record at once, since the client waits for it before listing.
+    """
 
     def __init__(self, replies: Replies, wire_in: BinaryIO, wire_out: BinaryIO, to_sdk: BinaryIO,
                  from_sdk: BinaryIO):
         self.replies = replies
         self.wire_in, self.wire_out, self.to_sdk, self.from_sdk = wire_in, wire_out, to_sdk, from_sdk
-        self.version: str | None = None  # the protocol version this client asked for in `initialize`
+        self.session: str | None = None  # handshake era: the version and capabilities `initialize` sent
         self.answered: set[Any] = set()  # request ids the relay answered: the SDK's reply is dropped
-        self.recording: dict[Any, str] = {}  # request id -> the name its SDK reply is recorded under
+        self.acknowledged: set[Any] = set()  # subscription ids the relay acknowledged: the SDK's ack is dropped
+        self.recording: dict[Any, str] = {}  # request id -> the name its SDK reply (or ack) is recorded under
         self.lock = threading.Lock()  # both threads write to the wire
 
-    def _send(self, line: bytes) -> None:
+    def _send(self, message: dict[str, Any]) -> None:
+        self._pass(json.dumps(message).encode("ascii") + b"\n")  # ASCII escapes: valid whatever the text holds
+
+    def _pass(self, line: bytes) -> None:
         with self.lock:
             self.wire_out.write(line)
             self.wire_out.flush()
@@ -98,13 +115,35 @@ class Relay:
         method, params = msg.get("method"), msg.get("params")
         if "id" not in msg or not isinstance(method, str):
             return None
-        if method == "initialize":
-            version = params.get("protocolVersion") if isinstance(params, dict) else None
-            self.version = version if isinstance(version, str) else None
-            return None if self.version is None else f"{self.version} initialize"
-        if method in STATIC_LISTS and self.version and not (isinstance(params, dict) and params.get("cursor")):
-            return f"{self.version} {method}"
+        params = params if isinstance(params, dict) else {}
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str):
+            context = f"{meta[VERSION_KEY]} {json.dumps(meta.get(CAPABILITIES_KEY), sort_keys=True)}"
+        elif method == "initialize" and isinstance(params.get("protocolVersion"), str):
+            self.session = f"{params['protocolVersion']} {json.dumps(params.get('capabilities'), sort_keys=True)}"
+            return f"{self.session} initialize"
+        elif self.session is None:
+            return None
+        else:
+            context = self.session
+        if method == LISTEN:
+            return f"{context} {LISTEN} {json.dumps(params.get('notifications'), sort_keys=True)}"
+        if method in STATIC and not params.get("cursor"):
+            return f"{context} {method}"
         return None
+
+    def _answer(self, msg: dict[str, Any], recorded: Any) -> bool:
+        """Answer from the record; True when the request must still reach the SDK."""
+        rid, method = msg["id"], msg["method"]
+        if method == LISTEN:
+            self.acknowledged.add(rid)
+            params = json.loads(json.dumps(recorded))
+            params.setdefault("_meta", {})[SUBSCRIPTION_KEY] = rid
+            self._send({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": params})
+            return True
+        self.answered.add(rid)
+        self._send({"jsonrpc": "2.0", "id": rid, "result": recorded})
+        return method == "initialize"
 
     def client_to_sdk(self) -> None:
         try:
@@ -112,10 +151,7 @@ class Relay:
                 msg = _message(line)
                 name = self._answerable(msg)
                 if name is not None and name in self.replies.results:
-                    self.answered.add(msg["id"])
-                    self._send(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
-                                           "result": self.replies.results[name]}).encode() + b"\n")
-                    if msg["method"] != "initialize":
+                    if not self._answer(msg, self.replies.results[name]):
                         continue
                 elif name is not None:
                     self.recording[msg["id"]] = name
@@ -129,17 +165,33 @@ class Relay:
             except OSError:
                 pass
 
+    def _from_sdk(self, msg: dict[str, Any]) -> bool:
+        """Record what the SDK answered; True when the client must see it."""
+        if msg.get("method") == ACKNOWLEDGED:
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            sid = meta.get(SUBSCRIPTION_KEY)
+            if sid in self.recording:
+                self.replies.record(self.recording.pop(sid), params)
+            if sid in self.acknowledged:
+                self.acknowledged.discard(sid)
+                return False
+            return True
+        rid = msg.get("id") if "method" not in msg else None
+        if rid is None:
+            return True
+        if rid in self.recording and "result" in msg:
+            self.replies.record(self.recording.pop(rid), msg["result"])
+        if rid in self.answered:
+            self.answered.discard(rid)
+            return False
+        return True
+
     def sdk_to_client(self) -> None:
         try:
             for line in iter(self.from_sdk.readline, b""):
-                msg = _message(line)
-                rid = msg.get("id") if "method" not in msg else None
-                if rid is not None and rid in self.recording and "result" in msg:
-                    self.replies.record(self.recording.pop(rid), msg["result"])
-                if rid is not None and rid in self.answered:
-                    self.answered.discard(rid)
-                    continue
-                self._send(line)
+                if self._from_sdk(_message(line)):
+                    self._pass(line)
         except (BrokenPipeError, ValueError):
             pass
 

@@ -8,8 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
-from stdio_session import connect
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from stdio_session import SERVER, STEP_SECONDS, connect, server_env
 
 from tempera.mcp_server.warmstart import CACHE_NAME, fingerprint
 
@@ -60,6 +63,36 @@ async def test_a_record_from_other_code_is_ignored_and_replaced(data_dir: Path, 
     assert len(tools) > 10
     assert json.loads(path.read_text(encoding="utf-8"))["fingerprint"] == fingerprint()
     assert path.stat().st_mode & 0o077 == 0
+
+
+async def _stateless_session(data_dir: Path, cwd: Path) -> tuple[list[dict], dict]:  # type: ignore[type-arg]
+    """The protocol Claude Code speaks (2026-07-28: server/discover, then requests carrying their own _meta), with
+    the subscription it opens first; the tools listed and one call's structured result."""
+    params = StdioServerParameters(command=SERVER[0], args=SERVER[1:], env=server_env(data_dir), cwd=cwd)
+    with anyio.fail_after(STEP_SECONDS):
+        async with Client(params) as client:
+            assert client.protocol_version == "2026-07-28"
+            async with client.listen(tools_list_changed=True):  # entering waits for the acknowledgement
+                tools = _tool_dump((await client.list_tools()).tools)
+                status = await client.call_tool("tempera_status", {})
+    assert not status.is_error and status.structured_content is not None
+    return tools, status.structured_content
+
+
+@pytest.mark.anyio
+async def test_stateless_protocol_is_answered_from_the_record_too(data_dir: Path, project_dir: Path) -> None:
+    first_tools, _ = await _stateless_session(data_dir, project_dir)
+    names = json.loads((data_dir / CACHE_NAME).read_text(encoding="utf-8"))["results"]
+    assert {n.split(" ")[0] for n in names} == {"2026-07-28"}
+    assert any(n.endswith(" server/discover") for n in names)
+    assert any(" subscriptions/listen " in n for n in names)
+    listed = next(n for n in names if n.endswith(" tools/list"))
+    names[listed]["tools"][0]["description"] = "Call MARKED"  # proof that the next list comes from the record
+    (data_dir / CACHE_NAME).write_text(json.dumps({"fingerprint": fingerprint(), "results": names}),
+                                       encoding="utf-8")
+    second_tools, status = await _stateless_session(data_dir, project_dir)
+    assert second_tools[0]["description"] == "Call MARKED" and second_tools[1:] == first_tools[1:]
+    assert status["project"]["name"] == "webshop"  # the call behind the relay reached the SDK server
 
 
 def test_start_imports_no_sdk_before_answering() -> None:
