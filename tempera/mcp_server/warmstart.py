@@ -18,8 +18,10 @@ import hashlib
 import importlib.util
 import json
 import os
+import signal
 import sys
 import threading
+from types import FrameType
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -196,8 +198,17 @@ class Relay:
             pass
 
 
+def _stop(signum: int, frame: FrameType | None) -> None:
+    """Claude Code ends a session with SIGINT, and the SDK's stdio loop does not stop on it (it ran on, and Claude
+    Code waited seconds for it at the end of every `claude -p`): leave at once. SQLite keeps every committed
+    transaction and rolls back the one cut short."""
+    os._exit(0)
+
+
 def main() -> None:
     os.umask(0o077)
+    signal.signal(signal.SIGINT, _stop)  # before the SDK's event loop starts, so it keeps this handler
+    signal.signal(signal.SIGTERM, _stop)
     replies = Replies(paths.data_dir() / CACHE_NAME, fingerprint())
     wire_in, wire_out = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     sdk_in, to_sdk = os.pipe()

@@ -4,6 +4,8 @@ handshake from what the first recorded, and the session behind it is the SDK's o
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +103,26 @@ def test_start_imports_no_sdk_before_answering() -> None:
              "print(sorted(m for m in ('mcp', 'mcp_types', 'pydantic', 'anyio') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_server_leaves_at_once_when_the_client_signals(data_dir: Path, project_dir: Path, sig: int) -> None:
+    """Claude Code ends every session with SIGINT (seen on its wire): the running SDK loop alone ignores it."""
+    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            cwd=project_dir, env={**os.environ, **server_env(data_dir)})
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "ping"}):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        assert [r["id"] for r in replies] == [1, 2]  # the ping went to the SDK: its loop is running
+        proc.send_signal(sig)
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
