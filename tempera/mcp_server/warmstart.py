@@ -92,6 +92,9 @@ class Relay:
     client's capabilities in every request's `_meta`: `server/discover` and the lists are answered here and never
     reach the SDK; `subscriptions/listen` goes to the SDK (it owns the subscription) but its acknowledgement, a
     notification, is sent from the record at once, since the client waits for it before listing.
+
+    The SDK itself starts only when a request needs it (a tool call, or anything unrecorded): importing it costs a
+    second of CPU that a session which never calls a tool would otherwise take from Claude Code at its start.
     """
 
     def __init__(self, replies: Replies, wire_in: BinaryIO, wire_out: BinaryIO, to_sdk: BinaryIO,
@@ -103,6 +106,9 @@ class Relay:
         self.acknowledged: set[Any] = set()  # subscription ids the relay acknowledged: the SDK's ack is dropped
         self.recording: dict[Any, str] = {}  # request id -> the name its SDK reply (or ack) is recorded under
         self.lock = threading.Lock()  # both threads write to the wire
+        self.held: list[bytes] = []  # client lines the SDK must see, waiting for it to be needed
+        self.started = False  # whether some request needed the SDK
+        self.wanted = threading.Event()  # set when it is needed, or when the client has gone
 
     def _send(self, message: dict[str, Any]) -> None:
         self._pass(json.dumps(message).encode("ascii") + b"\n")  # ASCII escapes: valid whatever the text holds
@@ -147,21 +153,34 @@ class Relay:
         self._send({"jsonrpc": "2.0", "id": rid, "result": recorded})
         return method == "initialize"
 
+    def _to_sdk(self, line: bytes, *, now: bool) -> None:
+        """Hold `line` until some request needs the SDK (`now`); then start it and send everything, in order."""
+        self.held.append(line)
+        if now and not self.started:
+            self.started = True
+            self.wanted.set()
+        if self.started:
+            for held in self.held:
+                self.to_sdk.write(held)
+            self.held.clear()
+            self.to_sdk.flush()
+
     def client_to_sdk(self) -> None:
         try:
             for line in iter(self.wire_in.readline, b""):
                 msg = _message(line)
                 name = self._answerable(msg)
                 if name is not None and name in self.replies.results:
-                    if not self._answer(msg, self.replies.results[name]):
-                        continue
-                elif name is not None:
+                    if self._answer(msg, self.replies.results[name]):
+                        self._to_sdk(line, now=False)  # initialize, listen: the SDK sees them once it runs
+                    continue
+                if name is not None:
                     self.recording[msg["id"]] = name
-                self.to_sdk.write(line)
-                self.to_sdk.flush()
+                self._to_sdk(line, now="id" in msg)  # only the SDK answers this request; notifications wait
         except (BrokenPipeError, ValueError):  # the SDK has gone (or closed its end): nothing left to serve
             pass
         finally:
+            self.wanted.set()  # the client left: main() starts nothing more
             try:
                 self.to_sdk.close()  # EOF: the SDK server ends its session
             except OSError:
@@ -221,6 +240,9 @@ def main() -> None:
     threading.Thread(target=relay.client_to_sdk, name="mcp-relay-in", daemon=True).start()
     out = threading.Thread(target=relay.sdk_to_client, name="mcp-relay-out", daemon=True)
     out.start()
+    relay.wanted.wait()
+    if not relay.started:  # a session that only listed: the SDK was never needed, nor its second of CPU
+        return
     from tempera.mcp_server.server import main as serve
 
     try:
