@@ -36,11 +36,12 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 
 
 def fingerprint() -> str:
-    """What the recorded replies depend on: every Tempera source file, the SDK's packages, the interpreter."""
+    """What the recorded replies depend on: every Tempera source file, the SDK's packages and pydantic's (they
+    write the schemas), the interpreter."""
     digest = hashlib.sha256(sys.version.encode())
     package = Path(__file__).resolve().parents[1]
     files = sorted(str(p) for p in package.rglob("*.py"))
-    for name in ("mcp", "mcp_types"):
+    for name in ("mcp", "mcp_types", "pydantic", "pydantic_core"):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin:
             files.append(spec.origin)
@@ -51,7 +52,8 @@ def fingerprint() -> str:
 
 
 class Replies:
-    """Recorded results by `"<protocol version> <method>"`, valid for one fingerprint; saved atomically, 0600."""
+    """Recorded results by `"<protocol version> <client capabilities> <method>"`, valid for one fingerprint;
+    saved atomically, 0600."""
 
     def __init__(self, path: Path, key: str):
         self.path, self.key = path, key
@@ -70,7 +72,7 @@ class Replies:
             tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"fingerprint": self.key, "results": self.results}, fh, ensure_ascii=False)
+                json.dump({"fingerprint": self.key, "results": self.results}, fh)  # ASCII: any text survives
             os.replace(tmp, self.path)
         except OSError:  # a read-only data dir only costs the next start its speed
             pass
