@@ -241,6 +241,7 @@ def _chain_checks() -> list[dict[str, Any]]:
         out.append(_check(f"claude code ({scope})", st["ok"], detail))
     if not found:
         out.append(_check("claude code", False, "Tempera is not installed in Claude Code: run `tempera install`"))
+    out.append(_auto_memory_check(tempera_on=found))
     reply = request(paths.socket_path(), {"op": "status"}, timeout=2.0)
     out.append(_check("daemon", True, f"running, pid {reply['pid']}, jobs {reply.get('jobs') or {}}" if reply else
                       "not running (the next hook starts it; or `tempera daemon start`)"))
@@ -253,6 +254,24 @@ def _chain_checks() -> list[dict[str, Any]]:
     out.append(_check("hook errors", not failures,
                       f"{len(failures)} logged, last: {failures[-1][:160]} (see {log})" if failures else "none logged"))
     return out
+
+
+def _auto_memory_check(*, tempera_on: bool) -> dict[str, Any]:
+    """Claude Code's own auto memory for the current directory's project: whether it is on next to Tempera."""
+    from tempera.core.project import main_checkout
+    from tempera.transcripts import automemory
+
+    cwd = os.getcwd()
+    if not automemory.enabled(main_checkout(cwd)):
+        return _check("claude code auto memory", True, "off for this project")
+    directory = automemory.memory_dir(cwd)
+    notes = automemory.read_notes(directory)
+    loaded = sum(n.loaded for n in notes)
+    both = "on, and so is Tempera" if tempera_on else "on"
+    return _check("claude code auto memory", True,
+                  f"{both}: {directory} holds {len(notes)} note(s); Claude Code loads {loaded} itself (MEMORY.md's "
+                  f"first {automemory.LOADED_LINES} lines), which Tempera never injects; Tempera reads the other "
+                  f"{len(automemory.to_store(notes))} as episodes at session start")
 
 
 @click.command()

@@ -72,6 +72,13 @@ def _root(path: str | os.PathLike[str]) -> tuple[str, os.stat_result | None]:
             candidate = parent
 
 
+def main_checkout(path: str | os.PathLike[str]) -> Path:
+    """The main work tree of the repository containing path (a worktree's leads to it); else `find_root`."""
+    root, dotgit = _root(path)
+    dirs = None if dotgit is None else _git_dirs(root, dotgit)
+    return Path(dirs[1] if dirs else root)
+
+
 def project_for_path(path: str | os.PathLike[str]) -> ProjectRef:
     return identify(path).ref
 

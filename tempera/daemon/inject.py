@@ -4,9 +4,12 @@ what it already received, all rendered under one size budget."""
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,10 +17,15 @@ import numpy as np
 from tempera.core import textsearch
 from tempera.core.brief import prompt_brief, session_start
 from tempera.core.memory import Memory
+from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit, retrieve
 from tempera.facts.promptfacts import prompt_facts
 from tempera.hooks import injectlog, render
+from tempera.hooks.payload import HookPayload
+from tempera.transcripts import automemory
+
+log = logging.getLogger("tempera.daemon")
 
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
 HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."
@@ -37,7 +45,26 @@ def _hit_dict(h: Hit, project: ProjectRef, similarity: float | None) -> dict[str
             "similarity": None if similarity is None else round(similarity, 4),
             "bm25": None if h.bm25 is None else round(h.bm25, 4),
             "project_note": f"from project {ep.project_name}" if ep.project_id != project.id else "",
-            "author": ep.source.author}
+            "author": ep.source.author, "provenance": _provenance(ep)}
+
+
+def _provenance(ep: Episode) -> str:
+    """Where a note that is not Tempera's own came from (Claude Code's auto memory names its file)."""
+    if ep.source.origin != automemory.ORIGIN:
+        return ""
+    return f"Claude Code auto memory, {os.path.basename(ep.source.transcript_path or '')}"
+
+
+def sync_auto_memory(mem: Memory, project: ProjectRef, cwd: str) -> None:
+    """At SessionStart Claude Code has just read its auto memory: store the notes it did not load. Never fails
+    the answer: a broken note file costs only its notes."""
+    try:
+        if automemory.enabled(Path(project.path or cwd)):
+            report = automemory.sync(mem, project, cwd)
+            if report.added or report.retired:
+                log.info("auto memory %s: %s", project.name, report)
+    except Exception:
+        log.exception("auto memory sync failed for %s", cwd)
 
 
 def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[dict[str, Any]]:
@@ -93,6 +120,7 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
     budget = mem.config.inject.budget_chars
     prompt = str(req.get("prompt") or "")
     if event == "SessionStart":
+        sync_auto_memory(mem, project, str(req.get("cwd") or os.getcwd()))
         brief = session_start(mem, project.id, by=session_id or "unknown-session")
         hits = useful_recent(mem.db.conn, project, exclude=seen, limit=mem.config.inject.max_episodes)
         header = render.HEADER_SESSION
@@ -118,3 +146,12 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
         injectlog.record(mem.db.conn, session_id=session_id, project_id=project.id, event=event,
                          prompt=prompt or None, hits=hits)
     return text
+
+
+def handle_hook(mem: Memory, event: str, doc: dict[str, Any],
+                enqueue: Callable[[HookPayload], None]) -> dict[str, Any] | None:
+    """One hook call answered with this process's memory, through the hook's own gate (disabled, paused,
+    stop_hook_active, no transcript): the daemon's relay requests and the MCP turn tools both run this."""
+    from tempera.hooks import entry, settings
+
+    return entry.handle(event, doc, settings.load(), answer=lambda hp: answer(mem, hp._asdict()), enqueue=enqueue)

@@ -252,8 +252,8 @@ class Daemon:
 
     def hook(self, req: dict[str, Any]) -> bytes:
         """A whole hook call for relay.py, answered as `tempera-hook` answers it, with this process's memory."""
-        from tempera.daemon.inject import answer
-        from tempera.hooks import coldpath, entry, payload, settings
+        from tempera.daemon.inject import handle_hook
+        from tempera.hooks import coldpath, entry, payload
 
         event = entry.known_event(str(req.get("event") or ""))
         if event is None:
@@ -268,8 +268,7 @@ class Daemon:
 
         doc = payload.decode(str(req.get("stdin") or "").encode("utf-8"))
         with self._request_lock:
-            out = entry.handle(event, doc, settings.load(), answer=lambda hp: answer(mem, hp._asdict()),
-                               enqueue=enqueue)
+            out = handle_hook(mem, event, doc, enqueue)
         return entry.output_bytes(out)
 
     # -- jobs -----------------------------------------------------------------------------------

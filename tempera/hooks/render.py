@@ -60,10 +60,10 @@ def summary_parts(ep: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def episode_line(ep: dict[str, Any]) -> str:
-    """One episode as a line: date, outcome, verification, project and teammate when not ours, id prefix, the
-    summary quoted by source, files."""
-    bits = [ep.get("created_at", "")[:10], ep.get("outcome", "unknown")]
-    if ep.get("verification") and ep["verification"] != "untested":
+    """One episode as a line: date, outcome and verification (or where a note came from), project and teammate
+    when not ours, id prefix, the summary quoted by source, files."""
+    bits = [ep.get("created_at", "")[:10], ep.get("provenance") or ep.get("outcome", "unknown")]
+    if not ep.get("provenance") and ep.get("verification") and ep["verification"] != "untested":
         bits.append(ep["verification"].replace("_", " "))
     if ep.get("project_note"):
         bits.append(ep["project_note"])

@@ -23,7 +23,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from tempera import __version__
-from tempera.mcp_server import tools_facts, tools_maintenance, tools_memory, tools_selfimprove
+from tempera.mcp_server import tools_facts, tools_maintenance, tools_memory, tools_selfimprove, tools_turn
 from tempera.mcp_server.state import ServerState
 from tempera.mcp_server.stdin import RepairedStdin
 from tempera.mcp_server.validation import explain, signature
@@ -34,13 +34,15 @@ memories to each prompt; call these tools when you want more, or to teach it:
 2. tempera_brief(files, task_type, domain) once you know which files you will change.
 3. tempera_retrieve(query) to deep-dive into past episodes; tempera_feedback on the ones you used.
 4. tempera_log_correction / tempera_log_should_have_asked when the user corrects you or a question was missed.
-5. tempera_capture at the end of a task, without waiting to be asked."""
+5. tempera_capture at the end of a task, without waiting to be asked.
+A client without Tempera's hooks calls memory_prepare_turn(prompt) before each turn and memory_finalize_turn after."""
 
-TOOL_MODULES = (tools_selfimprove, tools_memory, tools_maintenance, tools_facts)
+TOOL_MODULES = (tools_selfimprove, tools_memory, tools_maintenance, tools_facts, tools_turn)
 READ_ONLY = {"tempera_brief", "tempera_template", "tempera_status", "tempera_stats", "tempera_query",
              "tempera_ingest_status"}
 DESTRUCTIVE = {"tempera_review", "tempera_retract", "tempera_audit"}
-IDEMPOTENT = READ_ONLY | {"tempera_propagate", "tempera_transact", "tempera_retract", "tempera_audit"}
+IDEMPOTENT = READ_ONLY | {"tempera_propagate", "tempera_transact", "tempera_retract", "tempera_audit",
+                          "memory_finalize_turn"}
 
 
 class TemperaServer(MCPServer[ServerState]):

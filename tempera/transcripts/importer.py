@@ -4,6 +4,7 @@ they are read with the session they belong to."""
 
 from __future__ import annotations
 
+import glob
 import os
 import time
 from collections import Counter
@@ -26,6 +27,15 @@ def claude_projects_dir() -> Path:
     """Where Claude Code keeps transcripts: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."""
     base = os.environ.get("CLAUDE_CONFIG_DIR")
     return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
+
+
+def session_transcript(session_id: str) -> Path | None:
+    """A session's main transcript, `projects/<encoded cwd>/<session id>.jsonl`; None if there is none (or the id
+    is not a plain file name)."""
+    if not session_id or Path(session_id).name != session_id or session_id.startswith("."):
+        return None
+    found = sorted(claude_projects_dir().glob(f"*/{glob.escape(session_id)}.jsonl"))
+    return found[0] if found else None
 
 
 def is_subagent_file(path: Path) -> bool:

@@ -17,6 +17,7 @@ SEED_TOOLS = {"tempera_session_start", "tempera_brief", "tempera_retrieve", "tem
               "tempera_status", "tempera_stats", "tempera_propagate", "tempera_review"}
 FACT_TOOLS = {"tempera_query", "tempera_transact", "tempera_retract", "tempera_audit", "tempera_ingest_git",
               "tempera_ingest_status"}
+TURN_TOOLS = {"memory_prepare_turn", "memory_finalize_turn"}  # Temporal Reasoning's names for the per-turn hooks
 
 
 @pytest.mark.anyio
@@ -24,7 +25,7 @@ async def test_every_tool_is_listed_with_its_schema(data_dir: Path, project_dir:
     async with connect(data_dir, project_dir) as client:
         listed = (await client.session.list_tools()).tools
     tools = {t.name: t for t in listed}
-    assert set(tools) == SEED_TOOLS | FACT_TOOLS
+    assert set(tools) == SEED_TOOLS | FACT_TOOLS | TURN_TOOLS
     for tool in listed:
         assert tool.description and tool.description.startswith("Call "), tool.name  # says when to call it
         assert tool.input_schema["type"] == "object"
