@@ -23,6 +23,7 @@ WINDOW_BOOST = 1.0  # an episode inside the window scores (1 + this) x its score
 ORDER_BOOST = 0.5  # the earliest (or latest) comparably relevant hit scores up to (1 + this) x
 ORDER_BAND = 0.5  # "comparably relevant": relevance at least this share of the best hit's
 WINDOW_ONLY_RELEVANCE = 0.1  # the relevance of an episode found by its date alone
+MAX_QUERY_CHARS = 400  # a longer prompt (a pasted plan, a log) is not a question about time: its "latest" is not
 
 Order = Literal["earliest", "latest"]
 
@@ -42,7 +43,8 @@ UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _NUM = r"\d+|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
 _UNIT = r"(day|week|month|year)s?"
-_EARLIEST = re.compile(r"\b(first time|the first|at first|initially|originally|earliest|in the beginning)\b")
+_EARLIEST = re.compile(r"\b(first time|(?:did|do|have) (?:we|i|you) first|at first|initially|originally|earliest|"
+                       r"in the beginning)\b")
 _LATEST = re.compile(r"\b(last time|most recent(?:ly)?|latest|recently|lately)\b")
 _AGO = re.compile(rf"\b({_NUM})\s+{_UNIT}\s+ago\b")
 _PAST_N = re.compile(rf"\b(?:last|past|previous)\s+({_NUM})\s+{_UNIT}\b")
@@ -172,10 +174,13 @@ def _period(which: str, unit: str, now: datetime) -> tuple[datetime, datetime]:
 
 
 def parse(query: str, now: datetime, anchor: Callable[[str], datetime | None] | None = None) -> TimeQuery | None:
-    """What `query`, asked at `now` (aware), says about time; None when it says nothing.
+    """What `query`, asked at `now` (aware), says about time; None when it says nothing (or is too long to be a
+    question about time).
 
     "before/after/since/until X": X is a date phrase, else an event whose time `anchor` looks up
     ("before the migration": when the migration was done); an unknown event bounds nothing."""
+    if len(query) > MAX_QUERY_CHARS:
+        return None
     q = " ".join(query.lower().split())
     order: Order | None = "earliest" if _EARLIEST.search(q) else "latest" if _LATEST.search(q) else None
     start = end = None
@@ -202,9 +207,9 @@ def apply(hits: list[H], tq: TimeQuery | None, when: Callable[[H], datetime],
     """The hits re-scored (in place) and re-sorted for the time query, best first.
 
     A prompt with a topic ("the login fix last week") boosts the hits in its window, and the window's other
-    episodes (`window_episodes`: those not among the hits, scored by salience alone) join at a low relevance. A prompt that is only about
-    time ("what did we do yesterday") keeps only the window's episodes. An ordering lifts the earliest (latest)
-    of the comparably relevant hits."""
+    episodes (`window_episodes`: those not among the hits, scored by salience alone) join at a low relevance.
+    A prompt only about time ("what did we do yesterday") keeps only the window's episodes. An ordering lifts the
+    earliest (latest) of the comparably relevant hits."""
     if tq is None:
         return hits
     if tq.has_window:

@@ -43,6 +43,7 @@ def test_a_month_not_yet_reached_this_year_is_last_years() -> None:
 
 @pytest.mark.parametrize("prompt, order", [
     ("the first time we saw the flaky login test", "earliest"),
+    ("when did we first add the retry?", "earliest"),
     ("how did we originally set up the cache", "earliest"),
     ("the most recent deploy failure", "latest"),
     ("what did we do last time the build broke", "latest"),
@@ -73,6 +74,8 @@ def test_an_unknown_event_bounds_nothing() -> None:
 
 
 @pytest.mark.parametrize("prompt", ["fix the flaky login test", "When did Melanie run a charity race?",
-                                    "first, run the tests", "may I rename this module?", "continue"])
+                                    "first, run the tests", "may I rename this module?", "continue",
+                                    "can we check when we fill the first prompt field in sessionState?",
+                                    "Implement the following plan: use the latest schema. " + "Step. " * 80])
 def test_prompts_without_time_words_pass_unchanged(prompt: str) -> None:
     assert timeq.parse(prompt, ASKED) is None
