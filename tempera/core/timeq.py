@@ -6,7 +6,8 @@ first). `apply` is the one retrieval step that uses it, after fusion and salienc
 window are boosted, episodes of the window that no index found join the candidates (a prompt like "what did we do
 yesterday" has no words to search for), and an ordering lifts the earliest or latest of the comparably relevant
 hits. A window boosts rather than filters: an episode's date is when the work was done, and a conversation's
-"last week" is a loose bound. Calendar words use the reference time's own time zone. Standard library only.
+"last week" is a loose bound. Calendar words use the reference time's own time zone. Standard library only
+(textsearch is too).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?")
 _MONTH_YEAR = re.compile(rf"\b(?:in|during|of|since|before|after|last|this)\s+({_MONTH})\b(?:,?\s+(\d{{4}}))?")
 _YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d{2})\b")
+_EVENT = re.compile(r"(the|our|my|your|his|her|their|we|i)\s")  # "before the migration", not "before you commit" / "after that"
 _BOUND = re.compile(r"\b(before|after|since|until|prior to)\s+(.+?)\s*(?:[?.!;,]|$)")
 
 
@@ -177,8 +179,9 @@ def parse(query: str, now: datetime, anchor: Callable[[str], datetime | None] | 
     """What `query`, asked at `now` (aware), says about time; None when it says nothing (or is too long to be a
     question about time).
 
-    "before/after/since/until X": X is a date phrase, else an event whose time `anchor` looks up
-    ("before the migration": when the migration was done); an unknown event bounds nothing."""
+    "before/after/since/until X": X is a date phrase, else an event ("the ...", "we ...") whose time `anchor` looks
+    up ("before the migration": when the migration was done); an unknown event bounds nothing, and neither does an
+    instruction ("run lint before you commit")."""
     if len(query) > MAX_QUERY_CHARS:
         return None
     q = " ".join(query.lower().split())
@@ -187,7 +190,8 @@ def parse(query: str, now: datetime, anchor: Callable[[str], datetime | None] | 
     if m := _BOUND.search(q):
         word, what = m.group(1), m.group(2)
         window = _date(m.group(0), now)
-        point = (window[1] if word == "after" else window[0]) if window else (anchor(what) if anchor else None)
+        event = anchor(what) if anchor and _EVENT.match(what) else None
+        point = (window[1] if word == "after" else window[0]) if window else event
         if point is not None:
             start, end = (point, None) if word in ("after", "since") else (None, point)
             q = q.replace(m.group(0) if window else m.group(1), " ")  # the event's words are the topic

@@ -73,6 +73,12 @@ def test_an_unknown_event_bounds_nothing() -> None:
     assert timeq.parse("what broke before the migration?", ASKED, lambda _: None) is None
 
 
+@pytest.mark.parametrize("prompt", ["run the linter before you commit", "after that, fix the flaky test",
+                                    "rebase before committing"])
+def test_an_instruction_with_before_or_after_is_no_event(prompt: str) -> None:
+    assert timeq.parse(prompt, ASKED, lambda _: day(2026, 10, 14)) is None
+
+
 @pytest.mark.parametrize("prompt", ["fix the flaky login test", "When did Melanie run a charity race?",
                                     "first, run the tests", "may I rename this module?", "continue",
                                     "can we check when we fill the first prompt field in sessionState?",
