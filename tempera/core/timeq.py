@@ -56,7 +56,8 @@ _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?")
 _MONTH_YEAR = re.compile(rf"\b(?:in|during|of|since|before|after|last|this)\s+({_MONTH})\b(?:,?\s+(\d{{4}}))?")
 _YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d{2})\b")
-_EVENT = re.compile(r"(the|our|my|your|his|her|their|we|i)\s")  # "before the migration", not "before you commit" / "after that"
+# an event names its subject: "before the migration", "after her wedding", not "before you commit", "after that"
+_EVENT = re.compile(r"(the|our|my|your|his|her|their|we|i)\s")
 _BOUND = re.compile(r"\b(before|after|since|until|prior to)\s+(.+?)\s*(?:[?.!;,]|$)")
 
 
