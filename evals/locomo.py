@@ -11,6 +11,8 @@ what), and the baseline indexes exactly the same text. A session
 that speaker B opens gets a one-line opening prompt carrying the session date (a transcript starts with a user
 record). Retrieval units are the stored episodes (one per user turn); a hit covers the dia_ids of its records.
 recall_any@k: some evidence turn is in the top k; recall_all@k: all are. Categories 1-4 (5 has no answer).
+Questions are asked at the start of the conversation's last session (the batch's `now`): decay and time words
+("in June", "last week") are relative to it, and episodes carry their session's date from the records' timestamps.
 A plain BM25 (k1 1.2, b 0.75, lowercase \\w+ tokens, one index per conversation) over the same units, built from
 the original utterance texts, is computed in this script as the baseline.
 """
@@ -55,6 +57,11 @@ def sessions(conversation: dict[str, Any]) -> list[tuple[int, list[dict[str, Any
         if conversation[k]:
             out.append((int(k.split("_")[1]), conversation[k], conversation.get(f"{k}_date_time", "")))
     return out
+
+
+def asked_at(conversation: dict[str, Any]) -> datetime:
+    """When the questions are asked: the start of the conversation's last session (what "in June" is relative to)."""
+    return session_start(sessions(conversation)[-1][2])
 
 
 def write_transcripts(sample: dict[str, Any], root: Path) -> tuple[str, dict[str, str], dict[str, str]]:
@@ -203,9 +210,11 @@ def main() -> None:
             ev = evidence_ids(item, set(texts))
             if item.get("category") in CATEGORIES and ev:
                 queries.append({"id": f"{sid}#{n}", "query": item["question"], "project": pid, "sample": sid,
-                                "category": item["category"], "evidence": ev})
+                                "category": item["category"], "evidence": ev,
+                                "now": asked_at(sample["conversation"]).isoformat()})
     qfile = work / "queries.jsonl"
-    qfile.write_text("\n".join(json.dumps({k: q[k] for k in ("id", "query", "project")}) for q in queries) + "\n")
+    qfile.write_text("\n".join(json.dumps({k: q[k] for k in ("id", "query", "project", "now")}) for q in queries)
+                     + "\n")
 
     rows = []
     for mode in modes:

@@ -129,8 +129,9 @@ def prompt_text(record: dict[str, Any]) -> str:
     return "\n".join(k for k in kept if k and not k.startswith(NOT_PROMPTS))
 
 
-def first_prompt(path: Path) -> str | None:
-    """The session's first real prompt of at least MIN_PROMPT_CHARS characters (glued, unparsable lines skipped)."""
+def prompts(path: Path) -> Iterator[str]:
+    """The session's real prompts of at least MIN_PROMPT_CHARS characters, in order (glued, unparsable lines
+    skipped)."""
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
@@ -139,8 +140,12 @@ def first_prompt(path: Path) -> str | None:
                 continue
             text = prompt_text(record) if isinstance(record, dict) else ""
             if len(text) >= MIN_PROMPT_CHARS:
-                return text
-    return None
+                yield text
+
+
+def first_prompt(path: Path) -> str | None:
+    """The session's first real prompt (the query of its future-files case)."""
+    return next(prompts(path), None)
 
 
 class PathMap:

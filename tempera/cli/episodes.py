@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from datetime import datetime
 from typing import Any
 
 import click
@@ -139,7 +140,8 @@ def _episode_dict(ep: Any) -> dict[str, Any]:
 @click.option("--mode", type=click.Choice(MODES), default=None, help="Default: retrieval.mode from config (hybrid).")
 @click.option("--all", "list_all", is_flag=True, help="List episodes (newest first) instead of searching.")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='Batch: JSON lines {"id", "query", "project"?} in, one JSON line of hits per query out.')
+              help='Batch: JSON lines {"id", "query", "project"?, "now"?} in, one JSON line of hits per query out '
+                   '("now": when the query is asked, ISO 8601).')
 @json_option
 def retrieve(query: str | None, limit: int | None, project: str | None, cross_project: bool, mode: str | None,
              list_all: bool, queries: Path | None, as_json: bool) -> None:
@@ -184,9 +186,23 @@ def _batch(mem: Any, path: Path, limit: int, project: str | None, cross: bool, m
         except ValueError as exc:
             raise InvalidInput(f"{path}:{n}: {exc}") from exc
         hits: list[Hit] = mem.retrieve(str(q["query"]), project=q.get("project") or project, limit=limit, mode=mode,
-                                       cross_project=bool(q.get("cross_project", cross)), via="batch")
+                                       cross_project=bool(q.get("cross_project", cross)), via="batch",
+                                       now=_asked(q.get("now"), path, n))
         click.echo(json.dumps({"id": q.get("id", n), "query": q["query"], "hits": [h.as_dict() for h in hits]},
                               ensure_ascii=False))
+
+
+def _asked(value: Any, path: Path, n: int) -> datetime | None:
+    """A batch query's `now` (ISO 8601 with a zone): when it is asked, for decay and words like "yesterday"."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(str(value))
+    except ValueError as exc:
+        raise InvalidInput(f"{path}:{n}: `now` is not an ISO 8601 time: {value!r}") from exc
+    if when.tzinfo is None:
+        raise InvalidInput(f"{path}:{n}: `now` needs a time zone (e.g. 2023-05-08T13:56:00+00:00)")
+    return when
 
 
 @click.command()

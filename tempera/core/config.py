@@ -56,6 +56,8 @@ class RetrievalConfig(_Section):
     hybrid_keyword_min_ratio: float = Field(0.5, ge=0, le=1, description="A BM25 hit counts in hybrid fusion only "
                                             "when its score is at least this share of the best BM25 score")
     candidates: int = Field(50, ge=5, le=1000, description="Candidates drawn from each index before fusion")
+    time_in_questions: bool = Field(True, description="Prompts about time (\"yesterday\", \"in June\", \"the first "
+                                    "time\", \"before the migration\") use episode dates (core/timeq.py)")
 
     @model_validator(mode="before")
     @classmethod

@@ -282,13 +282,16 @@ class EpisodeStore:
             out.update({r[0]: self._from_row(r[1:]) for r in rows})
         return out
 
-    def iter_episodes(self, project_id: str | None = None, *, limit: int | None = None,
-                      newest_first: bool = True) -> Iterator[Episode]:
-        sql = f"SELECT {EPISODE_COLUMNS} FROM episodes"
+    def iter_episodes(self, project_id: str | None = None, *, limit: int | None = None, newest_first: bool = True,
+                      since: datetime | None = None, before: datetime | None = None) -> Iterator[Episode]:
+        """Episodes by creation time, of one project or all, optionally created within [since, before)."""
+        sql = f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE 1"
         params: list[Any] = []
-        if project_id:
-            sql += " WHERE project_id = ?"
-            params.append(project_id)
+        for clause, value in (("project_id = ?", project_id), ("created_at >= ?", since and _iso(since)),
+                              ("created_at < ?", before and _iso(before))):
+            if value:
+                sql += f" AND {clause}"
+                params.append(value)
         sql += " ORDER BY created_at " + ("DESC" if newest_first else "ASC") + ", rowid"
         if limit:
             sql += " LIMIT ?"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,11 @@ class Memory:
 
     def retrieve(self, query: str, *, project: str | None = None, cwd: str | None = None, limit: int = 5,
                  mode: str | None = None, cross_project: bool = False, via: str = "cli",
-                 session_id: str | None = None) -> list[Hit]:
+                 session_id: str | None = None, now: datetime | None = None) -> list[Hit]:
+        """Ranked hits; `now`: when the query is asked (default: the present), for decay and time words."""
         ref = self.store.resolve_project(project, cwd=cwd)
         hits = retrieve(self.store, query, project_id=ref.id, cfg=self.config.retrieval, limit=limit, mode=mode,
-                        cross_project=cross_project)
+                        cross_project=cross_project, now=now)
         self.store.record_retrievals([h.episode.id for h in hits], query=query, via=via, session_id=session_id)
         return hits
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import ranking, textsearch
+from tempera.core import ranking, textsearch, timeq
 from tempera.core.config import RetrievalConfig
 from tempera.core.episodes import VEC_TABLE, EpisodeStore, _vec_blob
 from tempera.core.errors import InvalidInput
@@ -156,6 +156,7 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         raise InvalidInput("the query is empty; say what to look for")
     if limit < 1:
         raise InvalidInput("limit must be at least 1")
+    asked = now or datetime.now().astimezone()  # calendar words ("yesterday") are the user's local days
     now = now or datetime.now(timezone.utc)
     n = max(cfg.candidates, limit * 3)
     status = store.vector_status()
@@ -196,6 +197,8 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         h.salience, h.freshness, h.recency = salience_parts(h.episode, cfg, now)
         h.score = h.relevance * h.salience
     ranked = sorted(hits.values(), key=lambda h: -h.score)
+    if cfg.time_in_questions:
+        ranked = _in_time(store, query, ranked, project_id, cfg, asked, n)
     ranked = ranked[: max(limit * 4, 20)]
     if use_vec:  # without a cache, hits only BM25 found keep no vector; MMR compares their terms
         cache = store.vector_cache
@@ -205,6 +208,28 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     for h in chosen:
         h.matched_terms = _matched(h.episode, terms)
     return chosen
+
+
+def _in_time(store: EpisodeStore, query: str, ranked: list[Hit], project_id: str, cfg: RetrievalConfig,
+             asked: datetime, n: int) -> list[Hit]:
+    """The time step (core/timeq.py): a prompt about time re-ranks by episode dates; others pass unchanged."""
+    def anchor(event: str) -> datetime | None:
+        found = _keyword(store, textsearch.query_terms(event), project_id, False, 1)
+        eps = store.get_many_by_rowid([found[0][0]]) if found else {}
+        return next(iter(eps.values())).created_at if eps else None
+
+    def window_episodes(tq: timeq.TimeQuery) -> list[Hit]:
+        have = {h.episode.id for h in ranked}
+        out = []
+        for ep in store.iter_episodes(project_id, limit=n, since=tq.start, before=tq.end):
+            if ep.id not in have:
+                h = Hit(ep)
+                h.salience, h.freshness, h.recency = salience_parts(ep, cfg, asked)
+                h.score = h.salience
+                out.append(h)
+        return out
+
+    return timeq.apply(ranked, timeq.parse(query, asked, anchor), lambda h: h.episode.created_at, window_episodes)
 
 
 def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from learnbook import Book
 
 from tempera.core.learning.explain import explain
-from tempera.core.learning.implicit import apply_implicit_feedback, score_injection_use
+from tempera.core.learning.implicit import ImplicitResult, apply_implicit_feedback, score_injection_use
 
 FIX = "Fixed the login redirect loop by validating return_url with is_safe_redirect() in auth/middleware.py"
 
@@ -119,3 +119,41 @@ def test_ignored_then_used_later_in_the_session_is_rewritten_not_stacked(book: B
     assert row["evidence"]["was"]["rule"] == "injected, ignored"
     assert book.memory.store.get(memory.id).utility.last_useful_at is not None
     assert apply_implicit_feedback(book.memory, "s5", third) == []  # used: nothing left to judge
+
+
+
+def judged_in_busy_project(book: Book, memory_commands: list[str], turn_commands: list[str],
+                           shared_file: str | None = None) -> ImplicitResult:
+    """Six earlier episodes ran the project's checks (`mise run test`, `mise run lint`); then one injected memory
+    is judged against a successful turn."""
+    for i in range(6):
+        book.add(f"Routine change {i} to the cli, then ran the checks", commands=["mise run test", "mise run lint"],
+                 modified=[f"cmd/cli/part{i}.go"])
+    memory = book.add("Renamed the checkpoint store", commands=memory_commands,
+                      modified=[shared_file or "cmd/cli/checkpoint.go"])
+    book.inject("s1", memory)
+    turn = book.add("Added a flag to the status command", session="s1", outcome="success", commands=turn_commands,
+                    modified=[shared_file or "cmd/cli/status.go"])
+    [result] = apply_implicit_feedback(book.memory, "s1", turn)
+    return result
+
+
+def test_what_the_project_does_all_the_time_is_no_sign_of_use(book: Book) -> None:
+    """Every session runs the tests and lint: an injected memory that ran them too was not thereby used."""
+    result = judged_in_busy_project(book, ["mise run test", "mise run lint"], ["mise run test", "mise run lint"])
+    assert not result.verdict.used and result.signal == "unhelpful", result
+    memory = book.memory.store.get(result.episode_id)
+    turn = book.memory.store.get(book.rows(memory, "implicit")[0]["evidence"]["turn"])
+    assert score_injection_use(memory, turn).used  # without knowing the project, two shared commands look like use
+    assert book.utility(memory) < 0.5
+
+
+def test_a_distinctive_command_still_counts_in_a_busy_project(book: Book) -> None:
+    regen = "go run ./tools/regen-fixtures --all"
+    result = judged_in_busy_project(book, [regen], ["mise run test", regen], shared_file="testdata/fixtures.json")
+    assert result.verdict.used and result.signal == "helpful", result
+
+
+def test_output_plumbing_does_not_make_a_routine_command_distinctive(book: Book) -> None:
+    result = judged_in_busy_project(book, ["mise run test 2>&1 | tail -30"], ["mise run test 2>&1 | tail -30"])
+    assert not result.verdict.used, result

@@ -83,3 +83,27 @@ def test_a_year_old_project_episode_still_ranks_when_it_is_the_only_relevant_one
                                  "Rotated the TLS certificate on the staging load balancer"]):
         book.add(summary, at=-i)
     assert ranking(book, "rotate the staging database password", mode=mode)[0] == old.id
+
+
+def test_implicit_use_over_sessions_lifts_one_to_the_top(book: Book) -> None:
+    """Injected, then used by successful turns (its file modified, its fix repeated) in three sessions: the
+    evidence path of the hooks and capture, no vote."""
+    from tempera.core.learning.implicit import apply_implicit_feedback
+
+    flaky = [book.add(summary, at=-i, modified=[f"tests/test_{i}.py"]) for i, summary in enumerate(FLAKY)]
+    last = next(e for e in flaky if e.id == ranking(book)[-1])
+    for n in range(3):
+        session = f"s{n}"
+        book.inject(session, last, prompt="this test is flaky again")
+        turn = book.add(f"Stabilised the suite ({n}) by {last.summary.split(' by ', 1)[1]}", session=session,
+                        outcome="success", modified=last.context.files_modified)
+        [result] = apply_implicit_feedback(book.memory, session, turn)
+        assert result.signal == "helpful", result
+    assert ranking(book)[0] == last.id
+
+
+def test_being_retrieved_is_not_evidence(book: Book, flaky: list[Episode]) -> None:
+    before = ranking(book)
+    for _ in range(20):
+        ranking(book)
+    assert ranking(book) == before

@@ -1,0 +1,150 @@
+"""Learning replay (issue #16): does implicit feedback from real sessions make later retrieval better?
+
+    python evals/learning_replay.py [--data DIR] [--json PATH] [--limit N] [--arms off,on]
+
+The shared entire-cli sessions (see real_sessions.py, whose functions this reuses) are replayed in time order
+(`first_ts`) through the real paths, once per arm, each in a fresh sandbox:
+
+- off: each of the earlier 70 % is captured with `capture_and_learn` (what `tempera import` does): no memory was
+  ever injected, so there is no implicit feedback (the no-feedback case; it should equal real_sessions.py).
+- on: before a session is captured, the warm daemon's own answer (`tempera.daemon.inject.answer`) is asked for its
+  SessionStart and for each of its real prompts, which records what it injects into that session, exactly as the
+  hooks do; then `capture_and_learn` judges those injections against the captured turns (an injected episode
+  whose files, commands, errors or phrases reappear in a successful turn is used: helpful evidence; one ignored
+  gets a small unhelpful one) and updates utility.
+
+The replay injects a session's prompts before capturing it (live, the Stop hook captures after every turn): what
+is injected is retrieved from earlier sessions only, and a memory judged ignored by the first turn is looked at
+again by every later turn of the session (implicit.py rewrites its verdict when one uses it).
+
+Then the future-files eval of real_sessions.py on the later 30 %: per mode hit@5 and MRR@10, per arm, and the
+lift (on - off). Also how much evidence the replay wrote. Progress goes to stderr, the table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from real_sessions import (  # noqa: E402
+    PAST_SHARE, SHARED, PathMap, Sandbox, code_state, future_cases, load_sessions, log, prompts, retrieval_figures,
+    sandbox)
+
+from tempera.core.memory import Memory  # noqa: E402
+from tempera.core.retrieve import retrieve  # noqa: E402
+from tempera.daemon.inject import answer  # noqa: E402
+from tempera.transcripts.pipeline import capture_and_learn  # noqa: E402
+
+ARMS = ("off", "on")
+GOAL_LIFT = 0.05
+
+
+def inject_session(mem: Memory, box: Sandbox, session_id: str, path: Path) -> int:
+    """The hooks' answers for one session (its start, then each prompt); how many prompts were asked."""
+    req = {"session_id": session_id, "cwd": str(box.repo)}
+    answer(mem, {**req, "event": "SessionStart"})
+    n = 0
+    for n, text in enumerate(prompts(path), 1):
+        answer(mem, {**req, "event": "UserPromptSubmit", "prompt": text})
+    return n
+
+
+def evidence_profile(mem: Memory) -> dict[str, Any]:
+    """What the replay wrote: injections, how many were judged used, implicit evidence rows by signal."""
+    injected, used = mem.db.one("SELECT COUNT(*), COALESCE(SUM(used = 1), 0) FROM injections")
+    rows = {f"{src}/{sig}": (n, round(w, 2)) for src, sig, n, w in mem.db.query(
+        "SELECT source, signal, COUNT(*), SUM(weight) FROM feedback_events GROUP BY source, signal")}
+    moved = mem.db.one("SELECT COUNT(*) FROM episodes WHERE ABS(utility - 0.5) > 1e-9")[0]
+    return {"injections": injected, "judged_used": used, "evidence_rows (count, weight)": rows,
+            "episodes_with_utility_moved": moved}
+
+
+def top_hits(mem: Memory, project_id: str, case: dict[str, Any], n: int = 5) -> list[dict[str, Any]]:
+    """The hybrid top n of a case with their evidence: where learning moved a rank, and why."""
+    hits = retrieve(mem.store, case["prompt"], project_id=project_id, cfg=mem.config.retrieval, limit=n)
+    rel = set(case["relevant"])
+    return [{"id": h.episode.id[:8], "relevant": h.episode.id in rel, "relevance": round(h.relevance, 3),
+             "salience": round(h.salience, 3), "utility": round(h.episode.utility.value, 3),
+             "helpful": round(h.episode.utility.helpful, 2), "unhelpful": round(h.episode.utility.unhelpful, 2),
+             "files": len(h.episode.context.files_modified)} for h in hits]
+
+
+def replay(data: Path, arm: str, limit: int | None, keep: Path | None = None) -> dict[str, Any]:
+    base = data / "entire-cli"
+    rows = load_sessions(base / "sessions.tsv")
+    cut = round(len(rows) * PAST_SHARE)
+    past, future = rows[:cut], rows[cut:][:limit]
+    mapper = PathMap.of_sessions(rows)
+    out: dict[str, Any] = {"past": len(past), "future": len(future)}
+    started = time.perf_counter()
+    with sandbox(f"replay-{arm}") as box, Memory() as mem:
+        prompts_asked = 0
+        for i, r in enumerate(past, 1):
+            path = base / "sessions" / f"{r['session_id']}.jsonl"
+            if arm == "on":
+                prompts_asked += inject_session(mem, box, r["session_id"], path)
+            capture_and_learn(mem, path, project=str(box.repo))
+            if i % 10 == 0:
+                log(f"[{arm}] {i}/{len(past)} sessions replayed ({time.perf_counter() - started:.0f} s)")
+        project_id = box.project_id(mem)
+        episodes = list(mem.store.iter_episodes(project_id))
+        cases = [c for c in future_cases(base, future, episodes, mapper) if c["relevant"]]
+        if keep is not None:
+            mem.db.execute("VACUUM INTO ?", (str(keep / f"{arm}.db"),))
+        out |= {"episodes": len(episodes), "prompts_asked": prompts_asked, "evidence": evidence_profile(mem),
+                "queries": len(cases), "retrieval": retrieval_figures(mem, project_id, cases),
+                "cases": {c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c)}
+                          for c in cases}}
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def print_report(r: dict[str, Any]) -> None:
+    c = r["code"]
+    print(f"code: {c['package']}" + (f" @ {c['commit'][:12]}{' (dirty)' if c['dirty'] else ''}" if c["commit"] else ""))
+    arms = r["arms"]
+    first = next(iter(arms.values()))
+    print(f"== learning replay, entire-cli: {first['past']} past sessions replayed in time order, "
+          f"{first['queries']} future first prompts with a relevant past episode")
+    for arm, a in arms.items():
+        print(f"[{arm}] {a['episodes']} episodes, {a['prompts_asked']} prompts asked, {a['seconds']:.0f} s; "
+              f"evidence: {json.dumps(a['evidence'])}")
+    modes = list(first["retrieval"])
+    print(f"\n{'mode':<14}" + "".join(f"{arm + ' hit@5':>12}{arm + ' MRR':>10}" for arm in arms)
+          + ("    MRR lift" if len(arms) == 2 else ""))
+    for m in modes:
+        line = f"{m:<14}" + "".join(f"{a['retrieval'][m]['hit@5']:>12.3f}{a['retrieval'][m]['mrr@10']:>10.3f}"
+                                    for a in arms.values())
+        if {"off", "on"} <= set(arms):
+            lift = arms["on"]["retrieval"][m]["mrr@10"] - arms["off"]["retrieval"][m]["mrr@10"]
+            note = f"   goal >= +{GOAL_LIFT:.2f} {'met' if lift >= GOAL_LIFT else 'NOT met'}" if m == "hybrid" else ""
+            line += f"{lift:>+12.3f}{note}"
+        print(line)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=SHARED / "data" / "transcripts", help="folder holding entire-cli/")
+    ap.add_argument("--json", type=Path, help="write every figure (and each query's ranks per arm) here")
+    ap.add_argument("--limit", type=int, help="use only the first N future sessions (a quick run)")
+    ap.add_argument("--arms", default=",".join(ARMS), help="which arms to run (off, on)")
+    ap.add_argument("--keep", type=Path, help="keep each arm's database here (<arm>.db) for inspection")
+    a = ap.parse_args()
+    arms = [x.strip() for x in a.arms.split(",") if x.strip()]
+    if not set(arms) <= set(ARMS):
+        raise SystemExit(f"--arms takes {', '.join(ARMS)}")
+    report: dict[str, Any] = {"code": code_state(), "arms": {arm: replay(a.data, arm, a.limit, a.keep)
+                                                                     for arm in arms}}
+    print_report(report)
+    if a.json:
+        a.json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
