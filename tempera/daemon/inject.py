@@ -122,7 +122,8 @@ def answer(mem: Memory, req: dict[str, Any]) -> str:
     if event == "SessionStart":
         sync_auto_memory(mem, project, str(req.get("cwd") or os.getcwd()))
         brief = session_start(mem, project.id, by=session_id or "unknown-session")
-        hits = useful_recent(mem.db.conn, project, exclude=seen, limit=mem.config.inject.max_episodes)
+        hits = useful_recent(mem.db.conn, project, exclude=seen, limit=mem.config.inject.max_episodes,
+                             weights=mem.config.retrieval.salience_weights())
         header = render.HEADER_SESSION
         facts: list[str] = []
         brief_share = SESSION_BRIEF_SHARE

@@ -82,8 +82,12 @@ def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, 
     return hits[:limit]
 
 
+RECENT_POOL = 100
+
+
 def _salience(row: tuple[Any, ...], weights: SalienceWeights, now: datetime) -> float:
-    """The factor the warm path multiplies relevance by (core/ranking.py), from a keyword row's columns."""
+    """The factor the warm path multiplies relevance by (core/ranking.py), from a row of COLUMNS and then
+    (bm25, body, scope_kind, last_useful_at)."""
     created, verification, utility, data, scope_kind, last_useful = row[1], row[3], row[5], row[6], row[11], row[12]
     expires = None
     if scope_kind == "workaround":  # the only scope with an expiry
@@ -100,20 +104,28 @@ def _salience(row: tuple[Any, ...], weights: SalienceWeights, now: datetime) -> 
     return salience
 
 
-def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set[str], limit: int
-                  ) -> list[dict[str, Any]]:
-    """The project's most useful recent successes (SessionStart), by utility x verification, then recency."""
+def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set[str], limit: int,
+                  weights: SalienceWeights) -> list[dict[str, Any]]:
+    """The project's most useful recent successes (SessionStart): with no query every relevance is 1, so they rank
+    by the salience retrieval multiplies relevance by (core/ranking.py), newest first among equals. The pool is
+    the RECENT_POOL most recent and the RECENT_POOL best by utility x verification, so an old proven episode
+    competes with fresh ones."""
     if limit <= 0:
         return []
+    where = ("WHERE e.project_id = ? AND e.outcome IN ('success', 'partial') "
+             "AND e.id NOT IN (SELECT episode_id FROM episode_retirements)")
+    pool: dict[str, tuple[Any, ...]] = {}
     try:
-        rows = conn.execute(
-            f"SELECT {COLUMNS} FROM episodes e WHERE e.project_id = ? AND e.outcome IN ('success', 'partial') "
-            "AND e.id NOT IN (SELECT episode_id FROM episode_retirements) "
-            f"ORDER BY e.utility * ({_WEIGHT_SQL}) DESC, e.created_at DESC LIMIT ?",
-            (project.id, limit + len(exclude))).fetchall()
+        for order in ("e.created_at DESC", f"e.utility * ({_WEIGHT_SQL}) DESC, e.created_at DESC"):
+            for row in conn.execute(f"SELECT {COLUMNS}, NULL, NULL, e.scope_kind, e.last_useful_at FROM episodes e "
+                                    f"{where} ORDER BY {order} LIMIT ?", (project.id, RECENT_POOL)):
+                pool.setdefault(row[0], row)
     except sqlite3.OperationalError:
         return []
-    return [_row_to_hit(r, project, {"score": round(r[5], 4)}) for r in rows if r[0] not in exclude][:limit]
+    now = datetime.now(timezone.utc)
+    scored = sorted(((_salience(r, weights, now), r[1], r) for r in pool.values() if r[0] not in exclude),
+                    key=lambda t: (t[0], t[1]), reverse=True)
+    return [_row_to_hit(r, project, {"score": round(s, 4)}) for s, _, r in scored[:limit]]
 
 
 def enqueue_capture(conn: sqlite3.Connection, *, session_id: str, transcript_path: str) -> bool:

@@ -83,7 +83,8 @@ def _cold_answer(conn: Any, hp: payloads.HookPayload, settings: HookSettings) ->
                                      min_hits=settings.min_keyword_hits, weights=settings.salience)
         header = render.HEADER_PROMPT
     else:
-        hits = coldpath.useful_recent(conn, project, exclude=seen, limit=settings.max_episodes)
+        hits = coldpath.useful_recent(conn, project, exclude=seen, limit=settings.max_episodes,
+                                      weights=settings.salience)
         header = render.HEADER_SESSION
     text = render.render_blocks([(header, [render.episode_line(h) for h in hits])], settings.budget_chars)
     if text:
