@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -134,12 +134,15 @@ class Transcript:
 
 
 def parse_timestamp(value: Any) -> datetime | None:
+    """An aware datetime (a time without a zone is taken as UTC, as Claude Code writes UTC), so every record's
+    time compares with every other's; None for anything unreadable."""
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
 def _as_text(content: Any) -> str:

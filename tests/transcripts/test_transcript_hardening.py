@@ -166,23 +166,40 @@ def test_a_huge_tool_output_is_kept_by_its_head_and_tail(tmp_path: Path) -> None
 
 
 def test_import_of_a_folder_goes_on_past_a_file_that_raises(tmp_path: Path, data_dir: Path) -> None:
-    """Any exception while capturing one file (here: a record whose timestamp has no time zone, which today's
-    capture cannot compare with the others) costs that file only: the others are imported, the failure is
-    counted in the table and the JSON and named with its reason."""
+    """Any exception while capturing one file (here: a session whose working directory holds a NUL, which no path
+    can, so resolving its checkout raises) costs that file only: the others are imported, the failure is counted
+    in the table and the JSON and named with its reason."""
     folder = tmp_path / "projects" / "-work-shop"
     _good_session(folder / "a.jsonl", "5e0a1c2d-0000-4000-8000-0000000000e1", "cart")
-    bad = _good_session(folder / "b.jsonl", "5e0a1c2d-0000-4000-8000-0000000000e2", "login")
-    bad.raw({**bad._base("user", bad.last), "timestamp": "2025-06-02T09:10:00",
-             "message": {"role": "user", "content": "and the logout test"}})
+    bad = SessionWriter(folder / "b.jsonl", session_id="5e0a1c2d-0000-4000-8000-0000000000e2", cwd="/work/sh\x00op")
+    bad.prompt("fix the login test that fails on CI")
+    bad.say("The login test passes now.")
     _good_session(folder / "c.jsonl", "5e0a1c2d-0000-4000-8000-0000000000e3", "search")
     done = _import(str(folder.parent), "--no-embed", "--json", data_dir=data_dir)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["files"] == 2 and report["files_failed"] == 1, report
     [failure] = report["failures"]
-    assert failure["path"].endswith("b.jsonl") and failure["error"].startswith("TypeError"), failure
+    assert failure["path"].endswith("b.jsonl") and failure["error"].startswith("ValueError"), failure
     for sid in ("5e0a1c2d-0000-4000-8000-0000000000e1", "5e0a1c2d-0000-4000-8000-0000000000e3"):
         assert len(_episodes(sid)) == 1, sid
     table = _import(str(folder.parent), "--no-embed", data_dir=tmp_path / "fresh-data")
     assert table.returncode == 0, table.stderr
-    assert "files failed" in table.stdout and "b.jsonl: failed (TypeError" in table.stdout, table.stdout
+    assert "files failed" in table.stdout and "b.jsonl: failed (ValueError" in table.stdout, table.stdout
+
+
+def test_a_record_time_without_a_zone_costs_nothing(tmp_path: Path, data_dir: Path) -> None:
+    """A timestamp with no zone (a hand-edited or foreign transcript) is read as UTC, so it compares with the
+    others: before, the steps after capture raised TypeError and the whole file was reported failed."""
+    folder = tmp_path / "projects" / "-work-shop"
+    s = _good_session(folder / "b.jsonl", "5e0a1c2d-0000-4000-8000-0000000000e4", "login")
+    s.raw({**s._base("user", s.last), "timestamp": "2025-06-02T09:10:00",
+           "message": {"role": "user", "content": "and the logout test"}})
+    s.bash("pytest tests/test_logout.py", "1 passed in 0.10s")
+    s.say("The logout test passes too.")
+    done = _import(str(folder), "--no-embed", "--json", data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["files"] == 1 and report["files_failed"] == 0, report
+    [(_, summary)] = _episodes("5e0a1c2d-0000-4000-8000-0000000000e4")
+    assert "logout" in summary, summary
