@@ -1,4 +1,4 @@
-"""Fact-graph benchmark: Tempera's SQLite Datalog against minigraf (the seed's engine) on the same data.
+"""Fact-graph benchmark: Tempera's SQLite Datalog against minigraf (Temporal Reasoning's engine) on the same data.
 
 Run: python evals/bench_facts.py [--chains 50,200,1000,10000] [--repeat 50]
 

@@ -162,7 +162,7 @@ def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
 
 
 def doctor_checks() -> list[dict[str, Any]]:
-    """Every check `tempera doctor` runs; later parts (hooks, daemon, installer) append theirs."""
+    """Every check `tempera doctor` runs: the configuration, the store, the team link, then the hook chain."""
     from tempera.core import jobs
     from tempera.core.embed import resolve_model
     from tempera.core.errors import TemperaError

@@ -1,6 +1,7 @@
 """Self-improvement commands: the mistakes and should-have-asked logs, ask-backs, templates, calibration, brief.
 
-They mirror the seed's v0.8-v0.10 CLI. None of them needs the embedding model, so they open memory without it.
+They mirror the v0.8-v0.10 CLI of the original Tempera
+(github.com/anvanster/tempera). None of them needs the embedding model, so they open memory without it.
 """
 
 from __future__ import annotations

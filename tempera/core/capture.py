@@ -14,7 +14,7 @@ from tempera.core.surrogates import repair_data
 
 
 class CaptureInput(BaseModel):
-    """The fields of the seed's tempera_capture tool."""
+    """The fields of the original Tempera's tempera_capture tool (github.com/anvanster/tempera)."""
 
     model_config = ConfigDict(extra="forbid")
     summary: str = Field(description="What was done and what worked, in a sentence or a paragraph")

@@ -1,4 +1,5 @@
-"""Typed configuration: defaults (the seed's), then ~/.tempera/config.toml, then TEMPERA_SECTION__KEY env vars."""
+"""Typed configuration: defaults (the original Tempera's, github.com/anvanster/tempera), then
+~/.tempera/config.toml, then TEMPERA_SECTION__KEY env vars."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ class RetrievalConfig(_Section):
     mmr_redundancy_floor: float = Field(0.7, ge=0, lt=1, description="MMR counts only similarity above this as "
                                         "redundancy (near-duplicates), not mere shared topic")
     min_similarity: float = Field(0.3, ge=0, le=1, description="Vector hits below this cosine are dropped "
-                                  "(the seed's 0.5 suits BGE, whose unrelated pairs score ~0.5; MiniLM's score ~0.1)")
+                                  "(the original Tempera's 0.5 suits BGE, whose unrelated pairs score ~0.5; "
+                                  "MiniLM's score ~0.1)")
     rrf_k: int = Field(20, ge=1, description="RRF rank constant; smaller lets one list's top hits count more "
                        "than agreement lower down")
     hybrid_keyword_weight: float = Field(0.5, ge=0, description="Weight of the BM25 list in hybrid RRF (vector = 1)")
@@ -89,7 +91,7 @@ class BellmanConfig(_Section):
     temporal_credit_decay: float = Field(0.5, ge=0, le=1, description="Factor per further step back in time")
     temporal_credit_max_steps: int = Field(10, ge=1, le=100, description="Earlier episodes one success credits")
     session_window_hours: float = Field(2.0, ge=0, description="Link episodes of one project across sessions "
-                                        "when this close in time (the seed's 2-hour rule)")
+                                        "when this close in time (the original Tempera's 2-hour rule)")
     link_credit_share: float = Field(0.25, ge=0, le=1, description="Share of an episode's direct evidence its "
                                      "linked episodes receive (times the link weight)")
     implicit_helpful_weight: float = Field(0.7, ge=0, description="Injected, used, and the turn succeeded")
@@ -150,7 +152,7 @@ class DreamConfig(_Section):
     patterns_lookback_days: int = 30
     patterns_min_evidence: int = 3
     patterns_cluster_threshold: float = Field(0.55, ge=0, le=1, description="Average-linkage cosine at which "
-                                              "items form one theme (the seed's 0.75 suits BGE; MiniLM's "
+                                              "items form one theme (the original Tempera's 0.75 suits BGE; MiniLM's "
                                               "paraphrases score ~0.6)")
     contradict_top_n: int = 50
     contradict_min_similarity: float = 0.6

@@ -5,9 +5,10 @@ INJECT_MAX_EPISODES = 3
 INJECT_MIN_SIMILARITY = 0.35
 INJECT_MIN_KEYWORD_HITS = 2
 HOOK_DAEMON_TIMEOUT_SECONDS = 2.0
-# salience weight per verification state: later states weigh more (the seed: 0.30 untested, 0.60 merged)
+# salience weight per verification state: later states weigh more (the original Tempera: 0.30 untested, 0.60 merged)
 VERIFICATION_WEIGHTS = {"untested": 0.30, "tests_pass": 0.45, "merged": 0.60, "stable_no_revert": 0.80}
-# Decay per day by validity scope, from the seed's table; `legacy` = no scope set.
+# Decay per day by validity scope, from the table of the original Tempera (github.com/anvanster/tempera);
+# `legacy` = no scope set.
 DECAY_RATES = {"forever": 0.0, "language": 0.001, "domain": 0.005, "project": 0.010, "crate": 0.020,
                "workaround": 0.050, "legacy": 0.010}
 # How far evidence may move a score (core/ranking.py). Utility 0 or 1 scales it by 1 -/+ UTILITY_EFFECT: one

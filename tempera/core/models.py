@@ -1,4 +1,4 @@
-"""The episode and its parts, with the seed's validity scopes, decay table and verification states."""
+"""The episode and its parts, with the original Tempera's validity scopes, decay table and verification states."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class VerificationState(str, Enum):
 
     @property
     def weight(self) -> float:
-        """Later states weigh more in salience (the seed: 0.30 untested, 0.60 merged)."""
+        """Later states weigh more in salience (the original Tempera: 0.30 untested, 0.60 merged)."""
         return VERIFICATION_WEIGHTS[self]
 
     @property

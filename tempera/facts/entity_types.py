@@ -1,4 +1,5 @@
-"""Entity types of the memory graph and their attributes (the seed's schema, plus what Tempera records).
+"""Entity types of the memory graph and their attributes: the schema of Temporal Reasoning
+(github.com/adityamukho/temporal_reasoning), plus what Tempera records.
 
 An entity's type is the namespace of its keyword: `:decision/use-redis`, or the per-project
 `:decision/redis.3f2a9c1b` that turnfacts.py writes, is a decision. Entities in other namespaces are free-form.

@@ -1,8 +1,8 @@
 """Per-turn facts: decisions, preferences, constraints and dependencies stated in a turn, kept in the fact graph.
 
-The seed's regexes kept only the word after "use" and lost what was said about it: "never use MySQL" became a
-preference *for* MySQL. Here every statement keeps its whole phrase as `:description` and its direction as
-`:polarity` (:for / :against), in the attributes `entity_types.py` defines, plus a `:stated-in` edge to the
+The regexes of Temporal Reasoning (github.com/adityamukho/temporal_reasoning) kept only the word after "use" and
+lost what was said about it: "never use MySQL" became a preference *for* MySQL. Here every statement keeps its
+whole phrase as `:description` and its direction as `:polarity` (:for / :against), in the attributes `entity_types.py` defines, plus a `:stated-in` edge to the
 episode (see `episode_view.py`) and the `:project` it was stated in.
 
 Stances belong to a project: one project's "never use MySQL" says nothing about another's "use MySQL". The entity

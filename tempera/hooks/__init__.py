@@ -1,1 +1,2 @@
-"""Filled by a later part of the build; see DESIGN.md."""
+"""The hook process edge: the stdlib relay to the warm daemon, the keyword-only fallback, payload parsing and
+the rendering of what is injected (ARCHITECTURE.md walks a prompt through them)."""

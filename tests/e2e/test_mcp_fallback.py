@@ -7,11 +7,9 @@ not on the hooks' capture, which scenario 1 covers.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 
-import pytest
 from projects import CALC
 from replies import call, say
 from request_log import tool_result
@@ -19,12 +17,8 @@ from sandbox import ALLOWED_TOOLS, Sandbox
 
 SUMMARY = "Fixed add() in calc.py: it subtracted instead of adding; test_calc passes now"
 RETRIEVE = "mcp__tempera__tempera_retrieve"
-SERVER_MISSING = importlib.util.find_spec("tempera.mcp_server.server") is None
 
 
-@pytest.mark.xfail(SERVER_MISSING, strict=True,
-                   reason="waiting on the MCP server: tempera/mcp_server/server.py (the `tempera-mcp` entry point "
-                          "tempera.mcp_server.server:main) does not exist yet")
 def test_claude_code_calls_tempera_retrieve(installed: Sandbox) -> None:
     box = installed
     repo = box.repo("work/calc-app", CALC)

@@ -1,6 +1,6 @@
 """Session chaining: the turns of one Claude session are linked in order (`continuation`), and an episode is
 linked to the latest episode of another session of the same project captured within `session_window_hours`
-(`same_project_window`, the seed's 2-hour rule). Linked episodes share part of their direct credit.
+(`same_project_window`, the original Tempera's 2-hour rule). Linked episodes share part of their direct credit.
 
 The share is derived evidence (source `chain`, evidence.origin = the episode whose credit is shared), computed
 from that episode's explicit + implicit evidence only, so shares never feed on shares, and it is replaced,
