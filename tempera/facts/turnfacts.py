@@ -2,8 +2,9 @@
 
 The regexes of Temporal Reasoning (github.com/adityamukho/temporal_reasoning) kept only the word after "use" and
 lost what was said about it: "never use MySQL" became a preference *for* MySQL. Here every statement keeps its
-whole phrase as `:description` and its direction as `:polarity` (:for / :against), in the attributes `entity_types.py` defines, plus a `:stated-in` edge to the
-episode (see `episode_view.py`) and the `:project` it was stated in.
+whole phrase as `:description` and its direction as `:polarity` (:for / :against), in the attributes
+`entity_types.py` defines, plus a `:stated-in` edge to the episode (see `episode_view.py`) and the `:project` it
+was stated in.
 
 Stances belong to a project: one project's "never use MySQL" says nothing about another's "use MySQL". The entity
 is named `:<kind>/<subject slug>.<project key>`, e.g. `:constraint/mysql.3f2a9c1b`: the kind stays the namespace
