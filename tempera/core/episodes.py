@@ -62,7 +62,8 @@ class EpisodeStore:
         """Record the project once; a read first, so the hooks' per-turn call never takes the write lock."""
         if self.db.one("SELECT 1 FROM projects WHERE id = ?", (ref.id,)) is None:
             self.db.execute("INSERT INTO projects(id, name, path, created_at) VALUES (?, ?, ?, ?) "
-                            "ON CONFLICT(id) DO NOTHING", (ref.id, ref.name, ref.path, _iso(datetime.now(timezone.utc))))
+                            "ON CONFLICT(id) DO NOTHING",
+                            (ref.id, ref.name, ref.path, _iso(datetime.now(timezone.utc))))
         return ref
 
     def resolve_project(self, spec: str | None, *, cwd: str | None = None, create: bool = False) -> ProjectRef:

@@ -81,7 +81,8 @@ def m002_jobs_injections_links(conn: Connection) -> None:
         updated_at REAL NOT NULL
     );
     CREATE INDEX jobs_ready ON jobs(status, run_after);
-    CREATE UNIQUE INDEX jobs_dedupe ON jobs(dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'leased');
+    CREATE UNIQUE INDEX jobs_dedupe ON jobs(dedupe_key)
+        WHERE dedupe_key IS NOT NULL AND status IN ('pending', 'leased');
     CREATE TABLE injections (
         id INTEGER PRIMARY KEY,
         session_id TEXT NOT NULL,

@@ -120,7 +120,8 @@ def setup(root: str, data: str) -> None:
     try:
         shutil.rmtree(venv, ignore_errors=True)
         shutil.rmtree(staged, ignore_errors=True)
-        shutil.copytree(root, staged, ignore=shutil.ignore_patterns(*SKIPPED_SOURCES))  # pip builds in its source tree: not in the plugin's
+        # pip builds in its source tree: not in the plugin's
+        shutil.copytree(root, staged, ignore=shutil.ignore_patterns(*SKIPPED_SOURCES))
         subprocess.run([sys.executable, "-m", "venv", venv], check=True, stdin=subprocess.DEVNULL)
         python = os.path.join(venv, "bin", "python")
         subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",

@@ -113,7 +113,8 @@ class ImportReport:
     def totals(self) -> dict[str, object]:
         mb = self.bytes / 1e6
         return {"files": self.files, "sessions": len(self.sessions), "turns": self.turns, "work_units": self.units,
-                "megabytes": round(mb, 2), "episodes_added": self.added, "episodes_updated": self.updated, "episodes_skipped": self.skipped,
+                "megabytes": round(mb, 2), "episodes_added": self.added, "episodes_updated": self.updated,
+                "episodes_skipped": self.skipped,
                 "lines_skipped": self.lines_skipped, "files_skipped_since": self.files_skipped_since,
                 "files_failed": len(self.failures),
                 "failures": [{"path": path, "error": error} for path, error in self.failures],

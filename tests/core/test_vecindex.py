@@ -19,7 +19,8 @@ from tempera.core.vecindex import VectorCache
 
 QUERIES = ["login redirect loop after the session cookie expired", "flaky checkout test", "postgres deadlock",
            "asyncio cancellation", "pin numpy for the legacy pipeline"]
-SUMMARIES = ["Fixed the login redirect loop by trimming the session cookie", "Flaky checkout test fixed by freezing time",
+SUMMARIES = ["Fixed the login redirect loop by trimming the session cookie",
+             "Flaky checkout test fixed by freezing time",
              "Postgres deadlock in the billing job fixed by ordering the updates",
              "asyncio.gather swallows cancellation unless return_exceptions is set",
              "Pinned numpy below 2 for the legacy pipeline", "Docker build cache busted by the COPY order"]

@@ -55,7 +55,8 @@ def test_valid_file_parses_and_runs(seeded: FactStore, path: Path) -> None:
 
 
 def test_valid_query_answers(seeded: FactStore) -> None:
-    run = lambda name: set(seeded.execute((DIALECT / "valid" / name).read_text(), params={"city": "London"}).rows)
+    def run(name: str) -> set[tuple[object, ...]]:
+        return set(seeded.execute((DIALECT / "valid" / name).read_text(), params={"city": "London"}).rows)
     assert run("query_basic.edn") == {("Alice", 30), ("Bob", 20)}
     assert run("query_expr_binding.edn") == {("Alice", 30)}
     assert run("query_expr_nested.edn") == {("Alice", 9)}

@@ -57,7 +57,7 @@ def test_sigkill_mid_capture_recovers_exactly_once(data_dir: Path, tmp_path: Pat
     try:
         for sid, path in work:
             assert run_hook("stop", stop_payload(path, sid, tmp_path / "repo")).returncode == 0
-        pid = daemon_pid(data_dir) or start_daemon()
+        daemon_pid(data_dir) or start_daemon()
         # kill it as soon as the first episode lands: later jobs are pending or leased mid-work
         wait_for(lambda: rows(data_dir, "SELECT COUNT(*) FROM episodes")[0][0] > 0, timeout=90, interval=0.01)
         kill_daemon(data_dir, signal.SIGKILL)

@@ -51,7 +51,7 @@ def test_only_vague_failed_or_partial_turns_get_one(mem: Memory, shop: ProjectRe
     mem.store.add(ep)
     ask = draft_ask_back(mem, ep)
     assert ask is not None and ask.question.startswith('Is `TimeoutError: db not ready` the problem "make it work"')
-    assert ask.context == 'the request "make it work" ended partial' 
+    assert ask.context == 'the request "make it work" ended partial'
     assert draft_ask_back(mem, ep).id == ask.id  # one per episode
 
 

@@ -48,7 +48,8 @@ def side(ep: Episode) -> str:
     """What a judge sees of one episode (and what its digest covers)."""
     files = ", ".join(ep.context.files_modified[:8])
     claim = f"\nClaim: {ep.intent.claim}" if ep.intent.claim else ""
-    return (f"{local_day(ep.created_at).isoformat()}, outcome {ep.outcome.status}" + (f", changed {files}" if files else "")
+    return (f"{local_day(ep.created_at).isoformat()}, outcome {ep.outcome.status}"
+            + (f", changed {files}" if files else "")
             + f"\n{ep.summary[:1500]}{claim}")
 
 
@@ -94,7 +95,8 @@ def _candidates(ctx: DreamContext) -> list[Episode]:
     cfg = ctx.mem.config.dream
     retired = retired_ids(ctx.mem.db)
     rows = ctx.mem.db.query("SELECT rowid FROM episodes WHERE retrieval_count > 0 "
-                            "ORDER BY retrieval_count DESC, created_at DESC LIMIT ?", (cfg.contradict_top_n + len(retired),))
+                            "ORDER BY retrieval_count DESC, created_at DESC LIMIT ?",
+                            (cfg.contradict_top_n + len(retired),))
     found = ctx.mem.store.get_many_by_rowid(r[0] for r in rows)
     return [found[r[0]] for r in rows if r[0] in found and found[r[0]].id not in retired][:cfg.contradict_top_n]
 
@@ -154,7 +156,8 @@ def run(ctx: DreamContext, plan: Plan, report: PhaseReport) -> None:
                          "confidence, claim, judged_by, model, cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
                          "?, ?, ?, ?) ON CONFLICT(a_id, b_id) DO UPDATE SET a_digest = excluded.a_digest, "
                          "b_digest = excluded.b_digest, similarity = excluded.similarity, "
-                         "contradicts = excluded.contradicts, confidence = excluded.confidence, claim = excluded.claim, "
+                         "contradicts = excluded.contradicts, confidence = excluded.confidence, "
+                         "claim = excluded.claim, "
                          "judged_by = excluded.judged_by, model = excluded.model, cost_usd = excluded.cost_usd, "
                          "created_at = excluded.created_at",
                          (pair.a.id, pair.b.id, _digest(pair.a), _digest(pair.b), pair.similarity, int(contradicts),
