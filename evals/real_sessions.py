@@ -31,7 +31,6 @@ import csv
 import json
 import os
 import re
-import shlex
 import shutil
 import statistics
 import subprocess
@@ -50,7 +49,7 @@ from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import project_for_path
 from tempera.core.retrieve import retrieve
-from tempera.installer.hookconfig import HOOK_EVENTS, HOOK_TIMEOUT_S, hook_entry
+from tempera.installer.hookconfig import HOOK_EVENTS, HOOK_TIMEOUT_S, entry_argv, hook_entry
 from tempera.installer.locations import relay_program
 
 REPO = Path(__file__).resolve().parents[1]
@@ -245,7 +244,9 @@ class Daemon:
     def __init__(self, box: Sandbox):
         self.box = box
         entry = hook_entry(relay_program(), HOOK_EVENTS["UserPromptSubmit"])
-        self.argv = shlex.split(entry["command"])
+        argv = entry_argv(entry)
+        assert argv, entry
+        self.argv = argv
         self.timeout = entry["timeout"]
 
     def __enter__(self) -> "Daemon":
