@@ -1,6 +1,6 @@
 """Issue 17: forty-odd secret shapes planted through every way into memory (a transcript by `tempera import`, a
 UserPromptSubmit payload, `tempera capture` JSON on stdin, the MCP tempera_capture and tempera_log_correction
-tools), then every file of the data dir (database, WAL, shared memory, logs, a `tempera export`) is searched:
+tools), then every file of the data dir (database, WAL, shared memory, logs, a `tempera export`, a `tempera backup`) is searched:
 none of them is found."""
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
          "alternatives_considered": [t for _, t, _ in SECRETS]}))
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
     _cli(data_dir, "export", "--format", "markdown", "-o", str(data_dir / "export.md"))
+    _cli(data_dir, "backup")
+    assert list((data_dir / "backups").glob("*.db"))
     raw = stored_bytes(data_dir)
     assert b"REDACTED" in raw
     assert found_in(raw) == []
@@ -67,5 +69,7 @@ async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Pa
                 await client.ok("tempera_transact", {"facts": f'[[:config/{name} :config/value "{text}"]]',
                                                      "reason": f"recorded {text}"})
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
+    _cli(data_dir, "backup")
+    assert list((data_dir / "backups").glob("*.db"))
     raw = stored_bytes(data_dir)
     assert found_in(raw) == []
