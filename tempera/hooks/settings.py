@@ -51,14 +51,17 @@ def load() -> HookSettings:
         return _num(raw, default, lo, hi)
 
     base = SalienceWeights()
+
+    def unit(name: str) -> float:
+        return pick("retrieval", name, getattr(base, name), 0.0, 1.0)
+
     return HookSettings(
         disabled=disabled,
         budget_chars=int(pick("inject", "budget_chars", defaults.INJECT_BUDGET_CHARS, 200, 9000)),
         max_episodes=int(pick("inject", "max_episodes", defaults.INJECT_MAX_EPISODES, 0, 20)),
         min_keyword_hits=int(pick("inject", "min_keyword_hits", defaults.INJECT_MIN_KEYWORD_HITS, 1, 50)),
         daemon_timeout=pick("inject", "daemon_timeout_seconds", defaults.HOOK_DAEMON_TIMEOUT_SECONDS, 0.05, 30),
-        salience=SalienceWeights(*(pick("retrieval", name, getattr(base, name), 0.0, 1.0)
-                                   for name in ("utility_effect", "verification_effect", "freshness_floor",
-                                                "recency_weight")),
-                                 pick("retrieval", "recency_halflife_days", base.recency_halflife_days, 0.01, 1e6)),
+        salience=SalienceWeights(
+            unit("utility_effect"), unit("verification_effect"), unit("freshness_floor"), unit("recency_weight"),
+            pick("retrieval", "recency_halflife_days", base.recency_halflife_days, 0.01, 1e6)),
     )
