@@ -26,8 +26,10 @@ class GeneralConfig(_Section):
 class EmbeddingConfig(_Section):
     model: str = Field("BAAI/bge-small-en-v1.5", description="fastembed model used when it is in the cache")
     model_path: str | None = Field(None, description="A local ONNX model directory (no download ever)")
-    cache_dir: str | None = Field(None, description="Model cache; FASTEMBED_CACHE_DIR overrides; default DATA_DIR/models")
-    use_offline_package: bool = Field(True, description="Use the `offline` extra's MiniLM when the default is not cached")
+    cache_dir: str | None = Field(None, description="Model cache; FASTEMBED_CACHE_DIR overrides; "
+                                  "default DATA_DIR/models")
+    use_offline_package: bool = Field(True, description="Use the `offline` extra's MiniLM when the default is "
+                                      "not cached")
 
 
 _SALIENCE = SalienceWeights()
@@ -162,7 +164,8 @@ class DreamConfig(_Section):
     templates_min_evidence: int = 3
     templates_min_verification_weight: float = 0.30
     merge_match_window_hours: float = Field(48.0, gt=0, description="Without a recorded commit, a default-branch "
-                                            "commit touching the episode's files this soon after it counts as its merge")
+                                            "commit touching the episode's files this soon after it counts as "
+                                            "its merge")
     schedule: bool = Field(True, description="The daemon runs the cycle by itself: after idle_minutes without hook "
                            "traffic once there is new work, and daily at nightly_time")
     idle_minutes: float = Field(10.0, gt=0, description="Quiet minutes (no hook request, no capture) before a cycle")

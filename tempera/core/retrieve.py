@@ -88,7 +88,7 @@ def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: boo
     blob = _vec_blob(qvec)
     found: dict[int, float] = {}
     vectors: dict[int, np.ndarray] = {}
-    scans = [(project_id, "project_id = ?", project_id)]
+    scans: list[tuple[str, str, str | int]] = [(project_id, "project_id = ?", project_id)]
     if cross and store.db.one("SELECT 1 FROM episodes WHERE transferable = 1 AND project_id != ? LIMIT 1",
                               (project_id,)):
         scans.append((TRANSFERABLE, "transferable = ?", 1))

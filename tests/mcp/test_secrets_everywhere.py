@@ -1,7 +1,7 @@
 """Issue 17: forty-odd secret shapes planted through every way into memory (a transcript by `tempera import`, a
 UserPromptSubmit payload, `tempera capture` JSON on stdin, the MCP tempera_capture and tempera_log_correction
-tools), then every file of the data dir (database, WAL, shared memory, logs, a `tempera export`, a `tempera backup`) is searched:
-none of them is found."""
+tools), then every file of the data dir (database, WAL, shared memory, logs, a `tempera export`, a `tempera
+backup`) is searched: none of them is found."""
 
 from __future__ import annotations
 
