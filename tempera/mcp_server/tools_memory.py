@@ -55,11 +55,11 @@ async def tempera_retrieve(
         assert query is not None
         if looks_like_id(query):
             episode = mem.store.get(query)
-            shown = episode.model_dump(mode="json") | {"scope": str(episode.scope)}
+            shown = render.guarded(episode.model_dump(mode="json") | {"scope": str(episode.scope)})
             return reply({"episode": shown}, render.episode_text(shown))
         hits = mem.retrieve(query, project=project, cwd=workdir, limit=limit, mode=mode, cross_project=cross,
                             via="mcp")
-        found = [h.as_dict() for h in hits]
+        found = [render.guarded(h.as_dict()) for h in hits]
         return reply({"query": query, "hits": found}, render.hits_text(found))
 
     return await in_project(ctx, work)
