@@ -2,13 +2,12 @@
 itself), and the escaping that keeps stored text from opening or closing it. Standard library only: the hooks
 import it.
 
-Stored text is data from earlier sessions: a web page or an error message may carry `</tempera-memory>` followed
-by orders, hoping to end the block early and speak outside it. `wrap` rewrites every tag-like mention of the
-marker inside the block, however it is spelled: case, spaces or line breaks inside the brackets, zero-width
-characters, fullwidth or other bracket look-alikes, brackets as HTML entities, Cyrillic or Greek letters that look
-like Latin ones. The only
-real tags are then the first and last lines, so `strip_injected` ends a block at its own close tag; a block
-written before this escaping (which may hold a forged close tag) runs to the last close tag before the next
+Stored text is data from earlier sessions: a web page or an error message may carry `</tempera-memory>` followed by
+orders, hoping to end the block early and speak outside it. `wrap` rewrites every tag-like mention of the marker
+inside the block, however it is spelled: case, spaces or line breaks inside the brackets, zero-width characters,
+fullwidth or other bracket look-alikes, brackets as HTML entities, Cyrillic or Greek letters that look like Latin
+ones. The only real tags are then the first and last lines, so `strip_injected` ends a block at its own close tag; a
+block written before this escaping (which may hold a forged close tag) runs to the last close tag before the next
 opening one, so the text an attacker put after a forged tag is never taken for the user's words.
 """
 
