@@ -11,6 +11,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from tempera.core import forget as forgetting
 from tempera.core.db import Connection, Database, Migration, apply_migrations, run_script
 from tempera.team.errors import NotConnected
 
@@ -49,7 +50,35 @@ def m001_team_sync(conn: Connection) -> None:
     """)
 
 
-MIGRATIONS: list[Migration] = [("team.001_sync", m001_team_sync)]
+def m002_team_facts(conn: Connection) -> None:
+    """`team_facts`: each datom known to the team (pushed from here or pulled), by its team id, with the project it
+    is shared in and the retraction event last exchanged for it. `team_fact_tx`: the local transactions made for
+    pulled team transactions (more than one when a team transaction came in several batches). `team_tombstones`:
+    episodes forgotten here, waiting to be buried in the team database. The foreign keys name fact tables that
+    the facts package may create after this (SQLite allows it; the sync opens the fact store before it writes
+    here): a datom or transaction that `forget` undoes takes its row here with it, so a reused local id is never
+    mistaken for a shared one."""
+    run_script(conn, """
+    CREATE TABLE team_facts (
+        local_id INTEGER PRIMARY KEY REFERENCES fact_datoms(id) ON DELETE CASCADE,
+        uid TEXT NOT NULL UNIQUE,
+        project_id TEXT NOT NULL,
+        pulled INTEGER NOT NULL,
+        retraction TEXT
+    );
+    CREATE TABLE team_fact_tx (
+        local_tx INTEGER PRIMARY KEY REFERENCES fact_tx(tx) ON DELETE CASCADE,
+        uid TEXT NOT NULL
+    );
+    CREATE TABLE team_tombstones (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        forgotten_at TEXT NOT NULL
+    );
+    """)
+
+
+MIGRATIONS: list[Migration] = [("team.001_sync", m001_team_sync), ("team.002_facts", m002_team_facts)]
 
 
 def _now() -> str:
@@ -114,6 +143,12 @@ class TeamState:
             self.db.execute("DELETE FROM team_cursors WHERE name LIKE ?", (f"%:{project_id}",))
         return cur.rowcount > 0
 
+    # -- forgotten episodes ---------------------------------------------------------------------
+    def bury_later(self, pairs: list[tuple[str, str]]) -> None:
+        """Queue tombstones for forgotten episodes (id, project id); the next push sends them."""
+        self.db.conn.executemany("INSERT OR IGNORE INTO team_tombstones(id, project_id, forgotten_at) "
+                                 "VALUES (?, ?, ?)", [(i, p, _now()) for i, p in pairs])
+
     # -- cursors and runs -------------------------------------------------------------------------
     def cursor(self, name: str, project_id: str, default: str) -> str:
         row = self.db.one("SELECT value FROM team_cursors WHERE name = ?", (f"{name}:{project_id}",))
@@ -138,3 +173,19 @@ class TeamState:
         rows = self.db.query("SELECT direction, started_at, finished_at, ok_at, rows, error FROM team_runs")
         return {r[0]: {"started_at": r[1], "finished_at": r[2], "ok_at": r[3], "rows": r[4], "error": r[5]}
                 for r in rows}
+
+
+def forget(db: Database, sel: forgetting.Selector) -> forgetting.Report:
+    """`tempera forget` from the CLI and the browser, team or not (this module needs no PostgreSQL client): forget
+    locally, then queue a tombstone for every forgotten episode of a shared project (read before, since forgetting
+    a project also ends its share) for the next push."""
+    state = TeamState(db)
+    shared = state.shared() if state.link() else []
+    marks = ",".join("?" * len(shared))
+    before = db.query(f"SELECT id, project_id FROM episodes WHERE project_id IN ({marks})", shared) \
+        if shared else []
+    report = forgetting.forget(db, sel)
+    if before:
+        left = {r[0] for r in db.query(f"SELECT id FROM episodes WHERE project_id IN ({marks})", shared)}
+        state.bury_later([(i, p) for i, p in before if i not in left])
+    return report
