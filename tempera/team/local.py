@@ -54,10 +54,12 @@ def m002_team_facts(conn: Connection) -> None:
     """`team_facts`: each datom known to the team (pushed from here or pulled), by its team id, with the project it
     is shared in and the retraction event last exchanged for it. `team_fact_tx`: the local transactions made for
     pulled team transactions (more than one when a team transaction came in several batches). `team_tombstones`:
-    episodes forgotten here, waiting to be buried in the team database. The foreign keys name fact tables that
-    the facts package may create after this (SQLite allows it; the sync opens the fact store before it writes
-    here): a datom or transaction that `forget` undoes takes its row here with it, so a reused local id is never
-    mistaken for a shared one."""
+    episodes forgotten here, waiting to be buried in the team database. `team_projects`: the local project that
+    holds what was pushed to each team project; `projects merge` re-keys its `project_id` like every such column,
+    and the next push moves the team's rows after it (the pair differs until then). The foreign keys name fact
+    tables that the facts package may create after this (SQLite allows it; the sync opens the fact store before it
+    writes here): a datom or transaction that `forget` undoes takes its row here with it, so a reused local id is
+    never mistaken for a shared one."""
     run_script(conn, """
     CREATE TABLE team_facts (
         local_id INTEGER PRIMARY KEY REFERENCES fact_datoms(id) ON DELETE CASCADE,
@@ -75,6 +77,11 @@ def m002_team_facts(conn: Connection) -> None:
         project_id TEXT NOT NULL,
         forgotten_at TEXT NOT NULL
     );
+    CREATE TABLE team_projects (
+        pg_id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL
+    );
+    INSERT INTO team_projects(pg_id, project_id) SELECT project_id, project_id FROM team_shared;
     """)
 
 
@@ -125,7 +132,7 @@ class TeamState:
     def disconnect(self) -> None:
         """Forget the connection, shares and cursors; what was pulled stays (it is memory now)."""
         with self.db.transaction():
-            for table in ("team_link", "team_shared", "team_cursors", "team_runs"):
+            for table in ("team_link", "team_shared", "team_cursors", "team_runs", "team_projects"):
                 self.db.execute(f"DELETE FROM {table}")
 
     # -- shared projects --------------------------------------------------------------------------
@@ -133,8 +140,25 @@ class TeamState:
         return [r[0] for r in self.db.query("SELECT project_id FROM team_shared ORDER BY shared_at")]
 
     def share(self, project_id: str) -> None:
-        self.db.execute("INSERT INTO team_shared(project_id, shared_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                        (project_id, _now()))
+        with self.db.transaction():
+            self.db.execute("INSERT INTO team_shared(project_id, shared_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                            (project_id, _now()))
+            self.db.execute("INSERT OR IGNORE INTO team_projects(pg_id, project_id) VALUES (?, ?)",
+                            (project_id, project_id))
+
+    def moves(self) -> list[tuple[str, str]]:
+        """(team project, local project) pairs that a merge made differ: the team's rows have to follow."""
+        return [(r[0], r[1]) for r in self.db.query("SELECT pg_id, project_id FROM team_projects "
+                                                    "WHERE pg_id <> project_id ORDER BY pg_id")]
+
+    def moved(self, pg_id: str, project_id: str) -> None:
+        """The team's rows of `pg_id` now are `project_id`'s: the pair becomes the target's own, and the source's
+        cursors go (its rows come back under the target with new change numbers and merge by id)."""
+        with self.db.transaction():
+            self.db.execute("DELETE FROM team_projects WHERE pg_id = ?", (pg_id,))
+            self.db.execute("INSERT OR IGNORE INTO team_projects(pg_id, project_id) SELECT project_id, project_id "
+                            "FROM team_shared WHERE project_id = ?", (project_id,))
+            self.db.execute("DELETE FROM team_cursors WHERE name LIKE ?", (f"%:{pg_id}",))
 
     def unshare(self, project_id: str) -> bool:
         """Stop syncing a project; its cursors go, so sharing it again resumes from the start (idempotently)."""

@@ -153,17 +153,33 @@ class TeamSync:
     def _push_all(self, report: SyncReport) -> None:
         paused = pause.paused_projects(self.db.path.parent)
         report.add("push", "tombstones", self.bury())
+        self._follow_merges(report)
         for ref in self.projects():
             if ref.id in paused:
                 report.skipped[ref.id] = "paused"
                 continue
-            self.conn.execute("SELECT tempera.share_project(%s, %s)", (ref.id, ref.name))
+            try:
+                self.conn.execute("SELECT tempera.share_project(%s, %s)", (ref.id, ref.name))
+            except psycopg.errors.ObjectNotInPrerequisiteState as exc:  # a teammate merged it into another
+                report.skipped[ref.id] = exc.diag.message_primary or str(exc)
+                continue
             report.add("push", "episodes", self._push_episodes(ref))
             report.add("push", "evidence", self._push_evidence(ref))
             report.add("push", "links", self._push_links(ref))
             for kind in LOG_KINDS:
                 report.add("push", kind.table, self._push_log(ref, kind))
             report.add("push", "facts", self._push_assertions(ref) + self._push_retractions(ref))
+
+    def _follow_merges(self, report: SyncReport) -> None:
+        """After `projects merge` here, the team's rows of the source become the (shared) target's."""
+        shared = set(self.state.shared())
+        for pg_id, project_id in self.state.moves():
+            if project_id in shared:
+                name = self.db.one("SELECT name FROM projects WHERE id = ?", (project_id,))
+                moved = self.conn.execute("SELECT tempera.move_project(%s, %s, %s)",
+                                          (pg_id, project_id, name[0] if name else project_id)).fetchone()[0]
+                report.add("push", "moved episodes", int(moved))
+            self.state.moved(pg_id, project_id)
 
     def bury(self) -> int:
         """Send the queued tombstones of projects the team holds (those it never had hold nothing to bury)."""

@@ -7,15 +7,19 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+import pytest
 from teamdb import Dev, Team
 from test_team_sync import OPS, WEB, episode, local_ids, sync
 
 from tempera.core import pause
 from tempera.core.forget import Selector, link_fact_tx
 from tempera.core.memory import Memory
+from tempera.core.project import ProjectRef
 from tempera.facts.store import FactStore
 from tempera.facts.values import VT
+from tempera.team import pgdb
 from tempera.team.pgschema import FACT_TABLES, SHARED_TABLES
+from tempera.team.sync import TeamSync
 
 USES = "[:find ?db :where [:service/checkout :uses ?db]]"
 
@@ -155,3 +159,51 @@ def test_forgetting_an_unshared_project_queues_nothing(devs: Callable[..., Dev],
 
     forget(alice.mem.db, Selector("episode", ep.id))
     assert alice.mem.db.one("SELECT count(*) FROM team_tombstones")[0] == 0
+
+
+def cli(dev: Dev, *args: str) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run([sys.executable, "-m", "tempera.cli", *args], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "TEMPERA_DATA_DIR": str(dev.data_dir)})
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_projects_merge_moves_the_teams_rows_and_cursors(devs: Callable[..., Dev], team: Team) -> None:
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    ep = alice.mem.store.add(episode(WEB, "Checkout totals rounded half-even"))
+    stated_in(alice, ep.id, '[[:service/checkout :uses "postgres"]]', "the team chose postgres")
+    sync(alice)
+    sync(bob)
+    bob.mem.feedback("helpful", [ep.id])
+    sync(bob, "push")
+
+    shop = ProjectRef("77aa77aa77aa77aa", "webshop-monorepo", None)  # the id the repository has now
+    for dev in (alice, bob):
+        dev.mem.store.ensure_project(shop)
+    out = cli(alice, "projects", "merge", WEB.id, shop.id).stdout
+    assert "shared with the team" in out and "webshop-monorepo" in out
+    assert alice.state.shared() == [shop.id]
+
+    report = sync(alice, "push")
+    assert report["moved episodes"] == 1  # then sent again under the target (a fresh cursor): merged by id
+    for table in ("episodes", "evidence", "facts"):
+        assert team.rows(table, shop.id) == team.rows(table) == 1, table
+    assert not [r for r in alice.mem.db.query("SELECT name FROM team_cursors") if WEB.id in r[0]]
+    assert sync(alice, "pull") == {"episodes": 0, "evidence": 1, "links": 0, "log_entries": 0, "facts": 0,
+                                   "tombstones": 0}  # Bob's row again, under its new id: merged, not doubled
+    assert alice.mem.store.get(ep.id).utility.value == pytest.approx(2 / 3)
+
+    link = bob.state.require_link()  # Bob has not merged yet: told what to do, nothing pushed to the old id
+    with pgdb.session(link.dsn) as conn:
+        skipped = TeamSync(bob.mem, conn).push().skipped
+    assert "merged into project" in skipped[WEB.id] and "tempera projects merge" in skipped[WEB.id]
+
+    cli(bob, "projects", "merge", WEB.id, shop.id)
+    datoms = bob.mem.db.one("SELECT count(*) FROM fact_datoms")[0]
+    assert sync(bob)["episodes"] == 1  # read again under the new id (a fresh cursor), merged by id
+    assert local_ids(bob, shop) == [ep.id] and values(bob) == {"postgres"}
+    assert bob.mem.db.one("SELECT count(*) FROM fact_datoms")[0] == datoms
+    later = alice.mem.store.add(episode(shop, "Refunds go through the ledger service"))
+    sync(alice, "push")
+    assert sync(bob, "pull")["episodes"] == 1 and later.id in local_ids(bob, shop)
+    assert team.rows("episodes") == 2 and team.rows("evidence") == 1
