@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 from tempera.core import forget as forgetting
 from tempera.core.db import Connection, Database, Migration, apply_migrations, run_script
+from tempera.facts.schema import MIGRATIONS as FACT_MIGRATIONS
 from tempera.team.errors import NotConnected
 
 MACHINE_KEY = "team.machine"
@@ -56,10 +57,9 @@ def m002_team_facts(conn: Connection) -> None:
     pulled team transactions (more than one when a team transaction came in several batches). `team_tombstones`:
     episodes forgotten here, waiting to be buried in the team database. `team_projects`: the local project that
     holds what was pushed to each team project; `projects merge` re-keys its `project_id` like every such column,
-    and the next push moves the team's rows after it (the pair differs until then). The foreign keys name fact
-    tables that the facts package may create after this (SQLite allows it; the sync opens the fact store before it
-    writes here): a datom or transaction that `forget` undoes takes its row here with it, so a reused local id is
-    never mistaken for a shared one."""
+    and the next push moves the team's rows after it (the pair differs until then). The foreign keys to the fact
+    tables (which `TeamState` makes sure exist) mean a datom or transaction that `forget` undoes takes its row
+    here with it, so a reused local id is never mistaken for a shared one."""
     run_script(conn, """
     CREATE TABLE team_facts (
         local_id INTEGER PRIMARY KEY REFERENCES fact_datoms(id) ON DELETE CASCADE,
@@ -104,6 +104,7 @@ class TeamState:
 
     def __init__(self, db: Database):
         self.db = db
+        apply_migrations(db, FACT_MIGRATIONS)  # team_facts and team_fact_tx point into them
         apply_migrations(db, MIGRATIONS)
 
     def machine(self) -> str:

@@ -116,7 +116,7 @@ class TeamSync:
         self.state = TeamState(mem.db)
         self.conn = conn
         self.machine = self.state.machine()
-        self.facts = FactStore(mem.db)  # its tables exist before team_facts names them
+        self.facts = FactStore(mem.db)
         self._forgot = False
 
     def projects(self) -> list[ProjectRef]:
