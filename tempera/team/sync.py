@@ -50,6 +50,7 @@ from tempera.core.selfimprove.mistakes import MISTAKES
 from tempera.core.utility import recompute
 from tempera.facts.store import FactStore
 from tempera.hooks.render import relative_to
+from tempera.team import pgdb
 from tempera.team.errors import TeamError
 from tempera.team.local import TeamState
 from tempera.team.pgschema import EMBED_DIM
@@ -136,6 +137,7 @@ class TeamSync:
         self.state.run_started(direction)
         side = report.pushed if direction == "push" else report.pulled
         try:
+            pgdb.require_schema(self.conn)  # a database older than this Tempera: say so, not a missing table
             fn(report)
         except Exception as exc:
             message = str(exc).strip() or type(exc).__name__

@@ -18,6 +18,7 @@ from tempera.core.project import ProjectRef
 from tempera.facts.store import FactStore
 from tempera.facts.values import VT
 from tempera.team import pgdb
+from tempera.team.errors import TeamError
 from tempera.team.pgschema import FACT_TABLES, SHARED_TABLES
 from tempera.team.sync import TeamSync
 
@@ -207,3 +208,11 @@ def test_projects_merge_moves_the_teams_rows_and_cursors(devs: Callable[..., Dev
     sync(alice, "push")
     assert sync(bob, "pull")["episodes"] == 1 and later.id in local_ids(bob, shop)
     assert team.rows("episodes") == 2 and team.rows("evidence") == 1
+
+
+def test_a_team_database_older_than_this_tempera_is_named(devs: Callable[..., Dev], team: Team) -> None:
+    alice = devs("alice", WEB)
+    team.admin.execute("DELETE FROM tempera._tempera_migrations WHERE name = 'team.002_facts_and_forgetting'")
+    with pytest.raises(TeamError, match="team.002_facts_and_forgetting"):
+        sync(alice, "push")
+    assert "tempera team init" in str(alice.state.runs()["push"]["error"])
