@@ -334,7 +334,8 @@ def forget(db: Database, sel: Selector) -> Report:
 
 def forget_within(db: Database, sel: Selector) -> dict[str, int]:
     """`forget`'s deletion inside the caller's transaction, for a caller that must commit it with other writes (the
-    team sync applies a teammate's forget together with its cursor); it runs `wipe` once that is committed."""
+    team sync applies a teammate's forget together with its cursor); it runs `wipe` once that is committed. The
+    files the deleted rows named (dream pages) are removed at once, before that commit."""
     with _selection(db, sel):
         counts, files = _delete(db, sel)
     for target in files:
