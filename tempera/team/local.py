@@ -212,5 +212,7 @@ def forget(db: Database, sel: forgetting.Selector) -> forgetting.Report:
     report = forgetting.forget(db, sel)
     if before:
         left = {r[0] for r in db.query(f"SELECT id FROM episodes WHERE project_id IN ({marks})", shared)}
-        state.bury_later([(i, p) for i, p in before if i not in left])
+        gone = [(i, p) for i, p in before if i not in left]
+        state.bury_later(gone)
+        report.counts["team tombstones (sent by the next push)"] = len(gone)
     return report

@@ -132,6 +132,7 @@ def test_forget_reaches_the_team_and_nothing_brings_it_back(devs: Callable[..., 
         r = subprocess.run([sys.executable, "-m", "tempera.cli", "forget", "episode", gone.id, "--yes"],
                            capture_output=True, text=True, env=env, timeout=120)
         assert r.returncode == 0, r.stderr
+        assert "team tombstones" in r.stdout
         assert alice.mem.db.one("SELECT count(*) FROM team_tombstones")[0] == 1
         assert sync(alice, "push")["tombstones"] == 1
         assert team.rows("episodes") == 1 and team.rows("tombstones") == 1
