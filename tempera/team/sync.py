@@ -19,7 +19,7 @@ valid time as sent), linked to their episode when it is here, so forgetting the 
 push side marks what it sent (`team_facts`) instead of keeping a number: SQLite reuses the ids of datoms that
 `forget` deleted.
 
-A forgotten episode leaves a tombstone (queued by `service.forget`, sent by the next push, even of a paused
+A forgotten episode leaves a tombstone (queued by `local.forget`, sent by the next push, even of a paused
 project): the team database deletes the episode and everything about it and refuses it from then on;
 teammates' next pull forgets it as `tempera forget` would.
 """
