@@ -57,7 +57,9 @@ def forget(what: str, value: str, project: str | None, dry_run: bool, yes: bool,
         if not yes:
             _render_report(report.as_dict())
             click.confirm("Forget all of this? It cannot be undone", abort=True)
-        report = forgetting.forget(mem.db, sel)  # with nothing left to delete, this still re-runs the wipe
+        from tempera.team.local import forget as forget_shared
+
+        report = forget_shared(mem.db, sel)  # with nothing left to delete, this still re-runs the wipe
     emit(report.as_dict(), as_json, _render_report)
 
 

@@ -332,6 +332,17 @@ def forget(db: Database, sel: Selector) -> Report:
         db.execute(f"PRAGMA secure_delete = {int(previous)}")
 
 
+def forget_within(db: Database, sel: Selector) -> dict[str, int]:
+    """`forget`'s deletion inside the caller's transaction, for a caller that must commit it with other writes (the
+    team sync applies a teammate's forget together with its cursor); it runs `wipe` once that is committed. The
+    files the deleted rows named (dream pages) are removed at once, before that commit."""
+    with _selection(db, sel):
+        counts, files = _delete(db, sel)
+    for target in files:
+        target.unlink(missing_ok=True)
+    return counts
+
+
 def wipe(db: Database) -> bool:
     """Merge FTS5 segments, truncate the WAL, VACUUM, truncate again. False when a reader elsewhere (the daemon in
     the middle of a request) kept the WAL from being reset; running it again later finishes the job."""

@@ -268,6 +268,22 @@ class FactStore:
             self.db.conn.executemany("UPDATE fact_datoms SET retracted_tx = ? WHERE id = ?", [(tx, i) for i in ended])
         return TxResult(tx, ms_to_iso(now), added=added, retracted=len(ended), unchanged=unchanged)
 
+    def record(self, reason: str, datoms: Sequence[tuple[str, str, int, Any, int, int | None]] = (),
+               retract: Sequence[int] = ()) -> tuple[int, list[int]]:
+        """One transaction made of what another store did (team sync): `datoms` (encoded e, a, vt, v, valid-from,
+        valid-to) inserted as given, without set semantics, so each keeps its own identity for its retraction to
+        follow; datoms retracted by id. Transaction time is this store's (when this copy learned it); valid time
+        stays as given. Returns the transaction and the new datom ids, in order."""
+        with self.db.transaction():
+            tx = self.db.execute("INSERT INTO fact_tx(at, reason) VALUES (?, ?)",
+                                 (self._next_time(), redact(_require_reason(reason)))).lastrowid
+            ids = [self.db.execute("INSERT INTO fact_datoms(e, a, vt, v, valid_from, valid_to, tx) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, tx)).lastrowid for row in datoms]
+            self.db.conn.executemany("UPDATE fact_datoms SET retracted_tx = ? WHERE id = ? AND retracted_tx IS NULL",
+                                     [(tx, i) for i in retract])
+        assert tx is not None
+        return tx, [int(i) for i in ids if i is not None]
+
     def project_stances(self, project_id: str) -> list[str]:
         """The stance entities that a `:project` datom gives to the project (retracted ones included)."""
         return [e for (e,) in self.db.query(f"SELECT DISTINCT e FROM fact_datoms WHERE {_OF_PROJECT}", (project_id,))]

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from tempera.core import forget as forgetting
+from tempera.team.local import forget as forget_shared
 from tempera.ui import control
 from tempera.ui.app import render, state
 from tempera.ui.security import same
@@ -54,7 +54,7 @@ async def forget(request: Request) -> Response:
     mem = state(request).memory
     sel = control.selector(mem, str(form.get("kind", "")), str(form.get("value", "")),
                            str(form.get("project", "")) or None)
-    report = forgetting.forget(mem.db, sel)
+    report = forget_shared(mem.db, sel)
     return render(request, "forgotten.html", {"report": report.as_dict()})
 
 
