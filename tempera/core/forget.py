@@ -310,7 +310,8 @@ def _delete(db: Database, sel: Selector) -> tuple[dict[str, int], list[Path]]:
                 db.execute("UPDATE reasoning_templates SET evidence = ? WHERE id = ?", (json.dumps(kept), row_id))
             else:
                 db.execute("DELETE FROM reasoning_templates WHERE id = ?", (row_id,))
-    db.execute(f"UPDATE transcript_cursors SET episode_id = NULL WHERE episode_id IN {IDS}")
+    if "transcript_cursors" in tables:  # created by the transcripts package on its first capture
+        db.execute(f"UPDATE transcript_cursors SET episode_id = NULL WHERE episode_id IN {IDS}")
     for rule in rules:
         db.execute(f"DELETE FROM {rule.table} WHERE {rule.where}", rule.params)
     for episode_id in touched:

@@ -115,6 +115,10 @@ def _facts(mem: Memory, marker_id: str) -> int:
 
 
 def _dream_and_jobs(mem: Memory, marker_id: str, data_dir: Path) -> None:
+    from tempera.core.db import apply_migrations
+    from tempera.dream.schema import MIGRATIONS
+
+    apply_migrations(mem.db, MIGRATIONS)  # the dream package's tables, as a cycle would have made them
     ep = mem.store.get(marker_id)
     page = data_dir / "reflections" / "webshop-today.md"
     page.parent.mkdir(parents=True, exist_ok=True)
