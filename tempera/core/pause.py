@@ -52,18 +52,10 @@ def _write(projects: dict[str, dict[str, Any]], data_dir: Path | None) -> None:
     if not projects:
         target.unlink(missing_ok=True)
         return
-    import tempfile  # not at the top either: only writers need it
+    from tempera.core.atomic import write_atomic  # not at the top either: only writers need it
 
     paths.ensure_data_dir(target.parent)
-    fd, tmp = tempfile.mkstemp(prefix=".paused-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"projects": projects}, fh, indent=2, sort_keys=True)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, json.dumps({"projects": projects}, indent=2, sort_keys=True).encode("utf-8"), 0o600)
 
 
 def pause(project_id: str, name: str, path: str | None, data_dir: Path | None = None) -> dict[str, Any]:
