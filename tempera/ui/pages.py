@@ -14,7 +14,7 @@ from starlette.routing import Route
 from tempera.core import forget as forgetting
 from tempera.core.retrieve import MODES, retrieve
 from tempera.facts.memory_export import export
-from tempera.ui import episode_view, facts_view, injection_log, plots, reviews, timeline
+from tempera.ui import episode_details, facts_view, injection_log, plots, reviews, timeline
 from tempera.ui.app import render, state
 
 SEARCH_LIMIT = 10
@@ -69,7 +69,7 @@ async def search_page(request: Request) -> Response:
 
 async def episode_page(request: Request) -> Response:
     mem = state(request).memory
-    return render(request, "episode.html", episode_view.details(mem, request.path_params["episode_id"]))
+    return render(request, "episode.html", episode_details.details(mem, request.path_params["episode_id"]))
 
 
 async def injections_page(request: Request) -> Response:

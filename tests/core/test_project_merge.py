@@ -10,7 +10,7 @@ import pytest
 
 from support.gitrepos import git, path_id, repo
 from tempera.core import pause
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.errors import InvalidInput, NotFound
 from tempera.core.memory import Memory
 from tempera.core.models import Episode, ValidityScope

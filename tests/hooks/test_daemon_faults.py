@@ -92,7 +92,7 @@ def test_crashed_worker_lease_is_taken_again(data_dir: Path, tmp_path: Path, sta
 
 def test_no_daemon_hooks_answer_and_start_it(data_dir: Path, tmp_path: Path) -> None:
     with Memory() as mem:
-        from tempera.core.capture import CaptureInput
+        from tempera.core.capture_input import CaptureInput
 
         ep = mem.capture(CaptureInput(summary="Phoenix server failed to start until mix deps.get was run",
                                       project=str(tmp_path)))

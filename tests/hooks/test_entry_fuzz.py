@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 
 from hookrun import ENTRY, HOOK, run_hook

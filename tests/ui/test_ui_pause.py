@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tempera.core import pause as pausing
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.daemon.worker import handle_capture

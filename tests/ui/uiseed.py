@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.forget import link_fact_tx
 from tempera.core.learning.evidence import Evidence, replace_evidence
 from tempera.core.memory import Memory
