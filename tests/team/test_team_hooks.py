@@ -16,7 +16,8 @@ from pathlib import Path
 
 from teamdb import Team
 
-from tests.hooks.hookrun import context_of, kill_daemon, run_hook, wait_for
+from tests.hooks.hookrun import context_of, kill_daemon, run_hook
+from tests.support.datadir import wait_for
 from tests.support.gitrepos import git, repo
 from tests.transcripts.transcript_writer import SessionWriter
 
