@@ -120,3 +120,23 @@ def test_a_new_database_gets_the_schema_the_old_code_built(tmp_path: Path) -> No
     new_migrations, _, new_schema = _state(after)
     assert {n for n, _ in new_migrations} == {n for n, _ in old_migrations}
     assert new_schema == old_schema
+
+
+def test_a_backup_with_every_package_s_tables_is_restorable(data_dir: Path) -> None:
+    """`tempera backup --restore` refuses a schema it does not know; every package's migrations must be known, the
+    team's too (the daemon's team sync creates its tables on every database it serves)."""
+    from tempera.cli.backup import known_migrations
+    from tempera.core import backup
+    from tempera.core.memory import Memory
+    from tempera.dream import last_cycle
+    from tempera.facts import FactStore
+    from tempera.team.local import TeamState
+    from tempera.transcripts.cursor import unlearned
+
+    with Memory(use_model=False) as mem:
+        last_cycle(mem.db)
+        unlearned(mem.db, "/nowhere.jsonl", "s")
+        FactStore(mem.db)
+        TeamState(mem.db).link()
+        made = backup.create(mem.db)
+    backup.check(made, known_migrations())  # raises InvalidInput for a schema it does not know
