@@ -82,7 +82,7 @@ async def tempera_capture(
     Links it to earlier episodes of its session and project, hands temporal credit back to what led to a success,
     and after a failure or partial outcome with a vague request drafts a clarifying question for the next session.
     validity_scope routes it across projects (anything but project may surface elsewhere)."""
-    from tempera.core.capture import CaptureInput
+    from tempera.core.capture_input import CaptureInput
 
     fields: dict[str, Any] = dict(summary=summary, task_type=task_type, outcome=outcome,
                                   files_modified=files_modified, tags=tags, errors_resolved=errors_resolved,

@@ -24,7 +24,7 @@ from request_log import agent_requests, memory_blocks
 from sandbox import Sandbox
 
 from tests.conftest import REPO
-from tests.hooks.hookrun import wait_for
+from tests.support.datadir import wait_for
 
 PLUGIN = "tempera@tempera"
 SETUP_TIMEOUT_S = 600.0  # a venv and pip install of the package with its dependencies

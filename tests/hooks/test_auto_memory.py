@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 from hookrun import ENTRY, context_of, run_hook
 
 from tempera.transcripts import automemory
+from tests.support.cli import tempera
 
 LOADED = "Use pnpm for every install in this repository, never npm or yarn"
 PAST_WINDOW = "The invoice exporter writes CSV with semicolons because the accounting tool expects them"
@@ -81,8 +80,7 @@ def test_the_cold_path_never_sees_loaded_notes(project: Path, start_daemon: Any)
     """Without the daemon the keyword path reads the same table: only the stored notes exist to be found."""
     start_daemon()
     _turn(project, "warm", "what about the invoice exporter")
-    subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "stop"], check=True, timeout=60,
-                   capture_output=True)
+    tempera("daemon", "stop", check=True, timeout=60)
     base = {"session_id": "cold", "cwd": str(project), "transcript_path": "", "hook_event_name": "UserPromptSubmit"}
     cold = context_of(run_hook("user-prompt-submit", {**base, "prompt": "invoice exporter CSV semicolons "
                                                       "accounting pnpm install repository"}, command=ENTRY))
@@ -90,8 +88,7 @@ def test_the_cold_path_never_sees_loaded_notes(project: Path, start_daemon: Any)
 
 
 def _doctor(project: Path, **env: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", "doctor", "--json"], cwd=project, timeout=120,
-                          capture_output=True, text=True, env={**os.environ, **env})
+    done = tempera("doctor", "--json", cwd=project, timeout=120, env={**os.environ, **env})
     return next(c for c in json.loads(done.stdout) if c["check"] == "claude code auto memory")
 
 
@@ -101,8 +98,7 @@ def test_doctor_says_when_auto_memory_is_on(project: Path) -> None:
     # line 2 and the 198 module notes of lines 3-200 are loaded; lines 201-205 and the topic note are not
     assert "holds 205 note(s); Claude Code loads 199 itself" in alone["detail"]
     assert "Tempera reads the other 5 as episodes" in alone["detail"]
-    subprocess.run([sys.executable, "-m", "tempera.cli", "install"], cwd=project, check=True, timeout=120,
-                   capture_output=True)
+    tempera("install", cwd=project, check=True, timeout=120)
     both = _doctor(project)
     assert both["detail"].startswith("on, and so is Tempera: ")
     off = _doctor(project, CLAUDE_CODE_DISABLE_AUTO_MEMORY="1")
