@@ -33,8 +33,10 @@ def ui(seeded: Seeded, data_dir: Path) -> Iterator[Any]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium per module of browser tests. Not session scope: playwright's sync API keeps an event loop
+    running in the main thread while it is open, and every anyio test collected after tests/ui would fail on it."""
     if not Path(CHROMIUM).exists():
         pytest.fail("the browser tests need Debian's chromium: apt-get install -y chromium chromium-driver")
     from playwright.sync_api import sync_playwright
