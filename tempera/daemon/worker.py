@@ -1,5 +1,6 @@
 """Working the job queue: each capture job runs the transcript pipeline (`transcripts.pipeline`) from the
-session's cursor, the same steps `tempera import` runs."""
+session's cursor, the same steps `tempera import` runs; an auto-memory job (queued at SessionStart) brings a
+project's notes from Claude Code's auto memory in line with its files."""
 
 from __future__ import annotations
 
@@ -41,7 +42,21 @@ def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
             "turns": result.turns, "units": result.units}
 
 
-HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {"capture": handle_capture}
+def handle_auto_memory(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
+    """Claude Code has just read its auto memory: store the notes it did not load, retire the changed ones."""
+    from tempera.core.project import project_for_path
+    from tempera.transcripts import automemory
+
+    cwd = str(payload.get("cwd") or "")
+    project = project_for_path(cwd)
+    if not cwd or not automemory.enabled(Path(project.path or cwd)):
+        return {"skipped": "auto memory is off here"}
+    report = automemory.sync(mem, project, cwd)
+    return {"added": report.added, "retired": report.retired}
+
+
+HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
+    "capture": handle_capture, "auto-memory": handle_auto_memory}
 
 
 def work_one(mem: Memory) -> bool:

@@ -28,13 +28,12 @@ from tempera.core import pause
 from tempera.core.learning.evidence import DIRECT_SOURCES
 from tempera.core.memory import Memory
 from tempera.core.models import Episode, ValidityScope
-from tempera.core.project import ProjectRef
+from tempera.core.project import ProjectRef, relative_to
 from tempera.core.redact import redact_data
 from tempera.core.selfimprove.asks import ASKS
 from tempera.core.selfimprove.logs import LogKind, add_entry
 from tempera.core.selfimprove.mistakes import MISTAKES
 from tempera.core.utility import recompute
-from tempera.hooks.render import relative_to
 from tempera.team.errors import TeamError
 from tempera.team.local import TeamState
 from tempera.team.pgschema import EMBED_DIM
