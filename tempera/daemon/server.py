@@ -1,6 +1,6 @@
 """The long-lived local worker: one per data dir (flock), a unix socket (0600) in the data dir, never TCP.
 
-It keeps the embedder and database open, answers inject requests in milliseconds, works the durable job queue,
+It keeps the embedder and database open, answers hook requests in milliseconds, works the durable job queue,
 watches transcript folders, re-executes itself when the installed package version changes, and exits after a
 configurable idle period. A crashed daemon leaves a stale socket and lock file; the next one recovers both.
 """
