@@ -17,6 +17,7 @@ import threading
 import time
 from importlib import metadata
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from tempera import __version__
@@ -98,7 +99,11 @@ class Daemon:
             self.mem.embedder.embed(["warm up"])  # the captures' session
         srv = self._bind()
         log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
-        workers = [threading.Thread(target=self._work_loop, name="jobs", daemon=True)]
+        # the job handlers' imports (the transcripts package) happen here, before any thread: two threads importing
+        # that package at once each found the other's half-initialised module, and the daemon died on start
+        from tempera.daemon.worker import work_one
+
+        workers = [threading.Thread(target=self._work_loop, args=(work_one,), name="jobs", daemon=True)]
         for t in workers:
             t.start()
         self._start_watcher()
@@ -256,9 +261,7 @@ class Daemon:
             return hook_reply(self.mem, str(req.get("event") or ""), str(req.get("stdin") or ""), wake=self.wake.set)
 
     # -- jobs -----------------------------------------------------------------------------------
-    def _work_loop(self) -> None:
-        from tempera.daemon.worker import work_one
-
+    def _work_loop(self, work_one: Callable[[Memory], bool]) -> None:
         mem = Memory(self.config)  # its own connection (the embedder is shared): jobs never wait behind requests
         try:
             while not self.stop.is_set():

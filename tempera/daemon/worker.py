@@ -12,6 +12,11 @@ from typing import Any
 
 from tempera.core import jobs
 from tempera.core.memory import Memory
+from tempera.core.project import project_for_path
+from tempera.transcripts import automemory
+from tempera.transcripts.capture import transcript_project
+from tempera.transcripts.pipeline import capture_and_learn
+from tempera.transcripts.reader import read_transcript
 
 log = logging.getLogger("tempera.daemon")
 
@@ -23,15 +28,10 @@ def capture_paused(mem: Memory, path: Path) -> bool:
     paused = paused_projects(mem.db.path.parent)
     if not paused:
         return False
-    from tempera.transcripts.capture import transcript_project
-    from tempera.transcripts.reader import read_transcript
-
     return transcript_project(mem, read_transcript(path), None).id in paused
 
 
 def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
-    from tempera.transcripts.pipeline import capture_and_learn
-
     path = Path(str(payload.get("transcript_path") or ""))
     if not path.is_file():
         return {"skipped": f"transcript {path} does not exist"}
@@ -44,9 +44,6 @@ def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
 
 def handle_auto_memory(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
     """Claude Code has just read its auto memory: store the notes it did not load, retire the changed ones."""
-    from tempera.core.project import project_for_path
-    from tempera.transcripts import automemory
-
     cwd = str(payload.get("cwd") or "")
     project = project_for_path(cwd)
     if not cwd or not automemory.enabled(Path(project.path or cwd)):
