@@ -263,7 +263,7 @@ def seed(mem: Any, replay: Replay, now: datetime) -> int:
 
 
 def run() -> dict[str, Any]:
-    from tempera.core.learning.decay import run_decay
+    from tempera.core.learning.scope_decay import run_decay
     from tempera.core.learning.propagation import propagate
     from tempera.core.learning.verification import advance_all
     from tempera.core.memory import Memory

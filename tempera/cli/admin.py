@@ -224,6 +224,7 @@ def _chain_checks() -> list[dict[str, Any]]:
     """The zero-tool-call chain: Claude Code registration, the daemon, and recent hook failures."""
     from tempera.cli.daemon import stale_daemon_files
     from tempera.installer import installed_status
+    from tempera.installer.status import plugin_status
     from tempera.hooks.client import request
 
     out = []
@@ -244,8 +245,17 @@ def _chain_checks() -> list[dict[str, Any]]:
         if broken or st["errors"]:
             detail += "; " + "; ".join([*(f"{e} points at a missing executable" for e in broken), *st["errors"]])
         out.append(_check(f"claude code ({scope})", st["ok"], detail))
+    plugin = plugin_status()
+    if plugin is not None:
+        found = True
+        detail = f"plugin {', '.join(plugin['plugins']) or '?'} installed"
+        if plugin["disabled"] or plugin["errors"]:
+            detail += "; " + "; ".join([*(f"{i} is disabled in enabledPlugins" for i in plugin["disabled"]),
+                                        *plugin["errors"]])
+        out.append(_check("claude code (plugin)", plugin["ok"], detail))
     if not found:
-        out.append(_check("claude code", False, "Tempera is not installed in Claude Code: run `tempera install`"))
+        out.append(_check("claude code", False, "Tempera is not installed in Claude Code: run `tempera install` "
+                                                "(or `claude plugin install tempera@tempera`)"))
     out.append(_auto_memory_check(tempera_on=found))
     reply = request(paths.socket_path(), {"op": "status"}, timeout=2.0)
     out.append(_check("daemon", True, f"running, pid {reply['pid']}, jobs {reply.get('jobs') or {}}" if reply else

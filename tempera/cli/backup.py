@@ -15,9 +15,13 @@ from tempera.core import paths
 def known_migrations() -> list[str]:
     """Every migration this version can apply: a backup with any other was written by a newer Tempera."""
     from tempera.core.migrations import MIGRATIONS
+    from tempera.dream.schema import MIGRATIONS as DREAM_MIGRATIONS
     from tempera.facts.schema import MIGRATIONS as FACT_MIGRATIONS
+    from tempera.team.local import MIGRATIONS as TEAM_MIGRATIONS
+    from tempera.transcripts.schema import MIGRATIONS as CAPTURE_MIGRATIONS
 
-    return [name for name, _ in [*MIGRATIONS, *FACT_MIGRATIONS]]
+    return [name for name, _ in [*MIGRATIONS, *CAPTURE_MIGRATIONS, *DREAM_MIGRATIONS, *FACT_MIGRATIONS,
+                                 *TEAM_MIGRATIONS]]
 
 
 @click.command()

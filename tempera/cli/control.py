@@ -47,9 +47,7 @@ def forget(what: str, value: str, project: str | None, dry_run: bool, yes: bool,
     tempera forget before 2026-01-01 [--project webshop] --yes
     """
     with open_memory(use_model=False) as mem:
-        from tempera.ui.control import selector
-
-        sel = selector(mem, what, value, project)
+        sel = forgetting.selector(mem.store, what, value, project)
         report = forgetting.plan(mem.db, sel)
         if dry_run or not (any(report.counts.values()) or yes):
             emit(report.as_dict(), as_json, _render_report)
@@ -57,7 +55,9 @@ def forget(what: str, value: str, project: str | None, dry_run: bool, yes: bool,
         if not yes:
             _render_report(report.as_dict())
             click.confirm("Forget all of this? It cannot be undone", abort=True)
-        report = forgetting.forget(mem.db, sel)  # with nothing left to delete, this still re-runs the wipe
+        from tempera.team.local import forget as forget_shared
+
+        report = forget_shared(mem.db, sel)  # with nothing left to delete, this still re-runs the wipe
     emit(report.as_dict(), as_json, _render_report)
 
 
@@ -69,7 +69,7 @@ def forget(what: str, value: str, project: str | None, dry_run: bool, yes: bool,
 @click.option("--no-facts", is_flag=True, help="Leave the fact graph out.")
 def export_cmd(fmt: str, output: Path | None, project: str | None, no_facts: bool) -> None:
     """Export episodes and the fact graph's history as JSON lines or markdown."""
-    from tempera.ui.control import export
+    from tempera.facts.memory_export import export
 
     with open_memory(use_model=False) as mem:
         if output is None:
@@ -98,10 +98,8 @@ def pause(project: str | None, list_only: bool, as_json: bool) -> None:
     if list_only:
         emit([{"id": k, **v} for k, v in pausing.paused_projects().items()], as_json, _render_paused)
         return
-    from tempera.ui.control import pause_project
-
     with open_memory(use_model=False) as mem:
-        ref, record = pause_project(mem, project)
+        ref, record = pausing.pause_project(mem.store, project)
     emit({"id": ref.id, **record}, as_json, lambda r: click.echo(f"capture paused for {r['name']} ({r['id'][:8]})"))
 
 
@@ -110,7 +108,7 @@ def pause(project: str | None, list_only: bool, as_json: bool) -> None:
 @json_option
 def resume(project: str | None, as_json: bool) -> None:
     """Resume capture for a project; turns made while it was paused stay uncaptured."""
-    from tempera.ui.control import resume_project
+    from tempera.transcripts.resume import resume_project
 
     with open_memory(use_model=False) as mem:
         ref, record, moved = resume_project(mem, project)
@@ -128,10 +126,8 @@ def resume(project: str | None, as_json: bool) -> None:
 def scope(episode: str, scope: str, as_json: bool) -> None:
     """Change an episode's validity scope: project (stays in its project), forever, language:X, crate:X@V,
     domain:X or workaround:REF[@YYYY-MM-DD]. The scope sets how fast it fades and whether other projects see it."""
-    from tempera.ui.control import set_scope
-
     with open_memory() as mem:
-        ep = set_scope(mem, episode, scope)
+        ep = mem.store.set_scope(episode, scope)
     emit({"id": ep.id, "scope": str(ep.scope), "transferable": ep.scope.transferable}, as_json,
          lambda r: click.echo(f"{r['id'][:8]}  scope now {r['scope']}"
                               + (" (other projects may see it)" if r["transferable"] else "")))

@@ -11,7 +11,7 @@ import click
 from pydantic import ValidationError
 
 from tempera.cli.common import emit, json_option, open_memory, project_option, read_stdin_text, validation_message
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.errors import InvalidInput
 from tempera.core.models import OUTCOMES, TASK_TYPES
 from tempera.core.retrieve import MODES, Hit

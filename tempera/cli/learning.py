@@ -53,7 +53,7 @@ def decay(project: str | None, dry_run: bool, restore_id: str | None, as_json: b
 
     Retired episodes leave search but keep their row and evidence; --restore brings one back.
     """
-    from tempera.core.learning.decay import run_decay
+    from tempera.core.learning.scope_decay import run_decay
     from tempera.core.learning.retire import restore
 
     with open_memory() as mem:

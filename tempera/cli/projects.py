@@ -72,6 +72,8 @@ def _render_merge(r: dict[str, Any]) -> None:
         click.echo(f"  {n:>7}  {label}")
     for label, n in r["dropped"].items():
         click.echo(f"  {n:>7}  {label} dropped: the target had one for the same slot")
+    if r.get("team"):
+        click.echo(f"Team: {r['team']}.")
 
 
 @projects.command("merge")
@@ -91,10 +93,18 @@ def merge(source: str, target: str, dry_run: bool, as_json: bool) -> None:
     """
     from tempera.core.project_merge import merge_projects
 
+    from tempera.team.local import TeamState
+
     with open_memory(use_model=False) as mem:
         src, dst = _known(mem, source), _known(mem, target)
+        state = TeamState(mem.db)
+        shared = state.link() is not None and src.id in state.shared()
         report = merge_projects(mem.db, src.id, dst.id, dry_run=dry_run)
-    emit(report.as_dict() | {"source_name": src.name, "target_name": dst.name}, as_json, _render_merge)
+    team = (f"{src.name} is shared with the team: after the merge {dst.name} is, and the next push moves the "
+            f"team's rows of {src.name} to {dst.name} (teammates who still have {src.name} are told to run the same "
+            "merge)") if shared else None
+    emit(report.as_dict() | {"source_name": src.name, "target_name": dst.name, "team": team}, as_json,
+         _render_merge)
 
 
 COMMANDS = [projects]

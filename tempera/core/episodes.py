@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tempera.core import textsearch
 from tempera.core.db import Database
 from tempera.core.errors import AmbiguousId, InvalidInput, NotFound
-from tempera.core.models import Episode
+from tempera.core.models import Episode, ValidityScope
 from tempera.core.project import ProjectRef, project_for_name, project_for_path
 
 if TYPE_CHECKING:
@@ -193,6 +193,13 @@ class EpisodeStore:
                 self._ensure_vec_table()
                 self._write_vectors([(rowid, episode)], vectors)
         return episode
+
+    def set_scope(self, episode_id: str, text: str) -> Episode:
+        """Change an episode's validity scope (how fast it fades, whether other projects may see it). The episode is
+        re-indexed, since the vector index filters other projects' episodes by that same flag."""
+        ep = self.get(episode_id)
+        ep.intent = ep.intent.model_copy(update={"scope": ValidityScope.parse(text)})
+        return self.update(ep)
 
     def delete(self, episode_id: str) -> None:
         with self.db.transaction():

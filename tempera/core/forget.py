@@ -25,11 +25,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tempera.core.db import Database
 from tempera.core.errors import InvalidInput
 from tempera.core.utility import recompute
+
+if TYPE_CHECKING:
+    from tempera.core.episodes import EpisodeStore
 
 KINDS = ("episode", "session", "project", "before")
 IDS = "(SELECT id FROM temp.forget_ids)"
@@ -76,6 +79,18 @@ class Selector:
     def describe(self) -> str:
         where = f" in project {self.project_id}" if self.project_id else ""
         return f"everything before {self.value}{where}" if self.kind == "before" else f"{self.kind} {self.value}"
+
+
+def selector(store: "EpisodeStore", kind: str, value: str, project: str | None = None) -> Selector:
+    """A selector from what a person typed (the CLI's arguments, the browser's form): an episode id prefix, a session
+    id, a project path, name or id, a date (optionally with a project)."""
+    if kind == "episode":
+        return Selector("episode", store.resolve_id(value))
+    if kind == "project":
+        return Selector("project", store.resolve_project(value).id)
+    if kind == "before":
+        return Selector("before", value, store.resolve_project(project).id if project else None)
+    return Selector(kind, value.strip())
 
 
 @dataclass
@@ -310,7 +325,8 @@ def _delete(db: Database, sel: Selector) -> tuple[dict[str, int], list[Path]]:
                 db.execute("UPDATE reasoning_templates SET evidence = ? WHERE id = ?", (json.dumps(kept), row_id))
             else:
                 db.execute("DELETE FROM reasoning_templates WHERE id = ?", (row_id,))
-    db.execute(f"UPDATE transcript_cursors SET episode_id = NULL WHERE episode_id IN {IDS}")
+    if "transcript_cursors" in tables:  # created by the transcripts package on its first capture
+        db.execute(f"UPDATE transcript_cursors SET episode_id = NULL WHERE episode_id IN {IDS}")
     for rule in rules:
         db.execute(f"DELETE FROM {rule.table} WHERE {rule.where}", rule.params)
     for episode_id in touched:
@@ -330,6 +346,17 @@ def forget(db: Database, sel: Selector) -> Report:
         return Report(sel, counts, executed=True, wiped=wipe(db))
     finally:
         db.execute(f"PRAGMA secure_delete = {int(previous)}")
+
+
+def forget_within(db: Database, sel: Selector) -> dict[str, int]:
+    """`forget`'s deletion inside the caller's transaction, for a caller that must commit it with other writes (the
+    team sync applies a teammate's forget together with its cursor); it runs `wipe` once that is committed. The
+    files the deleted rows named (dream pages) are removed at once, before that commit."""
+    with _selection(db, sel):
+        counts, files = _delete(db, sel)
+    for target in files:
+        target.unlink(missing_ok=True)
+    return counts
 
 
 def wipe(db: Database) -> bool:

@@ -2,12 +2,12 @@
 itself), and the escaping that keeps stored text from opening or closing it. Standard library only: the hooks
 import it.
 
-Stored text is data from earlier sessions: a web page or an error message may carry `</tempera-memory>` followed
-by orders, hoping to end the block early and speak outside it. `wrap` rewrites every tag-like mention of the
-marker inside the block, however it is spelled: case, spaces or line breaks inside the brackets, zero-width
-characters, fullwidth or other bracket look-alikes, Cyrillic or Greek letters that look like Latin ones. The only
-real tags are then the first and last lines, so `strip_injected` ends a block at its own close tag; a block
-written before this escaping (which may hold a forged close tag) runs to the last close tag before the next
+Stored text is data from earlier sessions: a web page or an error message may carry `</tempera-memory>` followed by
+orders, hoping to end the block early and speak outside it. `wrap` rewrites every tag-like mention of the marker
+inside the block, however it is spelled: case, spaces or line breaks inside the brackets, zero-width characters,
+fullwidth or other bracket look-alikes, brackets as HTML entities, Cyrillic or Greek letters that look like Latin
+ones. The only real tags are then the first and last lines, so `strip_injected` ends a block at its own close tag; a
+block written before this escaping (which may hold a forged close tag) runs to the last close tag before the next
 opening one, so the text an attacker put after a forged tag is never taken for the user's words.
 """
 
@@ -29,10 +29,14 @@ _LOOKALIKE = str.maketrans({
     "α": "a", "ε": "e", "ο": "o", "ρ": "p", "γ": "y", "τ": "t", "μ": "m", "ν": "v", "ı": "i",
     **dict.fromkeys("\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u034f\u180e", ""),
 })
-# The marker's name next to a bracket on either side: `</tempera-memory`, `tempera-memory>`, `<tempera memory >`.
-_TAG = re.compile(r"<\s*/?\s*tempera\s*-?\s*memory\s*/?\s*>?|/?\s*tempera\s*-?\s*memory\s*/?\s*>")
-_SUSPECT = re.compile(r"[<>\u2039\u203a\u2329\u232a\u27e8\u27e9\u276e\u276f\u02c2\u02c3\u1438\u1433\u3008\u3009"
-                      r"\ufe64\ufe65\uff1c\uff1e\u00ab\u00bb\u300a\u300b]")
+# The marker's name next to a bracket on either side: `</tempera-memory`, `tempera-memory>`, `<tempera memory >`;
+# a bracket may be written as an HTML entity (`&lt;`, `&#60;`, `&#x3c;`), which a model reads as the bracket.
+_LT = r"(?:<|&lt;|&#0*60;|&#x0*3c;)"
+_GT = r"(?:>|&gt;|&#0*62;|&#x0*3e;)"
+_NAME = r"\s*tempera\s*-?\s*memory\s*/?\s*"
+_TAG = re.compile(rf"{_LT}\s*/?{_NAME}{_GT}?|/?{_NAME}{_GT}")
+_SUSPECT = re.compile(r"(?i)&(?:lt|gt|#)|[<>\u2039\u203a\u2329\u232a\u27e8\u27e9\u276e\u276f\u02c2\u02c3"
+                      r"\u1438\u1433\u3008\u3009\ufe64\ufe65\uff1c\uff1e\u00ab\u00bb\u300a\u300b]")
 
 
 def _fold(text: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tempera.core import paths
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.config import Config, load_config
 from tempera.core.db import Database, connect
 from tempera.core.embed import Embedder, get_embedder

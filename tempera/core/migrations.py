@@ -1,4 +1,9 @@
-"""Core schema, as ordered named migrations. Later parts append their own (never edit an applied one)."""
+"""Core's schema, as ordered named migrations (never edit an applied one; add a new one).
+
+Tables whose code lives in a package above core are created by that package when its code first touches them
+(`transcripts/schema.py`, `dream/schema.py`, `facts/schema.py`, `team/local.py`, through `db.apply_migrations`):
+core imports no package above it. A moved migration keeps its name, since the name is what `_tempera_migrations`
+records: a database that already ran it never runs it again."""
 
 from __future__ import annotations
 
@@ -110,24 +115,6 @@ def m002_jobs_injections_links(conn: Connection) -> None:
     """)
 
 
-def m030_transcript_cursors(conn: Connection) -> None:
-    """Per transcript and session: how far capture got, so re-runs add nothing and grown turns are updated."""
-    run_script(conn, """
-    CREATE TABLE transcript_cursors (
-        transcript_path TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        turn_uuid TEXT,
-        turn_line INTEGER NOT NULL DEFAULT 0,
-        turn_signature TEXT,
-        episode_id TEXT,
-        lines_read INTEGER NOT NULL DEFAULT 0,
-        turns_captured INTEGER NOT NULL DEFAULT 0,
-        updated_at TEXT NOT NULL,
-        PRIMARY KEY (transcript_path, session_id)
-    );
-    """)
-
-
 def m040_session_context(conn: Connection) -> None:
     """Brief statements injected per session (episodes have `injections`), so none is repeated in a session."""
     run_script(conn, """
@@ -137,86 +124,6 @@ def m040_session_context(conn: Connection) -> None:
         event TEXT NOT NULL,
         created_at TEXT NOT NULL,
         PRIMARY KEY (session_id, key)
-    );
-    """)
-
-
-def m050_dream(conn: Connection) -> None:
-    """The dream cycle's records: cycles run, triage verdicts per project-day (so a day is never triaged twice),
-    reflections, pattern pages and judged episode pairs. Episodes are named by id without a foreign key, like the
-    self-improvement log, so pruning an episode never breaks a reflection or a verdict. A judged pair keeps a
-    digest of what each side said, so it is judged again only when that changes."""
-    run_script(conn, """
-    CREATE TABLE dream_cycles (
-        id INTEGER PRIMARY KEY,
-        trigger TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('running', 'done', 'interrupted', 'failed')),
-        max_usd REAL NOT NULL,
-        spent_usd REAL NOT NULL DEFAULT 0,
-        llm TEXT NOT NULL,
-        phases TEXT NOT NULL DEFAULT '[]',
-        signature TEXT,
-        started_at TEXT NOT NULL,
-        finished_at TEXT
-    );
-    CREATE TABLE dream_verdicts (
-        project_id TEXT NOT NULL REFERENCES projects(id),
-        day TEXT NOT NULL,
-        score REAL NOT NULL,
-        judged_by TEXT NOT NULL CHECK (judged_by IN ('llm', 'heuristic')),
-        model TEXT,
-        reason TEXT NOT NULL DEFAULT '',
-        evidence TEXT NOT NULL,
-        cost_usd REAL NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL,
-        PRIMARY KEY (project_id, day)
-    );
-    CREATE TABLE reflections (
-        id INTEGER PRIMARY KEY,
-        project_id TEXT NOT NULL REFERENCES projects(id),
-        day TEXT NOT NULL,
-        title TEXT NOT NULL,
-        body TEXT NOT NULL,
-        written_by TEXT NOT NULL CHECK (written_by IN ('llm', 'extractive')),
-        model TEXT,
-        score REAL NOT NULL,
-        evidence TEXT NOT NULL,
-        path TEXT NOT NULL,
-        cost_usd REAL NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        UNIQUE (project_id, day)
-    );
-    CREATE TABLE patterns (
-        id INTEGER PRIMARY KEY,
-        project_id TEXT NOT NULL REFERENCES projects(id),
-        label TEXT NOT NULL,
-        summary TEXT NOT NULL,
-        terms TEXT NOT NULL,
-        labelled_by TEXT NOT NULL CHECK (labelled_by IN ('llm', 'terms')),
-        evidence TEXT NOT NULL,
-        days TEXT NOT NULL,
-        path TEXT NOT NULL,
-        active INTEGER NOT NULL DEFAULT 1,
-        cost_usd REAL NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX patterns_project ON patterns(project_id, active);
-    CREATE TABLE contradiction_checks (
-        a_id TEXT NOT NULL,
-        b_id TEXT NOT NULL,
-        a_digest TEXT NOT NULL,
-        b_digest TEXT NOT NULL,
-        similarity REAL NOT NULL,
-        contradicts INTEGER NOT NULL,
-        confidence REAL NOT NULL,
-        claim TEXT NOT NULL DEFAULT '',
-        judged_by TEXT NOT NULL CHECK (judged_by IN ('llm', 'heuristic')),
-        model TEXT,
-        cost_usd REAL NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL,
-        PRIMARY KEY (a_id, b_id)
     );
     """)
 
@@ -280,31 +187,14 @@ def m067_capture_jobs_needed_fields(conn: Connection) -> None:
                  "WHERE kind = 'capture' AND json_valid(payload)")
 
 
-def m068_capture_unlearned(conn: Connection) -> None:
-    """Episodes a capture stored whose steps after capture (links, calibration, corrections, facts) have not finished:
-    written in the transaction that stores them, deleted once the steps ran, so a crash in between is made good by
-    the next capture of the transcript."""
-    run_script(conn, """
-    CREATE TABLE capture_unlearned (
-        episode_id TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
-        transcript_path TEXT NOT NULL,
-        session_id TEXT NOT NULL
-    );
-    CREATE INDEX capture_unlearned_cursor ON capture_unlearned(transcript_path, session_id);
-    """)
-
-
 MIGRATIONS: list[Migration] = [
     ("core.001_initial", m001_initial),
     ("core.002_jobs_injections_links", m002_jobs_injections_links),
     ("core.010_selfimprove", m010_selfimprove),
     ("core.020_learning", m020_learning),
-    ("core.030_transcript_cursors", m030_transcript_cursors),
     ("core.040_session_context", m040_session_context),
-    ("core.050_dream", m050_dream),
     ("core.060_episode_facts", m060_episode_facts),
     ("core.065_vector_changes", m065_vector_changes),
     ("core.066_fts_stemmed_scoped", m066_fts_stemmed_scoped),
     ("core.067_capture_jobs_needed_fields", m067_capture_jobs_needed_fields),
-    ("core.068_capture_unlearned", m068_capture_unlearned),
 ]

@@ -10,9 +10,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tempera.core import paths
+
+if TYPE_CHECKING:
+    from tempera.core.episodes import EpisodeStore
+    from tempera.core.project import ProjectRef
 
 PAUSE_FILE = "paused.json"
 
@@ -48,18 +52,10 @@ def _write(projects: dict[str, dict[str, Any]], data_dir: Path | None) -> None:
     if not projects:
         target.unlink(missing_ok=True)
         return
-    import tempfile  # not at the top either: only writers need it
+    from tempera.core.atomic import write_atomic  # not at the top either: only writers need it
 
     paths.ensure_data_dir(target.parent)
-    fd, tmp = tempfile.mkstemp(prefix=".paused-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"projects": projects}, fh, indent=2, sort_keys=True)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, json.dumps({"projects": projects}, indent=2, sort_keys=True).encode("utf-8"), 0o600)
 
 
 def pause(project_id: str, name: str, path: str | None, data_dir: Path | None = None) -> dict[str, Any]:
@@ -72,6 +68,13 @@ def pause(project_id: str, name: str, path: str | None, data_dir: Path | None = 
     projects[project_id] = record
     _write(projects, data_dir)
     return record
+
+
+def pause_project(store: "EpisodeStore", spec: str | None) -> tuple["ProjectRef", dict[str, Any]]:
+    """Pause the project a person named (path, name or id; None: the current directory's); what the CLI and the
+    browser call. Resuming also moves capture cursors, so it lives with them (`transcripts/resume.py`)."""
+    ref = store.resolve_project(spec, create=True)
+    return ref, pause(ref.id, ref.name, ref.path, store.db.path.parent)
 
 
 def resume(project_id: str, data_dir: Path | None = None) -> dict[str, Any] | None:

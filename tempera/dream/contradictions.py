@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tempera.core.db import Database
+from tempera.core.db import Database, apply_migrations
 from tempera.core.selfimprove.calibration import wilson
+from tempera.dream.schema import MIGRATIONS
 
 POSITIVE = frozenset({"for", "pro", "yes", "use", "prefer", "allow", "require", "support", "keep", "adopt", "true"})
 NEGATIVE = frozenset({"against", "con", "no", "avoid", "reject", "forbid", "disallow", "deny", "drop", "remove",
@@ -30,6 +31,7 @@ def opposite(a: str, b: str) -> bool:
 
 
 def episode_conflicts(db: Database, min_confidence: float) -> list[dict[str, Any]]:
+    apply_migrations(db, MIGRATIONS)
     rows = db.query("SELECT c.a_id, c.b_id, c.similarity, c.confidence, c.claim, c.judged_by, c.model, c.created_at, "
                     "a.summary, b.summary, a.outcome, b.outcome, COALESCE(p.name, a.project_id) "
                     "FROM contradiction_checks c JOIN episodes a ON a.id = c.a_id JOIN episodes b ON b.id = c.b_id "
@@ -42,6 +44,7 @@ def episode_conflicts(db: Database, min_confidence: float) -> list[dict[str, Any
 
 def contradiction_rate(db: Database, min_confidence: float) -> dict[str, Any]:
     """Share of judged live pairs that contradict, with its Wilson 95% interval."""
+    apply_migrations(db, MIGRATIONS)
     n, k = db.one(f"SELECT COUNT(*), COALESCE(SUM(contradicts = 1 AND confidence >= ?), 0) FROM contradiction_checks "
                   f"WHERE {_LIVE}", (min_confidence,))
     low, high = wilson(int(k), int(n))

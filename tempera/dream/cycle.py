@@ -20,12 +20,13 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempera.core.db import Database
+from tempera.core.db import Database, apply_migrations
 from tempera.core.errors import InvalidInput, TemperaError
 from tempera.core.llm import BudgetExceeded
 from tempera.dream.budget import CycleBudget
 from tempera.dream.phase import DreamContext, Interrupted, Phase, PhaseReport
 from tempera.dream.phases import contradict, decay, patterns, reflect, templates, verify_advance
+from tempera.dream.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -96,6 +97,7 @@ def _context(mem: "Memory", max_usd: float | None, now: datetime | None, should_
     cap = mem.config.dream.default_max_usd if max_usd is None else max_usd
     if cap < 0:
         raise InvalidInput("--max-usd must not be negative")
+    apply_migrations(mem.db, MIGRATIONS)
     return DreamContext(mem, CycleBudget(mem.config, cap), now or datetime.now(timezone.utc), mem.db.path.parent,
                         should_stop or (lambda: False), days)
 
@@ -192,6 +194,7 @@ def run_cycle(mem: "Memory", *, max_usd: float | None = None, phases: Sequence[s
 
 def last_cycle(db: Database) -> dict[str, Any] | None:
     """The most recent cycle (what `tempera status` shows), or None before the first one."""
+    apply_migrations(db, MIGRATIONS)
     row = db.one("SELECT id, trigger, status, max_usd, spent_usd, llm, phases, started_at, finished_at "
                  "FROM dream_cycles ORDER BY id DESC LIMIT 1")
     if row is None:
@@ -204,6 +207,7 @@ def last_cycle(db: Database) -> dict[str, Any] | None:
 
 def last_signature(db: Database) -> str:
     """The memory signature when the last completed cycle ended (EMPTY_SIGNATURE before any)."""
+    apply_migrations(db, MIGRATIONS)
     row = db.one("SELECT signature FROM dream_cycles WHERE status = 'done' AND signature IS NOT NULL "
                  "ORDER BY id DESC LIMIT 1")
     return row[0] if row else EMPTY_SIGNATURE

@@ -1,13 +1,13 @@
-"""Markdown pages under the data dir (reflections/, patterns/). A page is written to a temporary file, flushed
-and renamed over its target, so a reader (or a cycle killed mid-write) sees the old page or the new one, never
+"""Markdown pages under the data dir (reflections/, patterns/). A page replaces its target atomically
+(`core/atomic.py`), so a reader (or a cycle killed mid-write) sees the old page or the new one, never
 half of one. Pages are written before their database row, so a row always has its page."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
+
+from tempera.core.atomic import write_atomic
 
 REFLECTIONS_DIR = "reflections"
 PATTERNS_DIR = "patterns"
@@ -25,16 +25,7 @@ def project_dir(data_dir: Path, kind: str, project_name: str, project_id: str) -
 
 def write_page(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"), 0o600)
 
 
 def remove_page(path: str | Path) -> None:

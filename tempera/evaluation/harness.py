@@ -11,7 +11,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.errors import InvalidInput
 from tempera.core.memory import Memory
 from tempera.core.retrieve import retrieve

@@ -1,6 +1,6 @@
 """The bi-temporal fact graph: datoms with transaction and valid time, queried with minigraf-dialect Datalog.
 
-edn.py reader/printer -> parser.py (AST in ast.py) -> normalize.py (or -> union of conjunctions) ->
+edn.py reader/printer -> parser.py (AST in query_ast.py) -> normalize.py (or -> union of conjunctions) ->
 compiler.py (conjunction -> SQL) with relations.py (rules -> CTEs, recursion, specialisation) ->
 planner.py (find/aggregates/order) -> store.py (FactStore: writes, queries, rules, history).
 schema.py holds the migrations, entity_types.py and audit.py the entity schema, ingest_git.py and pycode.py

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tempera.facts import ast
+from tempera.facts import query_ast
 from tempera.facts.errors import DatalogError, Pos
 from tempera.facts.normalize import expr_vars, not_needs
 from tempera.facts.values import NUMERIC, REFERENCE, VT, Keyword, Value, encode, entity_type_sql
@@ -78,7 +78,7 @@ class Context:
         tag, stored = encode(value)
         return Term(self.param(stored), str(int(tag)), frozenset({int(tag)}), value)
 
-    def slot(self, slot: ast.Slot, pos: Pos) -> Value:
+    def slot(self, slot: query_ast.Slot, pos: Pos) -> Value:
         if slot.name not in self.slots:
             raise DatalogError(f"bind slot ${slot.name} has no value; pass it in the query parameters", pos)
         return self.slots[slot.name]
@@ -116,7 +116,7 @@ class Scope:
         return sql
 
 
-def compile_conjunction(ctx: Context, clauses: tuple[ast.Clause, ...], bindings: Mapping[str, Term],
+def compile_conjunction(ctx: Context, clauses: tuple[query_ast.Clause, ...], bindings: Mapping[str, Term],
                         froms: list[str] | None = None, *, drive_first: bool = False,
                         sideways: bool = False) -> Scope:
     """One or-free conjunction -> a Scope; `bindings` are the variables already bound outside.
@@ -129,15 +129,15 @@ def compile_conjunction(ctx: Context, clauses: tuple[ast.Clause, ...], bindings:
     """
     scope = Scope(dict(bindings), list(froms or []), drive_first=drive_first)
     if drive_first:  # the driving rule call takes the first FROM place
-        assert isinstance(clauses[0], ast.RuleCall)
+        assert isinstance(clauses[0], query_ast.RuleCall)
         _rule_call(ctx, scope, clauses[0], sideways=False)
         clauses = clauses[1:]
-    pending: list[ast.Clause] = []
-    calls: list[ast.RuleCall] = []
+    pending: list[query_ast.Clause] = []
+    calls: list[query_ast.RuleCall] = []
     for clause in clauses:  # patterns first, so that rule calls can be seeded with what they allow
-        if isinstance(clause, ast.Pattern):
+        if isinstance(clause, query_ast.Pattern):
             _pattern(ctx, scope, clause)
-        elif isinstance(clause, ast.RuleCall):
+        elif isinstance(clause, query_ast.RuleCall):
             calls.append(clause)
         else:
             pending.append(clause)
@@ -153,32 +153,32 @@ def compile_conjunction(ctx: Context, clauses: tuple[ast.Clause, ...], bindings:
     return scope
 
 
-def _missing(clause: ast.Clause, scope: Scope) -> set[str]:
-    if isinstance(clause, (ast.Predicate, ast.Binding)):
+def _missing(clause: query_ast.Clause, scope: Scope) -> set[str]:
+    if isinstance(clause, (query_ast.Predicate, query_ast.Binding)):
         needed = expr_vars(clause.call)
-    elif isinstance(clause, ast.Not):
+    elif isinstance(clause, query_ast.Not):
         needed = not_needs(clause)
-    elif isinstance(clause, ast.NotJoin):
+    elif isinstance(clause, query_ast.NotJoin):
         needed = {v.name for v in clause.vars}
     else:
         raise AssertionError(f"or must be expanded before compiling: {clause}")
     return needed - scope.bindings.keys()
 
 
-def _report_unbound(clause: ast.Clause, scope: Scope) -> None:
+def _report_unbound(clause: query_ast.Clause, scope: Scope) -> None:
     name = sorted(_missing(clause, scope))[0]
-    if isinstance(clause, ast.Not):
+    if isinstance(clause, query_ast.Not):
         raise DatalogError(f"variable {name} in (not ...) is not bound by any other clause; "
                            f"use (not-join [...] ...) for variables local to the negation", clause.pos)
-    if isinstance(clause, ast.NotJoin):
+    if isinstance(clause, query_ast.NotJoin):
         raise DatalogError(f"join variable {name} of (not-join ...) is not bound by any other clause", clause.pos)
     raise DatalogError(f"variable {name} in an expression clause is not bound by any pattern", clause.pos)
 
 
-def _apply(ctx: Context, scope: Scope, clause: ast.Clause) -> None:
-    if isinstance(clause, ast.Predicate):
+def _apply(ctx: Context, scope: Scope, clause: query_ast.Clause) -> None:
+    if isinstance(clause, query_ast.Predicate):
         scope.conds.append(condition(ctx, scope, clause.call))
-    elif isinstance(clause, ast.Binding):
+    elif isinstance(clause, query_ast.Binding):
         term = expression(ctx, scope, clause.call, clause.pos)
         if clause.out.name in scope.bindings:
             scope.conds.append(equal(term, scope.bindings[clause.out.name]))
@@ -186,11 +186,11 @@ def _apply(ctx: Context, scope: Scope, clause: ast.Clause) -> None:
             scope.bindings[clause.out.name] = term
             if term.const is NO_CONST:
                 scope.conds.append(f"{term.v} IS NOT NULL")  # a type mismatch or division by zero drops the row
-    elif isinstance(clause, ast.Not):
+    elif isinstance(clause, query_ast.Not):
         inner = compile_conjunction(ctx, clause.body, scope.bindings)
         scope.conds.append(f"NOT EXISTS ({inner.select([])})")
     else:
-        assert isinstance(clause, ast.NotJoin)
+        assert isinstance(clause, query_ast.NotJoin)
         shared = {v.name: scope.bindings[v.name] for v in clause.vars}
         inner = compile_conjunction(ctx, clause.body, shared)
         scope.conds.append(f"NOT EXISTS ({inner.select([])})")
@@ -198,7 +198,7 @@ def _apply(ctx: Context, scope: Scope, clause: ast.Clause) -> None:
 
 # -- patterns and rule calls -------------------------------------------------------------------------------------
 
-def _pattern(ctx: Context, scope: Scope, pattern: ast.Pattern) -> None:
+def _pattern(ctx: Context, scope: Scope, pattern: query_ast.Pattern) -> None:
     d = ctx.name("d")
     scope.froms.append(f"{_source(ctx, pattern)} {d}")
     scope.conds.extend(ctx.visible(d))
@@ -208,17 +208,17 @@ def _pattern(ctx: Context, scope: Scope, pattern: ast.Pattern) -> None:
         (pattern.v, Term(f"{d}.v", f"{d}.vt"), "value"),
     )
     for term, column, position in columns:
-        if isinstance(term, (ast.Const, ast.Slot)) and position != "value":
-            value = term.value if isinstance(term, ast.Const) else ctx.slot(term, pattern.pos)
+        if isinstance(term, (query_ast.Const, query_ast.Slot)) and position != "value":
+            value = term.value if isinstance(term, query_ast.Const) else ctx.slot(term, pattern.pos)
             _check_position(value, position, pattern.pos)
         _unify(ctx, scope, term, column, pattern.pos)
 
 
-def _source(ctx: Context, pattern: ast.Pattern) -> str:
+def _source(ctx: Context, pattern: query_ast.Pattern) -> str:
     """What a pattern reads: `fact_datoms`, or the read-only view (a subquery with fact_datoms' columns) that
-    serves its constant attribute, such as the episode attributes of `episode_view.py`."""
-    if isinstance(pattern.a, (ast.Const, ast.Slot)):
-        value = pattern.a.value if isinstance(pattern.a, ast.Const) else ctx.slot(pattern.a, pattern.pos)
+    serves its constant attribute, such as the episode attributes of `episode_datoms.py`."""
+    if isinstance(pattern.a, (query_ast.Const, query_ast.Slot)):
+        value = pattern.a.value if isinstance(pattern.a, query_ast.Const) else ctx.slot(pattern.a, pattern.pos)
         if isinstance(value, Keyword):
             return ctx.views.get(str.__str__(value), "fact_datoms")
     return "fact_datoms"
@@ -232,30 +232,30 @@ def _check_position(value: Value, position: str, pos: Pos) -> None:
         raise DatalogError(f"the attribute position takes a keyword or a variable, not {value!r}", pos)
 
 
-def _unify(ctx: Context, scope: Scope, term: ast.Term, column: Term, pos: Pos) -> None:
+def _unify(ctx: Context, scope: Scope, term: query_ast.Term, column: Term, pos: Pos) -> None:
     """Make `column` agree with the pattern term: bind a new variable, or add an equality condition."""
-    if isinstance(term, ast.Wildcard):
+    if isinstance(term, query_ast.Wildcard):
         return
-    if isinstance(term, ast.Var):
+    if isinstance(term, query_ast.Var):
         bound = scope.bindings.get(term.name)
         if bound is None:
             scope.bindings[term.name] = column
         else:
             scope.conds.append(equal(column, bound))
         return
-    value = term.value if isinstance(term, ast.Const) else ctx.slot(term, pos)
+    value = term.value if isinstance(term, query_ast.Const) else ctx.slot(term, pos)
     scope.conds.append(equal(column, ctx.const(value)))
 
 
-def _rule_call(ctx: Context, scope: Scope, call: ast.RuleCall, *, sideways: bool) -> None:
+def _rule_call(ctx: Context, scope: Scope, call: query_ast.RuleCall, *, sideways: bool) -> None:
     consts: dict[int, Value] = {}
     seeds: dict[int, str] = {}
     for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Const):
+        if isinstance(arg, query_ast.Const):
             consts[i] = arg.value
-        elif isinstance(arg, ast.Slot):
+        elif isinstance(arg, query_ast.Slot):
             consts[i] = ctx.slot(arg, call.pos)
-        elif isinstance(arg, ast.Var) and arg.name in scope.bindings:
+        elif isinstance(arg, query_ast.Var) and arg.name in scope.bindings:
             term = scope.bindings[arg.name]
             if term.const is not NO_CONST:
                 consts[i] = term.const
@@ -305,13 +305,13 @@ def _guarded(guards: list[str | None], sql: str) -> str:
     return f"({' AND '.join(real + [sql])})" if real else f"({sql})"
 
 
-def expression(ctx: Context, scope: Scope, expr: ast.Expr, pos: Pos) -> Term:
+def expression(ctx: Context, scope: Scope, expr: query_ast.Expr, pos: Pos) -> Term:
     """An expression's value as a Term; an invalid operation (type mismatch, x/0) gives SQL NULL."""
-    if isinstance(expr, ast.Var):
+    if isinstance(expr, query_ast.Var):
         return scope.bindings[expr.name]
-    if isinstance(expr, ast.Const):
+    if isinstance(expr, query_ast.Const):
         return ctx.const(expr.value)
-    if isinstance(expr, ast.Slot):
+    if isinstance(expr, query_ast.Slot):
         return ctx.const(ctx.slot(expr, pos))
     if expr.fn in ARITHMETIC:
         return _arithmetic(ctx, scope, expr)
@@ -320,7 +320,7 @@ def expression(ctx: Context, scope: Scope, expr: ast.Expr, pos: Pos) -> Term:
     return Term(v, str(int(VT.BOOL)), frozenset({VT.BOOL}))
 
 
-def _arithmetic(ctx: Context, scope: Scope, call: ast.Call) -> Term:
+def _arithmetic(ctx: Context, scope: Scope, call: query_ast.Call) -> Term:
     args = [expression(ctx, scope, a, call.pos) for a in call.args]
     if not args or (len(args) == 1 and call.fn != "-"):
         raise DatalogError(f"({call.fn} ...) needs at least two arguments", call.pos)
@@ -339,7 +339,7 @@ def _arithmetic(ctx: Context, scope: Scope, call: ast.Call) -> Term:
     return result
 
 
-def condition(ctx: Context, scope: Scope, call: ast.Call) -> str:
+def condition(ctx: Context, scope: Scope, call: query_ast.Call) -> str:
     """A predicate call -> SQL that is true only when the arguments have fitting types and the test holds."""
     fn = call.fn
     if fn in ARITHMETIC:
@@ -373,6 +373,6 @@ def condition(ctx: Context, scope: Scope, call: ast.Call) -> str:
     raise DatalogError(f"unknown function {fn}", call.pos)
 
 
-def _arity(call: ast.Call, args: list[Term], n: int) -> None:
+def _arity(call: query_ast.Call, args: list[Term], n: int) -> None:
     if len(args) != n:
         raise DatalogError(f"({call.fn} ...) takes {n} argument{'s' if n > 1 else ''}, got {len(args)}", call.pos)

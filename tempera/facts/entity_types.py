@@ -62,6 +62,12 @@ def project_key(project_id: str) -> str:
     return project_id[:8]
 
 
+def slug(text: str) -> str:
+    """The entity name of a subject: lower case words joined by '-' ("os.path" -> "os-path", "C++" -> "cpp")."""
+    text = text.lower().replace("++", "pp").replace("#", "sharp")
+    return re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:60].strip("-")
+
+
 def stance_entity(kind: str, subject_slug: str, project_id: str) -> Keyword:
     """A project's stance entity, `:constraint/mysql.3f2a9c1b`."""
     return Keyword(f":{kind}/{subject_slug}.{project_key(project_id)}")

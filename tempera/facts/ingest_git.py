@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tempera.core.atomic import write_atomic
 from tempera.core.languages import LANGUAGES as SOURCE_LANGUAGES
 from tempera.facts.pycode import ModuleIndex, analyse
 from tempera.facts.store import FactStore
@@ -153,9 +154,7 @@ def status_path(db_path: Path) -> Path:
 
 def write_status(path: Path, **fields: Any) -> None:
     """Replace the status file atomically, so a reader never sees half of it."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(fields, default=str))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(fields, default=str).encode("utf-8"), None)
 
 
 def read_status(path: Path) -> dict[str, Any]:

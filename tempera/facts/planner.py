@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
-from tempera.facts import ast
+from tempera.facts import query_ast
 from tempera.facts.compiler import Context, Scope, Term, compile_conjunction
 from tempera.facts.errors import DatalogError
 from tempera.facts.normalize import PRIVATE_MARK, expand
@@ -54,7 +54,7 @@ def _decode(tag: int, value: Any, keywords: dict[str, Keyword]) -> Value:
     return decode(tag, value)
 
 
-def plan_query(query: ast.Query, program: Program, *, as_of: int | None, valid_at: int | None,
+def plan_query(query: query_ast.Query, program: Program, *, as_of: int | None, valid_at: int | None,
                inputs: Sequence[Any] = (), slots: Mapping[str, Value] | None = None,
                aggregates: Mapping[str, str] | None = None, views: Mapping[str, str] | None = None) -> Plan:
     """Compile `query` for the given time filters. `aggregates` maps UDF names to their SQL function names;
@@ -64,7 +64,7 @@ def plan_query(query: ast.Query, program: Program, *, as_of: int | None, valid_a
     bindings, froms = _inputs(ctx, query, inputs)
     conjunctions = expand(query.where, set(bindings), count(1))
     scopes = [compile_conjunction(ctx, conj, bindings, froms, sideways=True) for conj in conjunctions]
-    aggregate = [f for f in query.find if isinstance(f, ast.Aggregate)]
+    aggregate = [f for f in query.find if isinstance(f, query_ast.Aggregate)]
     for scope in scopes:
         _check_bound(query, scope)
     if aggregate:
@@ -74,10 +74,10 @@ def plan_query(query: ast.Query, program: Program, *, as_of: int | None, valid_a
         sql, order_columns = _union(ctx, scopes, names), [(f"v{i}", f"t{i}") for i in range(len(names))]
     sql = f"SELECT * FROM ({sql} LIMIT -1 OFFSET 0){_order_limit(query, order_columns)}"
     return Plan(relations.with_clause() + sql, ctx.params, [_column_name(f) for f in query.find],
-                [isinstance(f, ast.Var) for f in query.find], relations.fixpoints)
+                [isinstance(f, query_ast.Var) for f in query.find], relations.fixpoints)
 
 
-def _order_limit(query: ast.Query, columns: list[tuple[str, str | None]]) -> str:
+def _order_limit(query: query_ast.Query, columns: list[tuple[str, str | None]]) -> str:
     """ORDER BY the :order-by keys, then every column (value, then type tag); LIMIT from :limit."""
     keys = [(k.column, k.descending) for k in query.order_by]
     keys += [(i, False) for i in range(len(columns)) if i not in {c for c, _ in keys}]
@@ -85,20 +85,20 @@ def _order_limit(query: ast.Query, columns: list[tuple[str, str | None]]) -> str
     return f" ORDER BY {', '.join(parts)}" + (f" LIMIT {query.limit:d}" if query.limit is not None else "")
 
 
-def _column_name(elem: ast.FindElem) -> str:
-    return elem.name if isinstance(elem, ast.Var) else elem.text
+def _column_name(elem: query_ast.FindElem) -> str:
+    return elem.name if isinstance(elem, query_ast.Var) else elem.text
 
 
-def _find_vars(query: ast.Query) -> list[str]:
-    return [f.name for f in query.find if isinstance(f, ast.Var)]
+def _find_vars(query: query_ast.Query) -> list[str]:
+    return [f.name for f in query.find if isinstance(f, query_ast.Var)]
 
 
-def _needed(query: ast.Query) -> list[tuple[str, ast.Aggregate | ast.Query]]:
+def _needed(query: query_ast.Query) -> list[tuple[str, query_ast.Aggregate | query_ast.Query]]:
     """Every variable the answer reads, with what reads it (for the error message)."""
-    needed: list[tuple[str, Any]] = [(f.name, query) for f in query.find if isinstance(f, ast.Var)]
+    needed: list[tuple[str, Any]] = [(f.name, query) for f in query.find if isinstance(f, query_ast.Var)]
     needed += [(v.name, query) for v in query.with_]
     for f in query.find:
-        if isinstance(f, ast.Aggregate):
+        if isinstance(f, query_ast.Aggregate):
             used = [f.arg] if f.arg else []
             if f.over:
                 used += list(f.over.partition_by) + [v for v, _ in f.over.order_by]
@@ -106,38 +106,38 @@ def _needed(query: ast.Query) -> list[tuple[str, ast.Aggregate | ast.Query]]:
     return needed
 
 
-def _check_bound(query: ast.Query, scope: Scope) -> None:
+def _check_bound(query: query_ast.Query, scope: Scope) -> None:
     for name, user in _needed(query):
         if name not in scope.bindings:
-            where = f"in {user.text}" if isinstance(user, ast.Aggregate) else "in :find/:with"
+            where = f"in {user.text}" if isinstance(user, query_ast.Aggregate) else "in :find/:with"
             raise DatalogError(f"variable {name} {where} is not bound by any :where clause", user.pos)
 
 
-def _inputs(ctx: Context, query: ast.Query, inputs: Sequence[Any]) -> tuple[dict[str, Term], list[str]]:
+def _inputs(ctx: Context, query: query_ast.Query, inputs: Sequence[Any]) -> tuple[dict[str, Term], list[str]]:
     """:in parameters become constant bindings, or VALUES tables for collections and relations."""
     if len(inputs) != len(query.inputs):
         raise DatalogError(f"the query takes {len(query.inputs)} :in parameter(s), got {len(inputs)}", query.pos)
     bindings: dict[str, Term] = {}
     froms: list[str] = []
     for spec, value in zip(query.inputs, inputs):
-        if isinstance(spec, ast.InScalar):
+        if isinstance(spec, query_ast.InScalar):
             bindings[spec.var.name] = ctx.const(value)
-        elif isinstance(spec, ast.InTuple):
+        elif isinstance(spec, query_ast.InTuple):
             _check_width(spec.vars, value, query)
-            bindings.update({v.name: ctx.const(x) for v, x in zip(spec.vars, value) if isinstance(v, ast.Var)})
+            bindings.update({v.name: ctx.const(x) for v, x in zip(spec.vars, value) if isinstance(v, query_ast.Var)})
         else:
-            rows = [(x,) for x in value] if isinstance(spec, ast.InCollection) else list(value)
-            names = [spec.var] if isinstance(spec, ast.InCollection) else list(spec.vars)
+            rows = [(x,) for x in value] if isinstance(spec, query_ast.InCollection) else list(value)
+            names = [spec.var] if isinstance(spec, query_ast.InCollection) else list(spec.vars)
             for row in rows:
                 _check_width(names, row, query)
             alias = ctx.name("in")
             froms.append(f"({_values(ctx, rows, len(names))}) {alias}")
             bindings.update({v.name: Term(f"{alias}.v{i}", f"{alias}.t{i}")
-                             for i, v in enumerate(names) if isinstance(v, ast.Var)})
+                             for i, v in enumerate(names) if isinstance(v, query_ast.Var)})
     return bindings, froms
 
 
-def _check_width(names: Sequence[Any], value: Any, query: ast.Query) -> None:
+def _check_width(names: Sequence[Any], value: Any, query: query_ast.Query) -> None:
     if not isinstance(value, (list, tuple)) or len(value) != len(names):
         raise DatalogError(f"an :in tuple needs {len(names)} values, got {value!r}", query.pos)
 
@@ -163,21 +163,21 @@ def _union(ctx: Context, scopes: list[Scope], names: list[str]) -> str:
     return " UNION ".join(selects)
 
 
-def _aggregate_sql(ctx: Context, query: ast.Query, scopes: list[Scope],
+def _aggregate_sql(ctx: Context, query: query_ast.Query, scopes: list[Scope],
                    udfs: Mapping[str, str]) -> tuple[str, list[tuple[str, str | None]]]:
     names = sorted(set.intersection(*(set(s.bindings) for s in scopes)))
     names = [n for n in names if PRIVATE_MARK not in n]
     index = {name: i for i, name in enumerate(names)}
     inner = _union(ctx, scopes, names)
-    windowed = [f for f in query.find if isinstance(f, ast.Aggregate) and f.over is not None]
-    plain = [f for f in query.find if isinstance(f, ast.Aggregate) and f.over is None]
+    windowed = [f for f in query.find if isinstance(f, query_ast.Aggregate) and f.over is not None]
+    plain = [f for f in query.find if isinstance(f, query_ast.Aggregate) and f.over is None]
     if windowed and plain:
         raise DatalogError("cannot mix window functions (:over) with plain aggregates in one :find", query.pos)
     out_cols: list[str] = []
     order_columns: list[tuple[str, str | None]] = []
     must_exist: list[str] = []
     for n, elem in enumerate(query.find):
-        if isinstance(elem, ast.Var):
+        if isinstance(elem, query_ast.Var):
             k = index[elem.name]
             out_cols += [f"t{k} AS ot{n}", f"v{k} AS ov{n}"]
             order_columns.append((f"ov{n}", f"ot{n}"))
@@ -186,7 +186,7 @@ def _aggregate_sql(ctx: Context, query: ast.Query, scopes: list[Scope],
             order_columns.append((f"ov{n}", None))
             if elem.fn not in ("count", "count-distinct") and elem.over is None:
                 must_exist.append(f"ov{n} IS NOT NULL")  # sum/min/max over nothing: no row, as in minigraf
-    group = [index[f.name] for f in query.find if isinstance(f, ast.Var)] + [index[v.name] for v in query.with_]
+    group = [index[f.name] for f in query.find if isinstance(f, query_ast.Var)] + [index[v.name] for v in query.with_]
     sql = f"SELECT {', '.join(out_cols)} FROM ({inner})"
     if plain and group:
         sql += " GROUP BY " + ", ".join(f"t{k}, v{k}" for k in group)
@@ -196,7 +196,7 @@ def _aggregate_sql(ctx: Context, query: ast.Query, scopes: list[Scope],
     return sql, order_columns
 
 
-def _aggregate_expr(agg: ast.Aggregate, index: dict[str, int], udfs: Mapping[str, str]) -> str:
+def _aggregate_expr(agg: query_ast.Aggregate, index: dict[str, int], udfs: Mapping[str, str]) -> str:
     fn = agg.fn
     if fn in WINDOW_SQL:
         call = WINDOW_SQL[fn]

@@ -22,8 +22,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from tempera.facts.entity_types import PROJECT, STANCES, stance_subject
-from tempera.facts.turnfacts import slug
+from tempera.facts.entity_types import PROJECT, STANCES, slug, stance_subject
 from tempera.facts.values import Value, decode, ms_to_iso, to_ms
 
 if TYPE_CHECKING:

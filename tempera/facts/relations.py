@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tempera.facts import ast
+from tempera.facts import query_ast
 from tempera.facts.compiler import Context, RelationRef, compile_conjunction
 from tempera.facts.edn import to_edn
 from tempera.facts.errors import DatalogError, Pos
@@ -38,19 +38,19 @@ class RuleClause:
     """One or-free clause of a rule."""
 
     name: str
-    head: tuple[Any, ...]  # ast.Var | ast.Const
-    body: tuple[ast.Clause, ...]
+    head: tuple[Any, ...]  # query_ast.Var | query_ast.Const
+    body: tuple[query_ast.Clause, ...]
     pos: Pos
 
 
-def calls_to(clause: RuleClause, names: set[str]) -> list[ast.RuleCall]:
-    return [c for c in clause.body if isinstance(c, ast.RuleCall) and c.name in names]
+def calls_to(clause: RuleClause, names: set[str]) -> list[query_ast.RuleCall]:
+    return [c for c in clause.body if isinstance(c, query_ast.RuleCall) and c.name in names]
 
 
 class Program:
     """The stored rules, or-expanded, with their dependency graph checked for stratified negation."""
 
-    def __init__(self, rules: Iterable[ast.Rule]) -> None:
+    def __init__(self, rules: Iterable[query_ast.Rule]) -> None:
         self.clauses: dict[str, list[RuleClause]] = {}
         self.arity: dict[str, int] = {}
         edges: dict[str, list[tuple[str, bool, Pos]]] = {}
@@ -230,7 +230,7 @@ class QueryRelations:
         for clause in self._clauses(name):
             bound = _bind_head(clause, consts, name, new)
             if bound is not None:
-                limits = tuple(ast.RuleCall(s.relation, (bound.head[i],), clause.pos)
+                limits = tuple(query_ast.RuleCall(s.relation, (bound.head[i],), clause.pos)
                                for i, s in starts.items() if isinstance(s, Seed))
                 clauses.append(replace(bound, body=limits + bound.body))
         return self._generate(new, self.arity[name], clauses)
@@ -247,7 +247,7 @@ class QueryRelations:
         recursive = [c for c in clauses if calls_to(c, {name})]
         base = [c for c in clauses if not calls_to(c, {name})]
         bound = sorted(starts)
-        origin = tuple(ast.Var(f"?{PRIVATE_MARK}origin{i}") for i in bound)
+        origin = tuple(query_ast.Var(f"?{PRIVATE_MARK}origin{i}") for i in bound)
         frontier = f"{name}|frontier|{_describe(starts)}"
         answer = f"{name}|answer|{_describe(starts)}"
         steps = []
@@ -258,15 +258,16 @@ class QueryRelations:
                 return None
             head_bound = tuple(clause.head[i] for i in bound)
             steps.append(RuleClause(frontier, origin + tuple(call.args[i] for i in bound),
-                                    (ast.RuleCall(frontier, origin + head_bound, clause.pos),) + rest, clause.pos))
+                                    (query_ast.RuleCall(frontier, origin + head_bound, clause.pos),) + rest,
+                                    clause.pos))
         pos = clauses[0].pos
-        first = tuple(o if isinstance(starts[i], Seed) else ast.Const(starts[i]) for i, o in zip(bound, origin))
-        seeding = tuple(ast.RuleCall(s.relation, (o,), pos) for o, s in zip(origin, (starts[i] for i in bound))
+        first = tuple(o if isinstance(starts[i], Seed) else query_ast.Const(starts[i]) for i, o in zip(bound, origin))
+        seeding = tuple(query_ast.RuleCall(s.relation, (o,), pos) for o, s in zip(origin, (starts[i] for i in bound))
                         if isinstance(s, Seed))
         self._generate(frontier, 2 * len(bound), [RuleClause(frontier, first + first, seeding, pos), *steps])
         by_position = dict(zip(bound, origin))
         answers = [RuleClause(answer, tuple(by_position.get(i, h) for i, h in enumerate(b.head)),
-                              (ast.RuleCall(frontier, origin + tuple(b.head[i] for i in bound), b.pos),) + b.body,
+                              (query_ast.RuleCall(frontier, origin + tuple(b.head[i] for i in bound), b.pos),) + b.body,
                               b.pos) for b in base]
         return self._generate(answer, self.arity[name], answers)
 
@@ -315,13 +316,13 @@ class QueryRelations:
         return refs
 
     def _select(self, clause: RuleClause, arity: int, tagged: bool, *, distinct: bool,
-                driver: ast.RuleCall | None = None) -> str:
+                driver: query_ast.RuleCall | None = None) -> str:
         """SELECT of the clause's head; `driver`, the recursive call of a step, becomes the outer loop."""
         body = clause.body if driver is None else (driver, *(c for c in clause.body if c is not driver))
         scope = compile_conjunction(self.ctx, body, {}, drive_first=driver is not None, sideways=True)
         out = [self.ctx.param(clause.name)] if tagged else []
         for arg in clause.head:
-            if isinstance(arg, ast.Const):
+            if isinstance(arg, query_ast.Const):
                 term = self.ctx.const(arg.value)
             elif arg.name in scope.bindings:
                 term = scope.bindings[arg.name]
@@ -395,44 +396,45 @@ def _same(a: Value, b: Value) -> bool:
 def _passes_through(clause: RuleClause, i: int, name: str) -> bool:
     call = calls_to(clause, {name})[0]
     head, arg = clause.head[i], call.args[i]
-    return isinstance(head, ast.Var) and isinstance(arg, ast.Var) and head.name == arg.name
+    return isinstance(head, query_ast.Var) and isinstance(arg, query_ast.Var) and head.name == arg.name
 
 
 def _bind_head(clause: RuleClause, consts: dict[int, Value], old: str, new: str) -> RuleClause | None:
     """The clause with head arguments fixed to constants; None when a head constant contradicts them."""
-    mapping: dict[str, ast.Const] = {}
+    mapping: dict[str, query_ast.Const] = {}
     for i, value in consts.items():
         head = clause.head[i]
-        if isinstance(head, ast.Const):
+        if isinstance(head, query_ast.Const):
             if not _same(head.value, value):
                 return None
         elif head.name in mapping and not _same(mapping[head.name].value, value):
             return None
         else:
-            mapping[head.name] = ast.Const(value)
-    body = tuple(replace(c, name=new) if isinstance(c, ast.RuleCall) and c.name == old else c
+            mapping[head.name] = query_ast.Const(value)
+    body = tuple(replace(c, name=new) if isinstance(c, query_ast.RuleCall) and c.name == old else c
                  for c in substitute(clause.body, mapping))
-    head = tuple(mapping.get(h.name, h) if isinstance(h, ast.Var) else h for h in clause.head)
+    head = tuple(mapping.get(h.name, h) if isinstance(h, query_ast.Var) else h for h in clause.head)
     return RuleClause(new, head, body, clause.pos)
 
 
-def _frontier_shape(clause: RuleClause, call: ast.RuleCall, rest: tuple[ast.Clause, ...], bound: set[int]) -> bool:
+def _frontier_shape(clause: RuleClause, call: query_ast.RuleCall, rest: tuple[query_ast.Clause, ...],
+                    bound: set[int]) -> bool:
     """True when the free arguments pass through the recursion untouched and the bound ones are computable."""
     head_bound = [clause.head[i] for i in sorted(bound)]
-    if not all(isinstance(h, ast.Var) for h in head_bound) or len({h.name for h in head_bound}) != len(bound):
+    if not all(isinstance(h, query_ast.Var) for h in head_bound) or len({h.name for h in head_bound}) != len(bound):
         return False
     used = set().union(*(mentioned_vars(c) for c in rest)) if rest else set()
     for j, head in enumerate(clause.head):
         if j in bound:
             continue
         arg = call.args[j]
-        if isinstance(head, ast.Const):
-            if not (isinstance(arg, ast.Const) and _same(arg.value, head.value)):
+        if isinstance(head, query_ast.Const):
+            if not (isinstance(arg, query_ast.Const) and _same(arg.value, head.value)):
                 return False
             continue
-        others = {h.name for k, h in enumerate(clause.head) if k != j and isinstance(h, ast.Var)}
-        if not (isinstance(arg, ast.Var) and arg.name == head.name) or head.name in used | others:
+        others = {h.name for k, h in enumerate(clause.head) if k != j and isinstance(h, query_ast.Var)}
+        if not (isinstance(arg, query_ast.Var) and arg.name == head.name) or head.name in used | others:
             return False
     available = {h.name for h in head_bound} | conj_bound_vars(rest)
-    return all(isinstance(call.args[i], ast.Const) or
-               (isinstance(call.args[i], ast.Var) and call.args[i].name in available) for i in bound)
+    return all(isinstance(call.args[i], query_ast.Const) or
+               (isinstance(call.args[i], query_ast.Var) and call.args[i].name in available) for i in bound)

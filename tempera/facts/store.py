@@ -20,10 +20,10 @@ from typing import Any, Union
 from tempera.core.db import Database, apply_migrations, sqlite3
 from tempera.core.errors import InvalidInput
 from tempera.core.redact import redact
-from tempera.facts import ast
+from tempera.facts import query_ast
 from tempera.facts.compiler import Context
 from tempera.facts.entity_types import PROJECT, project_key
-from tempera.facts.episode_view import EPISODE_VIEWS
+from tempera.facts.episode_datoms import EPISODE_VIEWS
 from tempera.facts.errors import DatalogError, Pos
 from tempera.facts.parser import parse_command, parse_facts, parse_query, parse_rule
 from tempera.facts.planner import plan_query
@@ -127,11 +127,11 @@ class FactStore:
                 params: Mapping[str, Any] | Sequence[Any] | None = None) -> Result:
         """Run one command: (transact ...), (retract ...), (query [...]) or (rule [...])."""
         command = parse_command(text)
-        if isinstance(command, ast.Transact):
+        if isinstance(command, query_ast.Transact):
             return self._write(reason, add=command.facts)
-        if isinstance(command, ast.Retract):
+        if isinstance(command, query_ast.Retract):
             return self._write(reason, retract=command.facts)
-        if isinstance(command, ast.QueryCommand):
+        if isinstance(command, query_ast.QueryCommand):
             return self._query(command.query, params)
         return self._add_rule(command.rule)
 
@@ -216,7 +216,7 @@ class FactStore:
     # -- writes --------------------------------------------------------------------------------------------------
 
     def _facts(self, facts: FactInput, *, retract: bool, valid_from: int | None = None,
-               valid_to: int | None = None) -> tuple[ast.FactSpec, ...]:
+               valid_to: int | None = None) -> tuple[query_ast.FactSpec, ...]:
         if isinstance(facts, str):
             return parse_facts(facts, retract=retract, valid_from=valid_from, valid_to=valid_to)
         specs = []
@@ -226,7 +226,7 @@ class FactStore:
             entity, attribute, value = fact
             if not isinstance(attribute, Keyword):
                 attribute = Keyword(str(attribute))
-            specs.append(ast.FactSpec(_entity_arg(entity), attribute, value, valid_from, valid_to, Pos(1, 1)))
+            specs.append(query_ast.FactSpec(_entity_arg(entity), attribute, value, valid_from, valid_to, Pos(1, 1)))
         return tuple(specs)
 
     def _next_time(self) -> int:
@@ -235,8 +235,9 @@ class FactStore:
         now = int(time.time() * 1000)
         return max(now, last or 0)
 
-    def _write(self, reason: str | None, *, add: Sequence[ast.FactSpec] = (), retract: Sequence[ast.FactSpec] = (),
-               close: Sequence[ast.FactSpec] = (), close_at: int | None = None) -> TxResult:
+    def _write(self, reason: str | None, *, add: Sequence[query_ast.FactSpec] = (),
+               retract: Sequence[query_ast.FactSpec] = (), close: Sequence[query_ast.FactSpec] = (),
+               close_at: int | None = None) -> TxResult:
         """One transaction, recorded only if something changes: new datoms, retractions, valid-time closes. Text
         values and the reason are redacted, as every way into memory is (a value is matched in its stored form)."""
         reason = redact(_require_reason(reason))
@@ -268,6 +269,22 @@ class FactStore:
             self.db.conn.executemany("UPDATE fact_datoms SET retracted_tx = ? WHERE id = ?", [(tx, i) for i in ended])
         return TxResult(tx, ms_to_iso(now), added=added, retracted=len(ended), unchanged=unchanged)
 
+    def record(self, reason: str, datoms: Sequence[tuple[str, str, int, Any, int, int | None]] = (),
+               retract: Sequence[int] = ()) -> tuple[int, list[int]]:
+        """One transaction made of what another store did (team sync): `datoms` (encoded e, a, vt, v, valid-from,
+        valid-to) inserted as given, without set semantics, so each keeps its own identity for its retraction to
+        follow; datoms retracted by id. Transaction time is this store's (when this copy learned it); valid time
+        stays as given. Returns the transaction and the new datom ids, in order."""
+        with self.db.transaction():
+            tx = self.db.execute("INSERT INTO fact_tx(at, reason) VALUES (?, ?)",
+                                 (self._next_time(), redact(_require_reason(reason)))).lastrowid
+            ids = [self.db.execute("INSERT INTO fact_datoms(e, a, vt, v, valid_from, valid_to, tx) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, tx)).lastrowid for row in datoms]
+            self.db.conn.executemany("UPDATE fact_datoms SET retracted_tx = ? WHERE id = ? AND retracted_tx IS NULL",
+                                     [(tx, i) for i in retract])
+        assert tx is not None
+        return tx, [int(i) for i in ids if i is not None]
+
     def project_stances(self, project_id: str) -> list[str]:
         """The stance entities that a `:project` datom gives to the project (retracted ones included)."""
         return [e for (e,) in self.db.query(f"SELECT DISTINCT e FROM fact_datoms WHERE {_OF_PROJECT}", (project_id,))]
@@ -293,7 +310,7 @@ class FactStore:
                             (self._next_time(), f"project {source_id} merged into {target_id}"))
         return len(entities)
 
-    def _new_datoms(self, facts: Sequence[ast.FactSpec], now: int) -> list[tuple[Any, ...]]:
+    def _new_datoms(self, facts: Sequence[query_ast.FactSpec], now: int) -> list[tuple[Any, ...]]:
         """Rows for the facts that are not already current (set semantics), without duplicates."""
         rows: list[tuple[Any, ...]] = []
         seen: set[tuple[Any, ...]] = set()
@@ -308,7 +325,7 @@ class FactStore:
             rows.append((e, a, vt, v, now if fact.valid_from is None else fact.valid_from, fact.valid_to))
         return rows
 
-    def _is_current(self, e: str, a: str, vt: int, v: Any, fact: ast.FactSpec, now: int) -> bool:
+    def _is_current(self, e: str, a: str, vt: int, v: Any, fact: query_ast.FactSpec, now: int) -> bool:
         """Is the same fact already asserted (not retracted) with the same valid time, or valid now if none?"""
         sql = ("SELECT 1 FROM fact_datoms WHERE e = ? AND a = ? AND vt = ? AND v = ? AND retracted_tx IS NULL "
                "AND valid_to IS ? ")
@@ -321,7 +338,7 @@ class FactStore:
             params.append(fact.valid_from)
         return self.db.one(sql + " LIMIT 1", params) is not None
 
-    def _current(self, fact: ast.FactSpec) -> list[tuple[int, int, int | None]]:
+    def _current(self, fact: query_ast.FactSpec) -> list[tuple[int, int, int | None]]:
         """(id, valid_from, valid_to) of the datoms of this fact that are not retracted."""
         vt, v = encode(fact.v)
         return self.db.query("SELECT id, valid_from, valid_to FROM fact_datoms WHERE e = ? AND a = ? AND vt = ? "
@@ -329,7 +346,7 @@ class FactStore:
 
     # -- queries and rules ---------------------------------------------------------------------------------------
 
-    def _query(self, query: ast.Query, params: Mapping[str, Any] | Sequence[Any] | None) -> QueryResult:
+    def _query(self, query: query_ast.Query, params: Mapping[str, Any] | Sequence[Any] | None) -> QueryResult:
         inputs, slots = _split_params(query, params)
         plan = plan_query(query, self._rules_program(), as_of=self._as_of(query), valid_at=_valid_at(query),
                           inputs=inputs, slots=slots, aggregates=self._aggregates, views=EPISODE_VIEWS)
@@ -345,7 +362,7 @@ class FactStore:
                     self.db.execute(f"DROP TABLE IF EXISTS {table}")
         return QueryResult(plan.columns, plan.answer(rows))
 
-    def _as_of(self, query: ast.Query) -> int | None:
+    def _as_of(self, query: query_ast.Query) -> int | None:
         if query.as_of is None or isinstance(query.as_of, int):
             return query.as_of
         moment = to_ms(parse_time(query.as_of))
@@ -358,7 +375,7 @@ class FactStore:
             self._program = (version, Program(stored))
         return self._program[1]
 
-    def _add_rule(self, rule: ast.Rule) -> RuleResult:
+    def _add_rule(self, rule: query_ast.Rule) -> RuleResult:
         program = Program([*(parse_rule(r.text) for r in self.rules()), rule])
         dry_run = QueryRelations(program, Context(as_of=None, valid_at=None, slots={}), lenient=True)
         dry_run.relation(rule.name, {}, len(rule.head), rule.pos)  # reports unbound variables and the like now
@@ -368,7 +385,7 @@ class FactStore:
         return RuleResult(rule.name, len(rule.head), cursor.rowcount == 1)
 
 
-def _redacted(facts: Sequence[ast.FactSpec]) -> tuple[ast.FactSpec, ...]:
+def _redacted(facts: Sequence[query_ast.FactSpec]) -> tuple[query_ast.FactSpec, ...]:
     """The facts with secrets in their text values replaced (keywords and other types are no text)."""
     return tuple(replace(f, v=redact(f.v)) if type(f.v) is str else f for f in facts)
 
@@ -385,15 +402,15 @@ def _entity_arg(entity: Any) -> Keyword | uuid.UUID:
     raise InvalidInput(f"an entity is a keyword or a UUID, not {entity!r}")
 
 
-def _valid_at(query: ast.Query) -> int | None:
-    if isinstance(query.valid_at, ast.AnyValidTime):
+def _valid_at(query: query_ast.Query) -> int | None:
+    if isinstance(query.valid_at, query_ast.AnyValidTime):
         return None
     if query.valid_at is None:
         return int(time.time() * 1000)
     return to_ms(parse_time(query.valid_at))
 
 
-def _split_params(query: ast.Query, params: Mapping[str, Any] | Sequence[Any] | None
+def _split_params(query: query_ast.Query, params: Mapping[str, Any] | Sequence[Any] | None
                   ) -> tuple[list[Any], dict[str, Value]]:
     """Query parameters -> (:in values in order, $slot values by name)."""
     if params is None:
@@ -403,7 +420,7 @@ def _split_params(query: ast.Query, params: Mapping[str, Any] | Sequence[Any] | 
     named = {str(k).lstrip("?$"): v for k, v in params.items()}
     inputs = []
     for spec in query.inputs:
-        if not isinstance(spec, (ast.InScalar, ast.InCollection)):
+        if not isinstance(spec, (query_ast.InScalar, query_ast.InCollection)):
             raise InvalidInput("tuple and relation :in parameters must be passed as a sequence, in :in order")
         name = spec.var.name[1:]
         if name not in named:

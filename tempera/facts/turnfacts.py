@@ -3,7 +3,7 @@
 The regexes of Temporal Reasoning (github.com/adityamukho/temporal_reasoning) kept only the word after "use" and
 lost what was said about it: "never use MySQL" became a preference *for* MySQL. Here every statement keeps its
 whole phrase as `:description` and its direction as `:polarity` (:for / :against), in the attributes
-`entity_types.py` defines, plus a `:stated-in` edge to the episode (see `episode_view.py`) and the `:project` it
+`entity_types.py` defines, plus a `:stated-in` edge to the episode (see `episode_datoms.py`) and the `:project` it
 was stated in.
 
 Stances belong to a project: one project's "never use MySQL" says nothing about another's "use MySQL". The entity
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from tempera.core.forget import link_fact_tx
 from tempera.core.redact import redact
-from tempera.facts.entity_types import PROJECT, STANCES, STATED_IN, stance_entity
+from tempera.facts.entity_types import PROJECT, STANCES, STATED_IN, slug, stance_entity
 from tempera.facts.store import FactStore
 from tempera.facts.values import Keyword, Value, decode, to_ms
 from tempera.transcripts.turns import Turn
@@ -93,34 +93,34 @@ class _Trigger:
     lead: bool  # must start its clause, or follow one of LEADS ("please never ...", "we always ...")
 
 
-def _t(kind: str, polarity: Keyword, regex: str, *, agent: bool = False, lead: bool = False) -> _Trigger:
+def _trigger(kind: str, polarity: Keyword, regex: str, *, agent: bool = False, lead: bool = False) -> _Trigger:
     return _Trigger(kind, polarity, re.compile(regex, re.I), agent, lead)
 
 
 # Order matters: the first trigger to claim a span of a sentence wins it.
 TRIGGERS = (
-    _t("dependency", AGAINST, r"\b(?:no longer|doesn't|does not|don't|do not|shouldn't|should not|must not)\s+"
+    _trigger("dependency", AGAINST, r"\b(?:no longer|doesn't|does not|don't|do not|shouldn't|should not|must not)\s+"
                               r"(?P<verb>depend|rely)\s+on\s+", agent=True),
-    _t("dependency", AGAINST, r"\b(?:drop|dropped|remove|removed)\s+the\s+(?P<obj>[\w.+#-]+)\s+dependency\b",
+    _trigger("dependency", AGAINST, r"\b(?:drop|dropped|remove|removed)\s+the\s+(?P<obj>[\w.+#-]+)\s+dependency\b",
        agent=True),
-    _t("decision", AGAINST, r"\b(?:we(?:'ll| will)? not|we won't|let's not|lets not|we're not going to|"
+    _trigger("decision", AGAINST, r"\b(?:we(?:'ll| will)? not|we won't|let's not|lets not|we're not going to|"
                             r"we are not going to|(?:we )?(?:have )?decided not to|no longer|stop)\s+"
                             rf"(?P<verb>{_CHOICE}|add|adding|introduce)\b\s*", agent=True),
-    _t("decision", AGAINST, r"\b(?:we )?(?:have )?decided against\s+(?:(?P<verb>using|adding)\s+)?", agent=True),
-    _t("preference", AGAINST, r"\bprefer(?:s|red)? not to\s+(?P<verb>[a-z]+)\s+"),
-    _t("preference", FOR, r"\bprefer(?:s|red)?\s+(?:to\s+(?P<verb>[a-z]+)\s+|using\s+)?"),
-    _t("preference", AGAINST, r"\bavoid(?:ing)?\s+", lead=True),
-    _t("constraint", AGAINST, r"\b(?:never|do not|don't|dont|must not|mustn't|should not|shouldn't|cannot|can't|"
+    _trigger("decision", AGAINST, r"\b(?:we )?(?:have )?decided against\s+(?:(?P<verb>using|adding)\s+)?", agent=True),
+    _trigger("preference", AGAINST, r"\bprefer(?:s|red)? not to\s+(?P<verb>[a-z]+)\s+"),
+    _trigger("preference", FOR, r"\bprefer(?:s|red)?\s+(?:to\s+(?P<verb>[a-z]+)\s+|using\s+)?"),
+    _trigger("preference", AGAINST, r"\bavoid(?:ing)?\s+", lead=True),
+    _trigger("constraint", AGAINST, r"\b(?:never|do not|don't|dont|must not|mustn't|should not|shouldn't|cannot|can't|"
                               r"may not)\s+(?:ever\s+)?(?P<verb>[a-z]+)\b\s*", lead=True),
-    _t("constraint", FOR, r"\b(?:always|must always|should always|from now on,?|going forward,?)\s+"
+    _trigger("constraint", FOR, r"\b(?:always|must always|should always|from now on,?|going forward,?)\s+"
                           r"(?P<verb>[a-z]+)\b\s*", lead=True),
-    _t("decision", FOR, r"\b(?:we(?:'ll| will| shall|'re going to| are going to|'ve decided to| have decided to|"
+    _trigger("decision", FOR, r"\b(?:we(?:'ll| will| shall|'re going to| are going to|'ve decided to| have decided to|"
                         r" decided to| agreed to)|let's|lets|let us|(?:i )?(?:have )?decided to|"
                         rf"the decision is to)\s+(?P<verb>{_CHOICE}|going with|switching to|moving to|"
                         r"migrating to|sticking with)\b\s*", agent=True),
-    _t("decision", FOR, r"\b(?:decided (?:on|for)|went with|we chose|we picked)\s+", agent=True),
-    _t("dependency", FOR, r"\b(?:depends|depend|depending|relies|rely)\s+on\s+", agent=True),
-    _t("decision", FOR, rf"\b(?P<verb>{_CHOICE})\b\s*", lead=True),  # imperative "use MySQL after all"
+    _trigger("decision", FOR, r"\b(?:decided (?:on|for)|went with|we chose|we picked)\s+", agent=True),
+    _trigger("dependency", FOR, r"\b(?:depends|depend|depending|relies|rely)\s+on\s+", agent=True),
+    _trigger("decision", FOR, rf"\b(?P<verb>{_CHOICE})\b\s*", lead=True),  # imperative "use MySQL after all"
 )
 
 
@@ -153,12 +153,6 @@ class FactCandidate:
         if self.rationale:
             out[":rationale"] = self.rationale
         return out
-
-
-def slug(text: str) -> str:
-    """The entity name of a subject: lower case words joined by '-' ("os.path" -> "os-path", "C++" -> "cpp")."""
-    text = text.lower().replace("++", "pp").replace("#", "sharp")
-    return re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:60].strip("-")
 
 
 # -- extraction ------------------------------------------------------------------------------------------------

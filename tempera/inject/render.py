@@ -8,7 +8,7 @@ must not speak with Tempera's voice in the next. A quoted part that reads like d
 
 from __future__ import annotations
 
-from tempera.core.directives import reads_as_directive
+from tempera.core.directives import WITHHELD, reads_as_directive
 from tempera.core.marker import wrap
 from tempera.inject.hits import InjectHit
 
@@ -18,7 +18,6 @@ HEADER_PROMPT = ("Tempera memory: past work in this project that looks related t
 HEADER_SESSION = f"Tempera memory: the most useful recent work recorded for this project. {DATA_NOTE}"
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
 HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."
-WITHHELD = "(withheld: it reads like instructions to an AI agent)"
 # Summary lines draft.summarize writes after the intent and the closing words, by what they quote.
 _SUMMARY_PARTS = (("Committed: ", "agent committed"), ("Done: ", "agent finished"), ("Tests passed: ", "tool output"),
                   ("Tests failed: ", "tool output"), ("Unresolved: ", "error text"))

@@ -11,8 +11,9 @@ from typing import Any
 from tempera.core.errors import TemperaError
 from tempera.installer.changes import read_member
 from tempera.installer.hookconfig import HOOK_EVENTS, owned_command, program_files
-from tempera.installer.locations import Scope, targets
+from tempera.installer.locations import Scope, claude_config_dir, targets
 from tempera.installer.mcpconfig import server_command
+from tempera.installer.pluginfiles import NAME as PLUGIN_NAME
 
 
 def installed_status(scope: Scope = "user", project_dir: Path | None = None) -> dict[str, Any]:
@@ -65,3 +66,20 @@ def _program_files(command: str) -> list[Path] | None:
             return None
         ours = [found, *ours[1:]]
     return [Path(f) for f in ours]
+
+
+def plugin_status() -> dict[str, Any] | None:
+    """The Tempera plugin as Claude Code recorded its install (`plugins/installed_plugins.json`, any marketplace)
+    and whether the user settings disable it (`enabledPlugins`); None when no Tempera plugin is installed.
+
+    A plugin install writes nothing to the `hooks` of settings.json, so without this doctor would call a plugin
+    user's Claude Code "not installed"."""
+    base = claude_config_dir()
+    errors: list[str] = []
+    installed = _member_or_error(base / "plugins" / "installed_plugins.json", "plugins", errors)
+    ids = sorted(k for k in installed if k.partition("@")[0] == PLUGIN_NAME) if isinstance(installed, dict) else []
+    if not ids and not errors:
+        return None
+    enabled = _member_or_error(base / "settings.json", "enabledPlugins", errors)
+    disabled = [i for i in ids if isinstance(enabled, dict) and enabled.get(i) is False]
+    return {"plugins": ids, "disabled": disabled, "errors": errors, "ok": bool(ids) and not disabled and not errors}

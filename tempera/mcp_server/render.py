@@ -1,11 +1,15 @@
 """The readable text of each tool result, written for an agent: short lines, ids it can pass back, no tables.
 
 Every function takes the same dict the tool returns as structured content, so text and data cannot disagree.
+Stored text (summaries, error messages) goes through `guarded` before it is in either: what a web page or
+a log said in one session is withheld when it reads like orders to the agent (core/directives.py), as the hooks do.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from tempera.core.directives import shown
 
 if TYPE_CHECKING:
     from tempera.core.models import Episode
@@ -21,10 +25,22 @@ def template_text(t: dict[str, Any]) -> str:
     return "\n".join([head, *(f"  {n}. {step}" for n, step in enumerate(t["steps"], 1))])
 
 
+def guarded(d: Any) -> Any:
+    """A tool result (an episode row, a hit, a full dump, a review) with every recorded string as the agent may see
+    it: the summary, error text, test output and evidence all come from what a session read."""
+    if isinstance(d, str):
+        return shown(d)
+    if isinstance(d, dict):
+        return {k: guarded(v) for k, v in d.items()}
+    if isinstance(d, list):
+        return [guarded(v) for v in d]
+    return d
+
+
 def episode_row(e: "Episode") -> dict[str, Any]:
-    return {"id": e.id, "created_at": e.created_at.isoformat(), "project": e.project_name,
-            "task_type": e.intent.task_type, "outcome": e.outcome.status, "utility": round(e.utility.value, 4),
-            "summary": e.summary, "session_id": e.session_id}
+    return guarded({"id": e.id, "created_at": e.created_at.isoformat(), "project": e.project_name,
+                          "task_type": e.intent.task_type, "outcome": e.outcome.status,
+                          "utility": round(e.utility.value, 4), "summary": e.summary, "session_id": e.session_id})
 
 
 def episode_rows(data: dict[str, Any]) -> str:

@@ -115,6 +115,7 @@ async def tempera_review(
             data["cleanup"] = prune(mem, older_than_days=storage.max_age_days,
                                     min_utility=storage.min_utility_threshold, execute=not data["dry_run"],
                                     project_id=project_id).as_dict()
+        data = render.guarded(data)
         return reply(data, render.review_text(data))
 
     return await in_project(ctx, work)

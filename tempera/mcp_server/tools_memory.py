@@ -55,11 +55,11 @@ async def tempera_retrieve(
         assert query is not None
         if looks_like_id(query):
             episode = mem.store.get(query)
-            shown = episode.model_dump(mode="json") | {"scope": str(episode.scope)}
+            shown = render.guarded(episode.model_dump(mode="json") | {"scope": str(episode.scope)})
             return reply({"episode": shown}, render.episode_text(shown))
         hits = mem.retrieve(query, project=project, cwd=workdir, limit=limit, mode=mode, cross_project=cross,
                             via="mcp")
-        found = [h.as_dict() for h in hits]
+        found = [render.guarded(h.as_dict()) for h in hits]
         return reply({"query": query, "hits": found}, render.hits_text(found))
 
     return await in_project(ctx, work)
@@ -82,7 +82,7 @@ async def tempera_capture(
     Links it to earlier episodes of its session and project, hands temporal credit back to what led to a success,
     and after a failure or partial outcome with a vague request drafts a clarifying question for the next session.
     validity_scope routes it across projects (anything but project may surface elsewhere)."""
-    from tempera.core.capture import CaptureInput
+    from tempera.core.capture_input import CaptureInput
 
     fields: dict[str, Any] = dict(summary=summary, task_type=task_type, outcome=outcome,
                                   files_modified=files_modified, tags=tags, errors_resolved=errors_resolved,

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from tempera.core import paths
+from tempera.core.atomic import write_atomic
 
 CACHE_NAME = "mcp-replies.json"
 STATIC = {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
@@ -69,11 +70,8 @@ class Replies:
         self.results[name] = result
         try:
             paths.ensure_data_dir(self.path.parent)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"fingerprint": self.key, "results": self.results}, fh)  # ASCII: any text survives
-            os.replace(tmp, self.path)
+            doc = json.dumps({"fingerprint": self.key, "results": self.results})  # ASCII: any text survives
+            write_atomic(self.path, doc.encode("ascii"), 0o600)
         except OSError:  # a read-only data dir only costs the next start its speed
             pass
 

@@ -11,7 +11,9 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from tempera.core import forget as forgetting
 from tempera.core.db import Connection, Database, Migration, apply_migrations, run_script
+from tempera.facts.schema import MIGRATIONS as FACT_MIGRATIONS
 from tempera.team.errors import NotConnected
 
 MACHINE_KEY = "team.machine"
@@ -49,7 +51,41 @@ def m001_team_sync(conn: Connection) -> None:
     """)
 
 
-MIGRATIONS: list[Migration] = [("team.001_sync", m001_team_sync)]
+def m002_team_facts(conn: Connection) -> None:
+    """`team_facts`: each datom known to the team (pushed from here or pulled), by its team id, with the project it
+    is shared in and the retraction event last exchanged for it. `team_fact_tx`: the local transactions made for
+    pulled team transactions (more than one when a team transaction came in several batches). `team_tombstones`:
+    episodes forgotten here, waiting to be buried in the team database. `team_projects`: the local project that
+    holds what was pushed to each team project; `projects merge` re-keys its `project_id` like every such column,
+    and the next push moves the team's rows after it (the pair differs until then). The foreign keys to the fact
+    tables (which `TeamState` makes sure exist) mean a datom or transaction that `forget` undoes takes its row
+    here with it, so a reused local id is never mistaken for a shared one."""
+    run_script(conn, """
+    CREATE TABLE team_facts (
+        local_id INTEGER PRIMARY KEY REFERENCES fact_datoms(id) ON DELETE CASCADE,
+        uid TEXT NOT NULL UNIQUE,
+        project_id TEXT NOT NULL,
+        pulled INTEGER NOT NULL,
+        retraction TEXT
+    );
+    CREATE TABLE team_fact_tx (
+        local_tx INTEGER PRIMARY KEY REFERENCES fact_tx(tx) ON DELETE CASCADE,
+        uid TEXT NOT NULL
+    );
+    CREATE TABLE team_tombstones (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        forgotten_at TEXT NOT NULL
+    );
+    CREATE TABLE team_projects (
+        pg_id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL
+    );
+    INSERT INTO team_projects(pg_id, project_id) SELECT project_id, project_id FROM team_shared;
+    """)
+
+
+MIGRATIONS: list[Migration] = [("team.001_sync", m001_team_sync), ("team.002_facts", m002_team_facts)]
 
 
 def _now() -> str:
@@ -68,6 +104,7 @@ class TeamState:
 
     def __init__(self, db: Database):
         self.db = db
+        apply_migrations(db, FACT_MIGRATIONS)  # team_facts and team_fact_tx point into them
         apply_migrations(db, MIGRATIONS)
 
     def machine(self) -> str:
@@ -96,7 +133,7 @@ class TeamState:
     def disconnect(self) -> None:
         """Forget the connection, shares and cursors; what was pulled stays (it is memory now)."""
         with self.db.transaction():
-            for table in ("team_link", "team_shared", "team_cursors", "team_runs"):
+            for table in ("team_link", "team_shared", "team_cursors", "team_runs", "team_projects"):
                 self.db.execute(f"DELETE FROM {table}")
 
     # -- shared projects --------------------------------------------------------------------------
@@ -104,8 +141,25 @@ class TeamState:
         return [r[0] for r in self.db.query("SELECT project_id FROM team_shared ORDER BY shared_at")]
 
     def share(self, project_id: str) -> None:
-        self.db.execute("INSERT INTO team_shared(project_id, shared_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                        (project_id, _now()))
+        with self.db.transaction():
+            self.db.execute("INSERT INTO team_shared(project_id, shared_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                            (project_id, _now()))
+            self.db.execute("INSERT OR IGNORE INTO team_projects(pg_id, project_id) VALUES (?, ?)",
+                            (project_id, project_id))
+
+    def moves(self) -> list[tuple[str, str]]:
+        """(team project, local project) pairs that a merge made differ: the team's rows have to follow."""
+        return [(r[0], r[1]) for r in self.db.query("SELECT pg_id, project_id FROM team_projects "
+                                                    "WHERE pg_id <> project_id ORDER BY pg_id")]
+
+    def moved(self, pg_id: str, project_id: str) -> None:
+        """The team's rows of `pg_id` now are `project_id`'s: the pair becomes the target's own, and the source's
+        cursors go (its rows come back under the target with new change numbers and merge by id)."""
+        with self.db.transaction():
+            self.db.execute("DELETE FROM team_projects WHERE pg_id = ?", (pg_id,))
+            self.db.execute("INSERT OR IGNORE INTO team_projects(pg_id, project_id) SELECT project_id, project_id "
+                            "FROM team_shared WHERE project_id = ?", (project_id,))
+            self.db.execute("DELETE FROM team_cursors WHERE name LIKE ?", (f"%:{pg_id}",))
 
     def unshare(self, project_id: str) -> bool:
         """Stop syncing a project; its cursors go, so sharing it again resumes from the start (idempotently)."""
@@ -113,6 +167,12 @@ class TeamState:
             cur = self.db.execute("DELETE FROM team_shared WHERE project_id = ?", (project_id,))
             self.db.execute("DELETE FROM team_cursors WHERE name LIKE ?", (f"%:{project_id}",))
         return cur.rowcount > 0
+
+    # -- forgotten episodes ---------------------------------------------------------------------
+    def bury_later(self, pairs: list[tuple[str, str]]) -> None:
+        """Queue tombstones for forgotten episodes (id, project id); the next push sends them."""
+        self.db.conn.executemany("INSERT OR IGNORE INTO team_tombstones(id, project_id, forgotten_at) "
+                                 "VALUES (?, ?, ?)", [(i, p, _now()) for i, p in pairs])
 
     # -- cursors and runs -------------------------------------------------------------------------
     def cursor(self, name: str, project_id: str, default: str) -> str:
@@ -138,3 +198,21 @@ class TeamState:
         rows = self.db.query("SELECT direction, started_at, finished_at, ok_at, rows, error FROM team_runs")
         return {r[0]: {"started_at": r[1], "finished_at": r[2], "ok_at": r[3], "rows": r[4], "error": r[5]}
                 for r in rows}
+
+
+def forget(db: Database, sel: forgetting.Selector) -> forgetting.Report:
+    """`tempera forget` from the CLI and the browser, team or not (this module needs no PostgreSQL client): forget
+    locally, then queue a tombstone for every forgotten episode of a shared project (read before, since forgetting
+    a project also ends its share) for the next push."""
+    state = TeamState(db)
+    shared = state.shared() if state.link() else []
+    marks = ",".join("?" * len(shared))
+    before = db.query(f"SELECT id, project_id FROM episodes WHERE project_id IN ({marks})", shared) \
+        if shared else []
+    report = forgetting.forget(db, sel)
+    if before:
+        left = {r[0] for r in db.query(f"SELECT id FROM episodes WHERE project_id IN ({marks})", shared)}
+        gone = [(i, p) for i, p in before if i not in left]
+        state.bury_later(gone)
+        report.counts["team tombstones (sent by the next push)"] = len(gone)
+    return report

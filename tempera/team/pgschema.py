@@ -19,7 +19,8 @@ from psycopg import Connection
 EMBED_DIM = 384  # the dimension of the default and the offline model; other vectors are not shared
 MEMBER_ROLE = "tempera_member"
 SEQ_LOCK = 7_411_019  # the advisory lock key that orders change numbers
-SHARED_TABLES = ("episodes", "evidence", "links", "log_entries")
+SHARED_TABLES = ("episodes", "evidence", "links", "log_entries")  # of team.001
+FACT_TABLES = ("facts", "tombstones")  # of team.002
 
 PgMigration = tuple[str, Callable[[Connection], None]]
 
@@ -122,6 +123,43 @@ def m001_shared_memory(conn: Connection) -> None:
     _access_control(conn)
 
 
+def _share_project(*, merged: bool = False) -> str:
+    """`tempera.share_project(id, name)`: 'created' (new to the team, the caller gets access), 'shared' (the caller
+    has access), else refused; with `merged` (team.002) a project merged into another is refused with what to do."""
+    check = """
+    DECLARE target text;
+    BEGIN
+        SELECT merged_into INTO target FROM tempera.projects WHERE id = p_id;
+        IF target IS NOT NULL THEN
+            RAISE EXCEPTION 'project % was merged into project % in the team: run `tempera projects merge % %`',
+                p_name, target, p_id, target USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;""" if merged else """
+    BEGIN"""
+    return f"""
+    CREATE OR REPLACE FUNCTION tempera.share_project(p_id text, p_name text) RETURNS text LANGUAGE plpgsql
+        SECURITY DEFINER SET search_path = pg_catalog, tempera AS $${check}
+        IF NOT EXISTS (SELECT 1 FROM tempera.projects WHERE id = p_id) THEN
+            INSERT INTO tempera.projects(id, name, created_by) VALUES (p_id, p_name, session_user);
+            INSERT INTO tempera.access(project_id, member) VALUES (p_id, session_user);
+            RETURN 'created';
+        END IF;
+        IF EXISTS (SELECT 1 FROM tempera.access WHERE project_id = p_id AND member = session_user) THEN
+            RETURN 'shared';
+        END IF;
+        RAISE EXCEPTION 'project % is in the team but not shared with role %', p_name, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END $$;"""
+
+
+def _policies(conn: Connection, tables: tuple[str, ...]) -> None:
+    """Members read the rows of their projects and insert their own."""
+    for table in tables:
+        conn.execute(f"ALTER TABLE tempera.{table} ENABLE ROW LEVEL SECURITY")
+        conn.execute(f"CREATE POLICY read_shared ON tempera.{table} FOR SELECT USING ({_visible()})")
+        conn.execute(f"CREATE POLICY write_own ON tempera.{table} FOR INSERT "
+                     f"WITH CHECK (author = current_user AND {_visible()})")
+
+
 def _access_control(conn: Connection) -> None:
     """Grants to the member group and the row-level security policies."""
     conn.execute(f"""
@@ -135,32 +173,120 @@ def _access_control(conn: Connection) -> None:
     CREATE POLICY own_rows ON tempera.access FOR SELECT USING (member = current_user);
     ALTER TABLE tempera.projects ENABLE ROW LEVEL SECURITY;
     CREATE POLICY shared ON tempera.projects FOR SELECT USING ({_visible("id")});
-    CREATE FUNCTION tempera.share_project(p_id text, p_name text) RETURNS text LANGUAGE plpgsql SECURITY DEFINER
-        SET search_path = pg_catalog, tempera AS $$
-    BEGIN
-        IF NOT EXISTS (SELECT 1 FROM tempera.projects WHERE id = p_id) THEN
-            INSERT INTO tempera.projects(id, name, created_by) VALUES (p_id, p_name, session_user);
-            INSERT INTO tempera.access(project_id, member) VALUES (p_id, session_user);
-            RETURN 'created';
-        END IF;
-        IF EXISTS (SELECT 1 FROM tempera.access WHERE project_id = p_id AND member = session_user) THEN
-            RETURN 'shared';
-        END IF;
-        RAISE EXCEPTION 'project % is in the team but not shared with role %', p_name, session_user
-            USING ERRCODE = 'insufficient_privilege';
-    END $$;
+    {_share_project()}
     REVOKE ALL ON FUNCTION tempera.share_project(text, text) FROM PUBLIC;
     GRANT EXECUTE ON FUNCTION tempera.share_project(text, text) TO {MEMBER_ROLE};
     """)
-    for table in SHARED_TABLES:
-        conn.execute(f"ALTER TABLE tempera.{table} ENABLE ROW LEVEL SECURITY")
-        conn.execute(f"CREATE POLICY read_shared ON tempera.{table} FOR SELECT USING ({_visible()})")
-        conn.execute(f"CREATE POLICY write_own ON tempera.{table} FOR INSERT "
-                     f"WITH CHECK (author = current_user AND {_visible()})")
+    _policies(conn, SHARED_TABLES)
     conn.execute(f"CREATE POLICY update_own ON tempera.episodes FOR UPDATE USING (author = current_user AND "
                  f"{_visible()}) WITH CHECK (author = current_user AND {_visible()})")
 
 
+def m002_facts_and_forgetting(conn: Connection) -> None:
+    """Facts as append-only events, tombstones of forgotten episodes, and moving a project's rows to another id.
+
+    `facts`: an assertion (op 'assert': the datom with its valid time) or a retraction of one (op 'retract',
+    `datom` naming the assertion), each with the reason and transaction time of the transaction that made it on
+    its origin machine (`tx` names that transaction, so a puller groups them as they were). Ids are made on the
+    origin machine, so a repeated push merges.
+    `tombstones`: an episode forgotten by a member. Inserting one deletes the episode and every row about it
+    (evidence, links, log rows, facts of its turns) in the same transaction, and a trigger drops any later
+    insert or update of them (a stale push from another machine), so nothing forgotten comes back. Both the
+    tombstone and the guard take the change-number lock after the row's own stamp: whichever commits second
+    sees the other.
+    `move_project(source, target, name)`: what `tempera projects merge` does to the team's rows (re-keyed, with
+    new change numbers so every member pulls them again under the target, where they merge by id); members with
+    access to the source get access to the target, and the source is marked as merged."""
+    conn.execute("""
+    CREATE TABLE tempera.facts (
+        uid text PRIMARY KEY,
+        op text NOT NULL CHECK (op IN ('assert', 'retract')),
+        datom text NOT NULL,
+        tx text NOT NULL,
+        project_id text NOT NULL REFERENCES tempera.projects(id),
+        author text NOT NULL DEFAULT current_user,
+        origin text NOT NULL,
+        episode_id text,
+        e text, a text, vt smallint, v jsonb, valid_from bigint, valid_to bigint,
+        reason text NOT NULL,
+        at bigint NOT NULL,
+        seq bigint NOT NULL,
+        CHECK (op = 'retract' OR (e IS NOT NULL AND a IS NOT NULL AND vt IS NOT NULL AND valid_from IS NOT NULL))
+    );
+    CREATE INDEX facts_seq ON tempera.facts (project_id, seq);
+    CREATE INDEX facts_episode ON tempera.facts (episode_id);
+    CREATE TABLE tempera.tombstones (
+        episode_id text PRIMARY KEY,
+        project_id text NOT NULL REFERENCES tempera.projects(id),
+        author text NOT NULL DEFAULT current_user,
+        origin text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        seq bigint NOT NULL
+    );
+    CREATE INDEX tombstones_seq ON tempera.tombstones (project_id, seq);
+    ALTER TABLE tempera.projects ADD COLUMN merged_into text REFERENCES tempera.projects(id);
+    CREATE FUNCTION tempera.bury() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path = pg_catalog, tempera AS $$
+    BEGIN
+        DELETE FROM tempera.episodes WHERE id = NEW.episode_id;
+        DELETE FROM tempera.evidence WHERE episode_id = NEW.episode_id;
+        DELETE FROM tempera.links WHERE src_id = NEW.episode_id OR dst_id = NEW.episode_id;
+        DELETE FROM tempera.log_entries WHERE episode_id = NEW.episode_id;
+        DELETE FROM tempera.facts WHERE episode_id = NEW.episode_id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER tombstones_bury AFTER INSERT ON tempera.tombstones FOR EACH ROW EXECUTE FUNCTION tempera.bury();
+    CREATE FUNCTION tempera.unforgotten() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path = pg_catalog, tempera AS $$
+    DECLARE ids text[];
+    BEGIN
+        IF TG_TABLE_NAME = 'episodes' THEN ids := ARRAY[NEW.id];
+        ELSIF TG_TABLE_NAME = 'links' THEN ids := ARRAY[NEW.src_id, NEW.dst_id];
+        ELSE ids := ARRAY[NEW.episode_id];
+        END IF;
+        IF EXISTS (SELECT 1 FROM tempera.tombstones WHERE episode_id = ANY (ids)) THEN
+            RETURN NULL;
+        END IF;
+        RETURN NEW;
+    END $$;
+    CREATE FUNCTION tempera.move_project(p_source text, p_target text, p_name text) RETURNS integer
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, tempera AS $$
+    DECLARE moved integer := 0; n integer;
+    BEGIN
+        IF NOT EXISTS (SELECT 1 FROM tempera.access WHERE project_id = p_source AND member = session_user) THEN
+            RAISE EXCEPTION 'project % is not shared with role %', p_source, session_user
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        PERFORM tempera.share_project(p_target, p_name);
+        INSERT INTO tempera.access(project_id, member) SELECT p_target, member FROM tempera.access
+            WHERE project_id = p_source ON CONFLICT DO NOTHING;
+        UPDATE tempera.episodes SET project_id = p_target WHERE project_id = p_source;
+        GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
+        UPDATE tempera.evidence SET project_id = p_target WHERE project_id = p_source;
+        UPDATE tempera.links SET project_id = p_target WHERE project_id = p_source;
+        UPDATE tempera.log_entries SET project_id = p_target WHERE project_id = p_source;
+        UPDATE tempera.facts SET project_id = p_target WHERE project_id = p_source;
+        UPDATE tempera.tombstones SET project_id = p_target WHERE project_id = p_source;
+        UPDATE tempera.projects SET merged_into = p_target WHERE id = p_source;
+        RETURN moved;
+    END $$;
+    """)
+    conn.execute(_share_project(merged=True))  # refuses a merged project: a member who has not merged is told
+    for table in FACT_TABLES:
+        conn.execute(f"CREATE TRIGGER {table}_stamp BEFORE INSERT OR UPDATE ON tempera.{table} "
+                     "FOR EACH ROW EXECUTE FUNCTION tempera.stamp()")
+    for table in ("episodes", "evidence", "links", "log_entries", "facts"):  # after `_stamp` (names sort so)
+        conn.execute(f"CREATE TRIGGER {table}_unforgotten BEFORE INSERT OR UPDATE ON tempera.{table} "
+                     "FOR EACH ROW EXECUTE FUNCTION tempera.unforgotten()")
+    conn.execute(f"""
+    GRANT SELECT, INSERT ON tempera.facts, tempera.tombstones TO {MEMBER_ROLE};
+    REVOKE ALL ON FUNCTION tempera.move_project(text, text, text) FROM PUBLIC;
+    GRANT EXECUTE ON FUNCTION tempera.move_project(text, text, text) TO {MEMBER_ROLE};
+    """)
+    _policies(conn, FACT_TABLES)
+
+
 MIGRATIONS: list[PgMigration] = [
     ("team.001_shared_memory", m001_shared_memory),
+    ("team.002_facts_and_forgetting", m002_facts_and_forgetting),
 ]

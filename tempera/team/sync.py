@@ -9,6 +9,19 @@ once), so a repeated batch changes nothing.
 What never leaves: projects not shared, paused projects, episodes pulled from teammates, derived evidence
 (propagation, temporal credit, chains: each machine derives its own from the direct rows). What leaves is
 redacted again first (`<private>` blocks and secrets become placeholders), without local paths.
+
+Facts are shared as append-only events: an assertion (one datom, with its valid time and its transaction's
+reason and time) and a retraction (naming the assertion). A datom is shared in project P when the transaction
+that made it came from a turn of one of this machine's episodes of P (`episode_facts`); facts transacted by hand
+or ingested from git belong to no project and stay local. A retraction travels with the datom it retracts,
+whoever made it. Pulled events become local transactions (transaction time: when this machine learned them;
+valid time as sent), linked to their episode when it is here, so forgetting the episode undoes them too. The
+push side marks what it sent (`team_facts`) instead of keeping a number: SQLite reuses the ids of datoms that
+`forget` deleted.
+
+A forgotten episode leaves a tombstone (queued by `local.forget`, sent by the next push, even of a paused
+project): the team database deletes the episode and everything about it and refuses it from then on;
+teammates' next pull forgets it as `tempera forget` would.
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ import numpy as np
 import psycopg
 from psycopg import Connection
 
+from tempera.core import forget as forgetting
 from tempera.core import pause
 from tempera.core.learning.evidence import DIRECT_SOURCES
 from tempera.core.memory import Memory
@@ -34,6 +48,8 @@ from tempera.core.selfimprove.asks import ASKS
 from tempera.core.selfimprove.logs import LogKind, add_entry
 from tempera.core.selfimprove.mistakes import MISTAKES
 from tempera.core.utility import recompute
+from tempera.facts.store import FactStore
+from tempera.team import pgdb
 from tempera.team.errors import TeamError
 from tempera.team.local import TeamState
 from tempera.team.pgschema import EMBED_DIM
@@ -42,6 +58,7 @@ BATCH = 200
 LOG_KINDS: tuple[LogKind, ...] = (MISTAKES, ASKS)
 PULLED_SOURCE = "team"  # the `source` of log rows pulled from teammates (never pushed back)
 NOT_PULLED = "json_extract(e.data, '$.source.author') IS NULL"
+_TX_EPISODE = "(SELECT tx, min(episode_id) AS episode_id FROM episode_facts GROUP BY tx)"  # a fact tx's episode
 
 
 @dataclass
@@ -99,6 +116,8 @@ class TeamSync:
         self.state = TeamState(mem.db)
         self.conn = conn
         self.machine = self.state.machine()
+        self.facts = FactStore(mem.db)
+        self._forgot = False
 
     def projects(self) -> list[ProjectRef]:
         rows = self.db.query("SELECT p.id, p.name, p.path FROM team_shared s JOIN projects p ON p.id = s.project_id "
@@ -117,6 +136,7 @@ class TeamSync:
         self.state.run_started(direction)
         side = report.pushed if direction == "push" else report.pulled
         try:
+            pgdb.require_schema(self.conn)  # a database older than this Tempera: say so, not a missing table
             fn(report)
         except Exception as exc:
             message = str(exc).strip() or type(exc).__name__
@@ -133,16 +153,104 @@ class TeamSync:
 
     def _push_all(self, report: SyncReport) -> None:
         paused = pause.paused_projects(self.db.path.parent)
+        report.add("push", "tombstones", self.bury())
+        self._follow_merges(report)
         for ref in self.projects():
             if ref.id in paused:
                 report.skipped[ref.id] = "paused"
                 continue
-            self.conn.execute("SELECT tempera.share_project(%s, %s)", (ref.id, ref.name))
+            try:
+                self.conn.execute("SELECT tempera.share_project(%s, %s)", (ref.id, ref.name))
+            except psycopg.errors.ObjectNotInPrerequisiteState as exc:  # a teammate merged it into another
+                report.skipped[ref.id] = exc.diag.message_primary or str(exc)
+                continue
             report.add("push", "episodes", self._push_episodes(ref))
             report.add("push", "evidence", self._push_evidence(ref))
             report.add("push", "links", self._push_links(ref))
             for kind in LOG_KINDS:
                 report.add("push", kind.table, self._push_log(ref, kind))
+            report.add("push", "facts", self._push_assertions(ref) + self._push_retractions(ref))
+
+    def _follow_merges(self, report: SyncReport) -> None:
+        """After `projects merge` here, the team's rows of the source become the (shared) target's."""
+        shared = set(self.state.shared())
+        for pg_id, project_id in self.state.moves():
+            if project_id in shared:
+                name = self.db.one("SELECT name FROM projects WHERE id = ?", (project_id,))
+                moved = self.conn.execute("SELECT tempera.move_project(%s, %s, %s)",
+                                          (pg_id, project_id, name[0] if name else project_id)).fetchone()[0]
+                report.add("push", "moved episodes", int(moved))
+            self.state.moved(pg_id, project_id)
+
+    def bury(self) -> int:
+        """Send the queued tombstones of projects the team holds (those it never had hold nothing to bury)."""
+        pending = self.db.query("SELECT id, project_id FROM team_tombstones ORDER BY forgotten_at, id")
+        if not pending:
+            return 0
+        known = {r[0] for r in self.conn.execute("SELECT id FROM tempera.projects WHERE id = ANY(%s)",
+                                                 (list({p for _, p in pending}),))}
+        with self.conn.transaction():
+            with self.conn.cursor() as cur:
+                cur.executemany("INSERT INTO tempera.tombstones(episode_id, project_id, origin) VALUES (%s, %s, %s) "
+                                "ON CONFLICT DO NOTHING", [(i, p, self.machine) for i, p in pending if p in known])
+        with self.db.transaction():
+            self.db.conn.executemany("DELETE FROM team_tombstones WHERE id = ?", [(i,) for i, _ in pending])
+        return sum(p in known for _, p in pending)
+
+    def _tx_uid(self, at: int, tx: int) -> str:
+        return f"{self.machine}:{at}.{tx}"
+
+    def _push_facts(self, select: str, params: tuple[Any, ...], shape: Any, mark: str) -> int:
+        """Send fact events in batches: rows of `select` (params, then the batch size) become (event, local mark)
+        pairs by `shape`; each batch is one team transaction, then its marks are written here (`mark`)."""
+        sent = 0
+        while True:
+            rows = self.db.query(select, (*params, self.batch))
+            if not rows:
+                return sent
+            events, marks = zip(*(shape(r) for r in rows))
+            with self.conn.transaction():
+                with self.conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO tempera.facts(uid, op, datom, tx, project_id, origin, episode_id, e, a, vt, v, "
+                        "valid_from, valid_to, reason, at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                        "%s, %s, %s) ON CONFLICT (uid) DO NOTHING", events)
+            with self.db.transaction():
+                self.db.conn.executemany(mark, marks)
+            sent += len(rows)
+
+    def _push_assertions(self, ref: ProjectRef) -> int:
+        """This machine's datoms made from turns of its own episodes of the project, not sent yet."""
+        def shape(r: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            i, e, a, vt, v, vfrom, vto, tx, at, reason, episode_id = r
+            uid = f"{self._tx_uid(at, tx)}.{i}"
+            return ((uid, "assert", uid, self._tx_uid(at, tx), ref.id, self.machine, episode_id, e, a, vt,
+                     json.dumps(redact_data(v)), vfrom, vto, redact_data(reason), at), (i, uid, ref.id))
+
+        return self._push_facts(
+            "SELECT d.id, d.e, d.a, d.vt, d.v, d.valid_from, d.valid_to, d.tx, t.at, t.reason, f.episode_id "
+            f"FROM fact_datoms d JOIN fact_tx t ON t.tx = d.tx JOIN {_TX_EPISODE} f ON f.tx = d.tx "
+            "JOIN episodes e ON e.id = f.episode_id WHERE e.project_id = ? AND " + NOT_PULLED +
+            " AND d.id NOT IN (SELECT local_id FROM team_facts) "
+            "AND d.tx NOT IN (SELECT local_tx FROM team_fact_tx) ORDER BY d.id LIMIT ?", (ref.id,), shape,
+            "INSERT INTO team_facts(local_id, uid, project_id, pulled) VALUES (?, ?, ?, 0)")
+
+    def _push_retractions(self, ref: ProjectRef) -> int:
+        """Retractions made here of datoms the team knows (ours or pulled), each once."""
+        def shape(r: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            local_id, datom, tx, at, reason, episode_id = r
+            uid = f"{datom}/r/{self._tx_uid(at, tx)}"
+            return ((uid, "retract", datom, self._tx_uid(at, tx), ref.id, self.machine, episode_id, None, None, None,
+                     None, None, None, redact_data(reason), at), (uid, local_id))
+
+        return self._push_facts(
+            "SELECT tf.local_id, tf.uid, d.retracted_tx, t.at, t.reason, f.episode_id FROM team_facts tf "
+            "JOIN fact_datoms d ON d.id = tf.local_id JOIN fact_tx t ON t.tx = d.retracted_tx "
+            f"LEFT JOIN {_TX_EPISODE} f ON f.tx = d.retracted_tx WHERE tf.project_id = ? "
+            "AND d.retracted_tx NOT IN (SELECT local_tx FROM team_fact_tx) "
+            "AND tf.retraction IS NOT (tf.uid || '/r/' || ? || ':' || t.at || '.' || d.retracted_tx) "
+            "ORDER BY d.retracted_tx, tf.local_id LIMIT ?", (ref.id, self.machine), shape,
+            "UPDATE team_facts SET retraction = ? WHERE local_id = ?")
 
     def _vector_blobs(self, rowids: Sequence[int]) -> dict[int, bytes]:
         if not rowids or self.db.meta_get("embedding_model") is None or not self.db.has_vec:
@@ -253,6 +361,12 @@ class TeamSync:
                        "src_id, dst_id, relationship, weight, created_at"))
             report.add("pull", "log_entries", self._pull("log_entries", ref, self._apply_logs,
                        "uid, kind, author, episode_id, session_id, fields, files, scope"))
+            report.add("pull", "facts", self._pull("facts", ref, self._apply_facts,
+                       "uid, op, datom, tx, author, episode_id, e, a, vt, v, valid_from, valid_to, reason"))
+            report.add("pull", "tombstones", self._pull("tombstones", ref, self._apply_tombstones, "episode_id"))
+        if self._forgot:  # what teammates forgot is made unrecoverable here too, once committed
+            forgetting.wipe(self.db)
+            self._forgot = False
 
     def _pull(self, table: str, ref: ProjectRef, apply: Any, columns: str) -> int:
         """Fetch teammates' rows after the cursor in change order; apply each batch with its cursor, locally."""
@@ -347,3 +461,49 @@ class TeamSync:
             add_entry(self.db, kinds[table], ref, fields, files=files, scope=ValidityScope.parse(scope),
                       episode_id=episode_id, session_id=session_id, source=PULLED_SOURCE, dedupe_key=uid)
         return None
+
+    def _apply_facts(self, ref: ProjectRef, rows: list[Any], *, prepare: bool) -> Any:
+        """Each team transaction's events (in change order) as one local transaction; events seen before, and
+        retractions of datoms this machine never had, change nothing."""
+        if prepare:
+            return rows
+        groups: dict[str, list[Any]] = {}
+        for row in rows:
+            groups.setdefault(row[3], []).append(row)
+        for tx_uid, events in groups.items():
+            known = {r[0] for r in self.db.query(
+                f"SELECT uid FROM team_facts WHERE uid IN ({','.join('?' * len(events))})", [e[0] for e in events])}
+            new = [e for e in events if e[1] == "assert" and e[0] not in known]
+            ends: dict[int, str] = {}
+            for ev in events:
+                if ev[1] == "retract":
+                    found = self.db.one("SELECT tf.local_id FROM team_facts tf JOIN fact_datoms d ON d.id = "
+                                        "tf.local_id WHERE tf.uid = ? AND d.retracted_tx IS NULL", (ev[2],))
+                    if found:
+                        ends[int(found[0])] = ev[0]
+            if not new and not ends:
+                continue
+            first = events[0]
+            local_tx, ids = self.facts.record(
+                f"teammate {first[4]}: {first[12]}",
+                [(e[6], e[7], e[8], e[9], e[10], e[11]) for e in new], list(ends))
+            self.db.execute("INSERT INTO team_fact_tx(local_tx, uid) VALUES (?, ?)", (local_tx, tx_uid))
+            self.db.conn.executemany("INSERT INTO team_facts(local_id, uid, project_id, pulled) VALUES (?, ?, ?, 1)",
+                                     [(i, e[0], ref.id) for i, e in zip(ids, new)])
+            self.db.conn.executemany("UPDATE team_facts SET retraction = ? WHERE local_id = ?",
+                                     [(uid, i) for i, uid in ends.items()])
+            episode_id = first[5]
+            if episode_id and self.db.one("SELECT 1 FROM episodes WHERE id = ?", (episode_id,)):
+                forgetting.link_fact_tx(self.db, episode_id, local_tx)
+        return None
+
+    def _apply_tombstones(self, ref: ProjectRef, rows: list[Any], *, prepare: bool) -> Any:
+        """A teammate forgot these episodes: forget them here, with all that was derived from them."""
+        if prepare:
+            return rows
+        for (episode_id,) in rows:
+            if self.db.one("SELECT 1 FROM episodes WHERE id = ?", (episode_id,)):
+                forgetting.forget_within(self.db, forgetting.Selector("episode", episode_id))
+                self._forgot = True
+        return None
+

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from tempera.core.db import Database
+from tempera.core.db import Database, apply_migrations
+from tempera.transcripts.schema import MIGRATIONS
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Cursor:
 
 
 def load(db: Database, transcript_path: str, session_id: str) -> Cursor:
+    apply_migrations(db, MIGRATIONS)
     row = db.one("SELECT turn_uuid, turn_line, turn_signature, episode_id, lines_read, turns_captured "
                  "FROM transcript_cursors WHERE transcript_path = ? AND session_id = ?", (transcript_path, session_id))
     if row is None:
@@ -37,6 +39,7 @@ def load(db: Database, transcript_path: str, session_id: str) -> Cursor:
 
 
 def save(db: Database, cur: Cursor) -> None:
+    apply_migrations(db, MIGRATIONS)
     db.execute(
         "INSERT INTO transcript_cursors(transcript_path, session_id, turn_uuid, turn_line, turn_signature, episode_id, "
         "lines_read, turns_captured, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -49,17 +52,20 @@ def save(db: Database, cur: Cursor) -> None:
 
 def mark_unlearned(db: Database, cur: Cursor, episode_ids: list[str]) -> None:
     """Inside the transaction that stores these episodes: the steps after capture have yet to run for them."""
+    apply_migrations(db, MIGRATIONS)
     db.conn.executemany("INSERT OR IGNORE INTO capture_unlearned(episode_id, transcript_path, session_id) "
                         "VALUES (?, ?, ?)", [(eid, cur.transcript_path, cur.session_id) for eid in episode_ids])
 
 
 def unlearned(db: Database, transcript_path: str, session_id: str) -> list[str]:
     """The episodes of this transcript and session still waiting for the steps after capture, in the order stored."""
+    apply_migrations(db, MIGRATIONS)
     return [r[0] for r in db.query(
         "SELECT u.episode_id FROM capture_unlearned u JOIN episodes e ON e.id = u.episode_id "
         "WHERE u.transcript_path = ? AND u.session_id = ? ORDER BY e.rowid", (transcript_path, session_id))]
 
 
 def mark_learned(db: Database, episode_ids: list[str]) -> None:
+    apply_migrations(db, MIGRATIONS)
     with db.transaction():
         db.conn.executemany("DELETE FROM capture_unlearned WHERE episode_id = ?", [(eid,) for eid in episode_ids])

@@ -11,7 +11,9 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from tempera.core import forget as forgetting
-from tempera.ui import control
+from tempera.core import pause as pausing
+from tempera.team.local import forget as forget_shared
+from tempera.transcripts.resume import resume_project
 from tempera.ui.app import render, state
 from tempera.ui.security import same
 
@@ -45,28 +47,28 @@ async def feedback(request: Request) -> Response:
 
 async def scope(request: Request) -> Response:
     form = await checked_form(request)
-    episode = control.set_scope(state(request).memory, request.path_params["episode_id"], str(form.get("scope", "")))
+    episode = state(request).memory.store.set_scope(request.path_params["episode_id"], str(form.get("scope", "")))
     return _back_to_episode(episode.id)
 
 
 async def forget(request: Request) -> Response:
     form = await checked_form(request)
     mem = state(request).memory
-    sel = control.selector(mem, str(form.get("kind", "")), str(form.get("value", "")),
-                           str(form.get("project", "")) or None)
-    report = forgetting.forget(mem.db, sel)
+    sel = forgetting.selector(mem.store, str(form.get("kind", "")), str(form.get("value", "")),
+                              str(form.get("project", "")) or None)
+    report = forget_shared(mem.db, sel)
     return render(request, "forgotten.html", {"report": report.as_dict()})
 
 
 async def pause(request: Request) -> Response:
     await checked_form(request)
-    ref, _ = control.pause_project(state(request).memory, request.path_params["project_id"])
+    ref, _ = pausing.pause_project(state(request).memory.store, request.path_params["project_id"])
     return RedirectResponse(f"/timeline?project={quote(ref.id)}", status_code=303)
 
 
 async def resume(request: Request) -> Response:
     await checked_form(request)
-    ref, _, _ = control.resume_project(state(request).memory, request.path_params["project_id"])
+    ref, _, _ = resume_project(state(request).memory, request.path_params["project_id"])
     return RedirectResponse(f"/timeline?project={quote(ref.id)}", status_code=303)
 
 

@@ -13,7 +13,8 @@ from starlette.routing import Route
 
 from tempera.core import forget as forgetting
 from tempera.core.retrieve import MODES, retrieve
-from tempera.ui import control, episode_view, facts_view, injection_log, plots, reviews, timeline
+from tempera.facts.memory_export import export
+from tempera.ui import episode_details, facts_view, injection_log, plots, reviews, timeline
 from tempera.ui.app import render, state
 
 SEARCH_LIMIT = 10
@@ -68,7 +69,7 @@ async def search_page(request: Request) -> Response:
 
 async def episode_page(request: Request) -> Response:
     mem = state(request).memory
-    return render(request, "episode.html", episode_view.details(mem, request.path_params["episode_id"]))
+    return render(request, "episode.html", episode_details.details(mem, request.path_params["episode_id"]))
 
 
 async def injections_page(request: Request) -> Response:
@@ -113,7 +114,7 @@ async def forget_page(request: Request) -> Response:
     """The dry run: what would go, and the button that makes it go."""
     mem = state(request).memory
     params = request.query_params
-    sel = control.selector(mem, params.get("kind", ""), params.get("value", ""), params.get("project") or None)
+    sel = forgetting.selector(mem.store, params.get("kind", ""), params.get("value", ""), params.get("project") or None)
     return render(request, "forget.html", {"report": forgetting.plan(mem.db, sel).as_dict(), "selector": sel})
 
 
@@ -121,7 +122,7 @@ async def export_download(request: Request) -> Response:
     mem = state(request).memory
     fmt = request.query_params.get("format", "jsonl")
     out = io.StringIO()
-    control.export(mem, out, fmt, project=request.query_params.get("project") or None)
+    export(mem, out, fmt, project=request.query_params.get("project") or None)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     ext = "jsonl" if fmt == "jsonl" else "md"
     return Response(out.getvalue(), media_type="application/x-ndjson" if ext == "jsonl" else "text/markdown",

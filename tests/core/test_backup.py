@@ -6,22 +6,16 @@ import json
 import os
 import sqlite3
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import TRANSCRIPTS
+from tests.support.cli import tempera
 
-TEMPERA = [sys.executable, "-m", "tempera.cli"]
 SESSION = TRANSCRIPTS / "spotter" / "tool_heavy.jsonl"
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TEMPERA, *args], capture_output=True, text=True, timeout=120)
-
-
 def ok(*args: str) -> str:
-    r = run(*args)
+    r = tempera(*args)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -74,14 +68,14 @@ def test_rotation_and_list(data_dir: Path, tmp_path: Path) -> None:
     ok("backup", str(own))
     assert own.exists() and stat.S_IMODE(own.stat().st_mode) == 0o600
     assert len(json.loads(ok("backup", "--list", "--json"))) == 2  # a named file is not in the folder's rotation
-    r = run("backup", str(own))
+    r = tempera("backup", str(own))
     assert r.returncode == 1 and r.stderr == f"Error: {own} already exists; name a new file\n"
 
 
 def refused(data_dir: Path, source: Path, *needles: str) -> None:
     db = data_dir / "tempera.db"
     before = contents(db)
-    r = run("backup", "--restore", str(source), "--yes")
+    r = tempera("backup", "--restore", str(source), "--yes")
     assert r.returncode == 1 and r.stderr.startswith("Error: ") and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.splitlines()) == 1 and "nothing was restored" in r.stderr, r.stderr
     for n in needles:
@@ -122,5 +116,5 @@ def test_restore_refuses_a_newer_schema(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_restore_of_an_unknown_name(data_dir: Path) -> None:
-    r = run("backup", "--restore", "20990101T000000Z", "--yes")
+    r = tempera("backup", "--restore", "20990101T000000Z", "--yes")
     assert r.returncode == 1 and "no backup '20990101T000000Z'" in r.stderr and "Traceback" not in r.stderr

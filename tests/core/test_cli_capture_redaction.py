@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from support.datafiles import stored_bytes
+from tests.support.cli import tempera
 
 SECRET = "p@ss/w0rd"
 URL = f"postgres://u:{SECRET}@db:5432/x"
@@ -17,8 +16,8 @@ TOKEN = "ghp_" + "Zq8" * 12
 
 
 def _capture(*args: str, data_dir: Path, stdin: str | None = None) -> list[dict[str, str]]:
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", "capture", "--json", *args], capture_output=True,
-                          text=True, timeout=120, input=stdin, env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
+    done = tempera("capture", "--json", *args, timeout=120, input=stdin,
+                   env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -6,16 +6,11 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import TEMPERA, tempera
 
-TEMPERA = [sys.executable, "-m", "tempera.cli"]
-
-
-def run(*args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TEMPERA, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
 def db_bytes(data_dir: Path) -> bytes:
@@ -24,7 +19,7 @@ def db_bytes(data_dir: Path) -> bytes:
 
 @pytest.fixture
 def one_episode(data_dir: Path, tmp_path: Path) -> Path:
-    r = run("capture", "-s", "Fixed ECONNREFUSED by waiting for Postgres healthcheck", "--project", str(tmp_path))
+    r = tempera("capture", "-s", "Fixed ECONNREFUSED by waiting for Postgres healthcheck", "--project", str(tmp_path))
     assert r.returncode == 0, r.stderr
     return tmp_path
 
@@ -38,26 +33,26 @@ def assert_clean_error(r: subprocess.CompletedProcess[str], *needles: str) -> No
 
 
 def count(project: Path) -> int:
-    r = run("retrieve", "--all", "--json", "--project", str(project))
+    r = tempera("retrieve", "--all", "--json", "--project", str(project))
     return len(json.loads(r.stdout))
 
 
 def test_malformed_json_on_stdin(one_episode: Path) -> None:
-    assert_clean_error(run("capture", stdin='{"summary": "x",'), "not valid JSON")
-    assert_clean_error(run("capture", stdin='{"summary": "ok"}\n[1, 2]\n'), "item 2")
-    assert_clean_error(run("capture", stdin='{"summary": "ok", "outcome": "great"}'), "outcome")
+    assert_clean_error(tempera("capture", input='{"summary": "x",'), "not valid JSON")
+    assert_clean_error(tempera("capture", input='{"summary": "ok"}\n[1, 2]\n'), "item 2")
+    assert_clean_error(tempera("capture", input='{"summary": "ok", "outcome": "great"}'), "outcome")
     assert count(one_episode) == 1
 
 
 def test_unknown_id_and_empty_query(one_episode: Path) -> None:
-    assert_clean_error(run("retrieve", "deadbeef00", "--project", str(one_episode)), "no episode")
-    assert_clean_error(run("retrieve", "  ", "--project", str(one_episode)), "QUERY")
-    assert_clean_error(run("feedback", "helpful", "--episodes", "abc"), "too short")
+    assert_clean_error(tempera("retrieve", "deadbeef00", "--project", str(one_episode)), "no episode")
+    assert_clean_error(tempera("retrieve", "  ", "--project", str(one_episode)), "QUERY")
+    assert_clean_error(tempera("feedback", "helpful", "--episodes", "abc"), "too short")
 
 
 def test_huge_summary_refused(one_episode: Path, data_dir: Path) -> None:
     before = count(one_episode)
-    r = run("capture", "--project", str(one_episode), stdin=json.dumps({"summary": "x" * 1_000_000}))
+    r = tempera("capture", "--project", str(one_episode), input=json.dumps({"summary": "x" * 1_000_000}))
     assert_clean_error(r, "1,000,000 characters")
     assert count(one_episode) == before
 
@@ -66,8 +61,8 @@ def test_database_that_is_not_sqlite(data_dir: Path) -> None:
     data_dir.mkdir(parents=True)
     (data_dir / "tempera.db").write_bytes(b"this is not a database\n" * 10)
     before = db_bytes(data_dir)
-    assert_clean_error(run("retrieve", "--all"), "not a SQLite database")
-    assert_clean_error(run("capture", "-s", "anything"), "not a SQLite database")
+    assert_clean_error(tempera("retrieve", "--all"), "not a SQLite database")
+    assert_clean_error(tempera("capture", "-s", "anything"), "not a SQLite database")
     assert db_bytes(data_dir) == before
 
 
@@ -78,7 +73,7 @@ def run_read_only(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str
         os.chmod(data_dir / "tempera.db", 0o400)
         os.chmod(data_dir, 0o500)
         try:
-            return run(*args)
+            return tempera(*args)
         finally:
             os.chmod(data_dir, 0o700)
             os.chmod(data_dir / "tempera.db", 0o600)
@@ -136,5 +131,5 @@ def test_help_on_every_command() -> None:
 
     for path, cmd in walk(cli, []):
         assert cmd.help, f"`tempera {' '.join(path)}` has no help text"
-        r = run(*path, "--help")
+        r = tempera(*path, "--help")
         assert r.returncode == 0 and "Usage:" in r.stdout, path

@@ -10,7 +10,7 @@ import pytest
 
 from support.gitrepos import git, path_id, repo
 from tempera.core import pause
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.errors import InvalidInput, NotFound
 from tempera.core.memory import Memory
 from tempera.core.models import Episode, ValidityScope
@@ -44,6 +44,10 @@ def state_a_constraint(mem: Memory, episode: Episode) -> Keyword:
 
 
 def verdict(mem: Memory, project_id: str, day: str, score: float) -> None:
+    from tempera.core.db import apply_migrations
+    from tempera.dream.schema import MIGRATIONS
+
+    apply_migrations(mem.db, MIGRATIONS)  # the dream package's table, as a cycle would have made it
     mem.db.execute("INSERT INTO dream_verdicts(project_id, day, score, judged_by, evidence, created_at) "
                    "VALUES (?, ?, ?, 'heuristic', '[]', '2026-03-01')", (project_id, day, score))
 

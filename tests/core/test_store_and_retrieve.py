@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.errors import AmbiguousId, InvalidInput, NotFound
 from tempera.core.memory import Memory
 

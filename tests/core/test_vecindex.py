@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tempera.core import textsearch
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.forget import Selector, forget
 from tempera.core.learning.retire import restore, retire
 from tempera.core.episodes import EpisodeStore

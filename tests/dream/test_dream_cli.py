@@ -5,17 +5,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tempera.core.memory import Memory
-
-
-def tempera(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tempera.cli", *args], capture_output=True, text=True, timeout=120)
+from tests.support.cli import tempera
 
 
 @pytest.fixture(autouse=True)

@@ -6,31 +6,16 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import SELFIMPROVE
 from dream_support import write_ledger
 
-
-def rows(data_dir: Path, sql: str) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(data_dir / "tempera.db") as conn:
-        return conn.execute(sql).fetchall()
-
-
-def wait_for(predicate: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout}s")
+from tests.support.datadir import rows, wait_for
+from tests.support.cli import tempera
 
 
 def alive(pid: int) -> bool:
@@ -50,8 +35,7 @@ def daemon(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
                        "TEMPERA_DREAM__PATTERNS_LOOKBACK_DAYS": "1000",
                        "TEMPERA_DAEMON__WATCH_DEBOUNCE_SECONDS": "0.3"}.items():
         monkeypatch.setenv(key, value)
-    started = subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "start"], capture_output=True,
-                             text=True, timeout=90)
+    started = tempera("daemon", "start", timeout=90)
     assert started.returncode == 0, started.stderr
     try:
         yield claude / "projects"

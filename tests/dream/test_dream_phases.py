@@ -10,7 +10,7 @@ import numpy as np
 from conftest import NOW
 from dream_support import pages
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.dream import run_cycle
 from tempera.dream.clustering import average_linkage

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from conftest import NOW
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.dream import last_cycle, run_cycle
 from tempera.dream.cycle import last_signature, memory_signature

@@ -15,7 +15,7 @@ from projects import CALC, FIX_PROMPT, fix_add_session
 from replies import say
 from sandbox import Sandbox
 
-from tests.hooks.hookrun import wait_for
+from tests.support.datadir import wait_for
 from tempera.installer.hookconfig import owned_verb
 
 CAPTURE_TIMEOUT_S = 60.0

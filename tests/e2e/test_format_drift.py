@@ -15,7 +15,7 @@ from replies import bash, edit, read, say, subagent, write
 from sandbox import Sandbox
 
 from tempera.transcripts import read_transcript, segment_turns
-from tests.hooks.hookrun import wait_for
+from tests.support.datadir import wait_for
 
 FIRST = "read calc.py, have a subagent run the tests, then fix add() and write NOTES.md"
 SECOND = "also give add() a docstring"

@@ -19,7 +19,7 @@ from replies import say
 from request_log import agent_requests, memory_blocks, prompt_blocks, request_text
 from sandbox import Sandbox
 
-from tests.hooks.hookrun import wait_for
+from tests.support.datadir import wait_for
 
 CAPTURE_TIMEOUT_S = 60.0
 

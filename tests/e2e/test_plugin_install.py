@@ -24,7 +24,7 @@ from request_log import agent_requests, memory_blocks
 from sandbox import Sandbox
 
 from tests.conftest import REPO
-from tests.hooks.hookrun import wait_for
+from tests.support.datadir import wait_for
 
 PLUGIN = "tempera@tempera"
 SETUP_TIMEOUT_S = 600.0  # a venv and pip install of the package with its dependencies
@@ -80,6 +80,14 @@ def _claude_ok(box: Sandbox, *args: str, cwd: Path, timeout: float = 120.0) -> s
     return r.stdout
 
 
+def _doctor_claude_checks(box: Sandbox) -> dict[str, dict[str, object]]:
+    """`tempera doctor --json`'s checks of the Claude Code registration, by name (doctor exits 1 on a failure)."""
+    r = subprocess.run([str(Path(sys.executable).parent / "tempera"), "doctor", "--json"], env=box.env(),
+                       capture_output=True, text=True, timeout=120)
+    return {c["check"]: c for c in json.loads(r.stdout) if c["check"].startswith("claude code (") or
+            c["check"] == "claude code"}
+
+
 def test_plugin_install_memory_across_sessions_and_uninstall(sandbox: Sandbox) -> None:
     box = sandbox
     box.env_extra.update(PATH=_only_python3_on_path(box), PIP_CACHE_DIR=str(cache_root() / "pip"))
@@ -90,6 +98,8 @@ def test_plugin_install_memory_across_sessions_and_uninstall(sandbox: Sandbox) -
     _claude_ok(box, "plugin", "marketplace", "add", str(marketplace), cwd=repo)
     _claude_ok(box, "plugin", "install", PLUGIN, cwd=repo)
     assert PLUGIN in _claude_ok(box, "plugin", "list", cwd=repo)
+    seen = _doctor_claude_checks(box)
+    assert list(seen) == ["claude code (plugin)"] and seen["claude code (plugin)"]["ok"], seen
 
     # the first session starts the setup and is not held up by it: nothing is injected, nothing is ready yet
     first = box.claude("hello", cwd=repo, script=[say("Hello.")])
@@ -131,6 +141,8 @@ def test_plugin_install_memory_across_sessions_and_uninstall(sandbox: Sandbox) -
     _claude_ok(box, "plugin", "uninstall", PLUGIN, cwd=repo, timeout=UNINSTALL_TIMEOUT_S)
     print(f"uninstall took {time.monotonic() - removing:.0f}s")
     assert PLUGIN not in _claude_ok(box, "plugin", "list", cwd=repo)
+    seen = _doctor_claude_checks(box)
+    assert list(seen) == ["claude code"] and not seen["claude code"]["ok"], seen
     settings = json.loads(box.settings_file.read_text()) if box.settings_file.exists() else {}
     assert "plugin_launcher" not in json.dumps(settings.get("hooks", {})), settings
     after = box.claude("the add function in calc.py is broken again", cwd=repo, script=[say("Looking.")])

@@ -11,7 +11,7 @@ from replies import edit, say, write
 from request_log import agent_requests, memory_blocks, request_text
 from sandbox import Sandbox
 
-from tests.hooks.hookrun import wait_for
+from tests.support.datadir import wait_for
 
 SHOP = {"app.py": "def export(rows):\n    return [dict(r) for r in rows]\n\n\n"
                   "def import_rows(lines):\n    return [line.split(',') for line in lines]\n",

@@ -17,7 +17,7 @@ from request_log import agent_requests, memory_blocks
 from sandbox import Sandbox
 
 from tempera.installer.hookconfig import owned_verb
-from tests.hooks.hookrun import wait_for
+from tests.support.datadir import wait_for
 
 FOREIGN_HOOK = 'echo "prompt seen, setting=$E2E_USER_SETTING" >> "$HOME/foreign-hook.log"'
 USER_SETTINGS = {

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import git
 import pytest
-from click.testing import CliRunner
 
-from tempera.cli.facts import facts_group
 from tempera.facts import FactStore, Keyword
 from tempera.facts.audit import audit
 from tempera.facts.ingest_git import ingest
+from tests.support.cli import tempera
 
 K = Keyword
 DEPS = "[:find ?d {opts} :where [:module/pkg.a :depends-on ?d]]"
@@ -106,14 +105,12 @@ def test_ingestion_is_incremental(store: FactStore, repo: git.Repo) -> None:
 
 def test_cli_ingest_and_status(repo: git.Repo, tmp_path: Path) -> None:
     db = str(tmp_path / "cli.db")
-    runner = CliRunner()
-    assert json.loads(runner.invoke(facts_group, ["--db", db, "ingest-status", "--json"]).output) == {
-        "state": "idle"}
-    out = runner.invoke(facts_group, ["--db", db, "ingest-git", repo.working_tree_dir, "--wait"])
-    assert out.exit_code == 0 and out.output.startswith("ingested 4 commit(s)")
-    status = runner.invoke(facts_group, ["--db", db, "ingest-status"]).output
+    assert json.loads(tempera("facts", "--db", db, "ingest-status", "--json").stdout) == {"state": "idle"}
+    out = tempera("facts", "--db", db, "ingest-git", str(repo.working_tree_dir), "--wait")
+    assert out.returncode == 0 and out.stdout.startswith("ingested 4 commit(s)")
+    status = tempera("facts", "--db", db, "ingest-status").stdout
     assert status.startswith("done: 4 commit(s)") and "last commit" in status
-    bad = runner.invoke(facts_group, ["--db", db, "ingest-git", str(tmp_path), "--wait"])
-    assert bad.exit_code == 1 and bad.output.startswith("Error: ") and "not inside a git repository" in bad.output
-    rev = runner.invoke(facts_group, ["--db", db, "ingest-git", repo.working_tree_dir, "--wait", "--since", "nope"])
-    assert rev.exit_code == 1 and len(rev.output.strip().splitlines()) == 1
+    bad = tempera("facts", "--db", db, "ingest-git", str(tmp_path), "--wait")
+    assert bad.returncode == 1 and bad.stderr.startswith("Error: ") and "not inside a git repository" in bad.stderr
+    rev = tempera("facts", "--db", db, "ingest-git", str(repo.working_tree_dir), "--wait", "--since", "nope")
+    assert rev.returncode == 1 and len(rev.stderr.strip().splitlines()) == 1

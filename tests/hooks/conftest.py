@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hookrun import daemon_pid, kill_daemon
+from tests.support.cli import tempera
 
 
 @pytest.fixture(autouse=True)
@@ -19,8 +18,7 @@ def no_daemon_left(data_dir: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def start_daemon(data_dir: Path):  # type: ignore[no-untyped-def]
     def start() -> int:
-        r = subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "start"], capture_output=True, text=True,
-                           timeout=90)
+        r = tempera("daemon", "start", timeout=90)
         assert r.returncode == 0, r.stderr
         pid = daemon_pid(data_dir)
         assert pid

@@ -59,13 +59,3 @@ def kill_daemon(data_dir: Path, sig: int = signal.SIGTERM) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.05)
-
-
-def wait_for(predicate: Any, timeout: float = 60.0, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s")

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hookrun import ENTRY, context_of, run_hook, wait_for
+from hookrun import ENTRY, context_of, run_hook
 
 from tempera.core import paths
-
 from tempera.transcripts import automemory
+from tests.support.cli import tempera
+from tests.support.datadir import rows, wait_for
 
 LOADED = "Use pnpm for every install in this repository, never npm or yarn"
 PAST_WINDOW = "The invoice exporter writes CSV with semicolons because the accounting tool expects them"
@@ -62,9 +60,8 @@ def test_notes_outside_the_loaded_window_are_the_ones_kept(project: Path) -> Non
 
 def _synced() -> bool:
     """No auto-memory job left to run: the one SessionStart queued is done."""
-    with sqlite3.connect(paths.db_path()) as conn:
-        return not conn.execute("SELECT COUNT(*) FROM jobs WHERE kind = 'auto-memory' "
-                                "AND status IN ('pending', 'leased')").fetchone()[0]
+    return not rows(paths.data_dir(), "SELECT COUNT(*) FROM jobs WHERE kind = 'auto-memory' "
+                                      "AND status IN ('pending', 'leased')")[0][0]
 
 
 def _turn(project: Path, session: str, prompt: str) -> str:
@@ -93,8 +90,7 @@ def test_the_cold_path_never_sees_loaded_notes(project: Path, start_daemon: Any)
     """Without the daemon the keyword path reads the same table: only the stored notes exist to be found."""
     start_daemon()
     _turn(project, "warm", "what about the invoice exporter")
-    subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "stop"], check=True, timeout=60,
-                   capture_output=True)
+    tempera("daemon", "stop", check=True, timeout=60)
     base = {"session_id": "cold", "cwd": str(project), "transcript_path": "", "hook_event_name": "UserPromptSubmit"}
     cold = context_of(run_hook("user-prompt-submit", {**base, "prompt": "invoice exporter CSV semicolons "
                                                       "accounting pnpm install repository"}, command=ENTRY))
@@ -102,8 +98,7 @@ def test_the_cold_path_never_sees_loaded_notes(project: Path, start_daemon: Any)
 
 
 def _doctor(project: Path, **env: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", "doctor", "--json"], cwd=project, timeout=120,
-                          capture_output=True, text=True, env={**os.environ, **env})
+    done = tempera("doctor", "--json", cwd=project, timeout=120, env={**os.environ, **env})
     return next(c for c in json.loads(done.stdout) if c["check"] == "claude code auto memory")
 
 
@@ -113,8 +108,7 @@ def test_doctor_says_when_auto_memory_is_on(project: Path) -> None:
     # line 2 and the 198 module notes of lines 3-200 are loaded; lines 201-205 and the topic note are not
     assert "holds 205 note(s); Claude Code loads 199 itself" in alone["detail"]
     assert "Tempera reads the other 5 as episodes" in alone["detail"]
-    subprocess.run([sys.executable, "-m", "tempera.cli", "install"], cwd=project, check=True, timeout=120,
-                   capture_output=True)
+    tempera("install", cwd=project, check=True, timeout=120)
     both = _doctor(project)
     assert both["detail"].startswith("on, and so is Tempera: ")
     off = _doctor(project, CLAUDE_CODE_DISABLE_AUTO_MEMORY="1")

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hookrun import kill_daemon, run_hook, wait_for
+from hookrun import kill_daemon, run_hook
+from tests.support.datadir import wait_for
 
 from tests.conftest import TRANSCRIPTS
 from tests.support.dbcontent import compare, differences, learned

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -14,20 +13,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hookrun import context_of, daemon_pid, kill_daemon, run_hook, wait_for
+from hookrun import context_of, daemon_pid, kill_daemon, run_hook
+from tests.support.datadir import rows, wait_for
 from transcript_copy import copy_transcript
 
 from tests.conftest import TRANSCRIPTS
 from tempera.core.memory import Memory
 from tempera.transcripts import read_transcript, segment_turns
+from tests.support.cli import tempera
 
 BIG = TRANSCRIPTS / "claude-code-viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
 SMALL = TRANSCRIPTS / "spotter" / "short.jsonl"
-
-
-def rows(data_dir: Path, sql: str) -> list[tuple]:
-    with sqlite3.connect(data_dir / "tempera.db") as conn:
-        return conn.execute(sql).fetchall()
 
 
 def stop_payload(transcript: Path, sid: str, cwd: Path) -> dict[str, object]:
@@ -92,7 +88,7 @@ def test_crashed_worker_lease_is_taken_again(data_dir: Path, tmp_path: Path, sta
 
 def test_no_daemon_hooks_answer_and_start_it(data_dir: Path, tmp_path: Path) -> None:
     with Memory() as mem:
-        from tempera.core.capture import CaptureInput
+        from tempera.core.capture_input import CaptureInput
 
         ep = mem.capture(CaptureInput(summary="Phoenix server failed to start until mix deps.get was run",
                                       project=str(tmp_path)))
@@ -130,8 +126,7 @@ def test_stale_socket_and_lock_are_recovered(data_dir: Path, start_daemon) -> No
     stale.close()
     pid = start_daemon()
     assert pid != 999999
-    r = subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "status", "--json"], capture_output=True,
-                       text=True, timeout=30)
+    r = tempera("daemon", "status", "--json", timeout=30)
     assert json.loads(r.stdout)["running"] is True
     assert (data_dir / "daemon.sock").stat().st_mode & 0o777 == 0o600
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from hookrun import daemon_pid, wait_for
+from hookrun import daemon_pid
+from tests.support.datadir import wait_for
 
 from tempera.core import paths
 from tempera.hooks.client import request
+from tests.support.cli import tempera
 
 
 def fake_dist(root: Path, version: str) -> None:
@@ -31,8 +31,7 @@ def test_daemon_restarts_on_new_version(data_dir: Path, tmp_path: Path, monkeypa
     fake_dist(fake, "0.1.0.post1")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
     monkeypatch.setenv("TEMPERA_DAEMON__VERSION_CHECK_SECONDS", "0.5")
-    r = subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "start"], capture_output=True, text=True,
-                       timeout=90)
+    r = tempera("daemon", "start", timeout=90)
     assert r.returncode == 0, r.stderr
     first = request(paths.socket_path(), {"op": "ping"}, timeout=5)
     assert first and first["version"] == "0.1.0.post1"
@@ -46,6 +45,5 @@ def test_daemon_restarts_on_new_version(data_dir: Path, tmp_path: Path, monkeypa
 
     wait_for(upgraded, timeout=60, interval=0.2)
     assert daemon_pid(data_dir) == pid  # re-executed in place: same process, new code
-    status = subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "status", "--json"], capture_output=True,
-                            text=True, timeout=30)
+    status = tempera("daemon", "status", "--json", timeout=30)
     assert json.loads(status.stdout)["version"] == "0.1.0.post2"

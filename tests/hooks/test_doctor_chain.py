@@ -5,21 +5,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hookrun import wait_for
+from tests.support.datadir import wait_for
 
 from tests.conftest import TRANSCRIPTS
+from tests.support.cli import tempera
 
 SMALL = TRANSCRIPTS / "spotter" / "short.jsonl"
 
 
 def doctor(env: dict[str, str]) -> tuple[int, dict[str, dict[str, object]]]:
-    r = subprocess.run([sys.executable, "-m", "tempera.cli", "doctor", "--json"], capture_output=True, text=True,
-                       env=env, timeout=120, cwd=env["HOME"])
+    r = tempera("doctor", "--json", env=env, timeout=120, cwd=env["HOME"])
     return r.returncode, {c["check"]: c for c in json.loads(r.stdout)}
 
 
@@ -36,8 +35,7 @@ def test_doctor_sees_install_daemon_and_hook_errors(home_env: dict[str, str], da
     code, checks = doctor(home_env)
     assert code == 1 and checks["claude code"]["ok"] is False and "tempera install" in checks["claude code"]["detail"]
 
-    r = subprocess.run([sys.executable, "-m", "tempera.cli", "install", "--scope", "user"], capture_output=True,
-                       text=True, env=home_env, timeout=120)
+    r = tempera("install", "--scope", "user", env=home_env, timeout=120)
     assert r.returncode == 0, r.stderr
     code, checks = doctor(home_env)
     assert checks["claude code (user)"]["ok"] is True, checks["claude code (user)"]
@@ -60,16 +58,14 @@ def test_doctor_sees_install_daemon_and_hook_errors(home_env: dict[str, str], da
 
 
 def remediate(env: dict[str, str]) -> tuple[int, list[str], dict[str, dict[str, object]]]:
-    r = subprocess.run([sys.executable, "-m", "tempera.cli", "doctor", "--remediate", "--json"],
-                       capture_output=True, text=True, env=env, timeout=300, cwd=env["HOME"])
+    r = tempera("doctor", "--remediate", "--json", env=env, timeout=300, cwd=env["HOME"])
     assert "Traceback" not in r.stderr, r.stderr
     report = json.loads(r.stdout)
     return r.returncode, report["actions"], {c["check"]: c for c in report["checks"]}
 
 
 def test_remediate_removes_a_killed_daemons_files_and_installs(home_env: dict[str, str], data_dir: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "tempera.cli", "daemon", "start"], capture_output=True, text=True,
-                       env=home_env, timeout=120)
+    r = tempera("daemon", "start", env=home_env, timeout=120)
     assert r.returncode == 0, r.stderr
     pid = int((data_dir / "daemon.lock").read_text())
     os.kill(pid, signal.SIGKILL)
@@ -116,8 +112,7 @@ def test_remediate_reembeds_vectors_of_another_model(home_env: dict[str, str], d
     import sqlite3
 
     for summary in ("Fixed the login redirect loop", "Cached the product list for the shop page"):
-        r = subprocess.run([sys.executable, "-m", "tempera.cli", "capture", "-s", summary, "-p", str(tmp_path)],
-                           capture_output=True, text=True, env=home_env, timeout=120)
+        r = tempera("capture", "-s", summary, "-p", str(tmp_path), env=home_env, timeout=120)
         assert r.returncode == 0, r.stderr
     with sqlite3.connect(data_dir / "tempera.db") as conn:  # as a database whose vectors another model made
         conn.execute("UPDATE meta SET value = 'BAAI/bge-small-en-v1.5' WHERE key = 'embedding_model'")

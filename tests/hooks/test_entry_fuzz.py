@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 
 from hookrun import ENTRY, HOOK, run_hook
+from tests.support.cli import tempera
 
 EVENTS = ["session-start", "user-prompt-submit", "stop"]
 FIELDS = ["session_id", "transcript_path", "cwd", "hook_event_name", "source", "prompt", "stop_hook_active",
@@ -142,12 +143,10 @@ def test_warm_relay_answers_as_the_console_entry_does(data_dir: Path, some_memor
     assert "trimming the session cookie" in warm.stdout.decode() and warm.stdout == entry.stdout
     assert not (data_dir / "hooks.log").exists()  # answered by the daemon, no fallback and no error
 
-    r = subprocess.run([sys.executable, "-m", "tempera.cli", "pause", "/tmp"], capture_output=True,
-                       text=True)
+    r = tempera("pause", "/tmp")
     assert r.returncode == 0, r.stderr
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "c"}).stdout == b""
-    subprocess.run([sys.executable, "-m", "tempera.cli", "resume", "/tmp"], check=True,
-                   capture_output=True)
+    tempera("resume", "/tmp", check=True)
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "d"}).stdout != b""
     (data_dir / "config.toml").write_text("[general]\ndisabled = true\n")
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "e"}).stdout == b""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.core.selfimprove.mistakes import CorrectionInput, log_correction
 from tempera.inject.payload import HookPayload

@@ -9,7 +9,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from hookrun import context_of, run_hook, wait_for
+from hookrun import context_of, run_hook
+from tests.support.datadir import wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
 from transcript_writer import SessionWriter  # noqa: E402

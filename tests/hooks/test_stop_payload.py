@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hookrun import ENTRY, run_hook, wait_for
+from hookrun import ENTRY, run_hook
+from tests.support.datadir import wait_for
 from support.datafiles import stored_bytes
 from support.secrets import SECRETS, found_in, plant_in_session
 

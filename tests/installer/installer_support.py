@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+from tests.support.cli import tempera
 
 SETTINGS = json.dumps({
     "$schema": "https://json.schemastore.org/claude-code-settings.json",
@@ -58,5 +58,4 @@ def foreign_commands(settings: dict[str, Any]) -> set[tuple[str, str]]:
 
 def run_cli(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     """`python -m tempera.cli ARGS` with this test's environment (HOME is the temporary one) plus `env`."""
-    return subprocess.run([sys.executable, "-m", "tempera.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, **env}, timeout=120)
+    return tempera(*args, cwd=cwd, env={**os.environ, **env}, timeout=120)

@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from learnbook import Book
 
-from tempera.cli import cli
 from tempera.cli.learning import COMMANDS
 from tempera.core.learning.implicit import apply_implicit_feedback
+from tests.support.cli import tempera
 
 
 def invoke(*args: str) -> Any:
-    result = CliRunner().invoke(cli, [*args, "--json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    result = tempera(*args, "--json", check=True)
+    return json.loads(result.stdout)
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
 def test_every_command_has_help(command) -> None:
     assert command.help and len(command.help.split()) >= 6
-    result = CliRunner().invoke(cli, [command.name, "--help"])
-    assert result.exit_code == 0 and "Usage:" in result.output
+    result = tempera(command.name, "--help")
+    assert result.returncode == 0 and "Usage:" in result.stdout
 
 
 def test_prune_is_a_dry_run_unless_executed_and_respects_min_retrievals(book: Book) -> None:
@@ -52,7 +48,7 @@ def test_explain_trends_propagate_decay_review(book: Book) -> None:
     data = invoke("explain", memo.id[:8])
     assert data["utility"] == pytest.approx(1.7 / 2.7, abs=1e-4) and data["evidence"][0]["source"] == "implicit"
     assert data["injections"] == {"total": 1, "judged": 1, "used": 1}
-    text = CliRunner().invoke(cli, ["explain", memo.id]).output
+    text = tempera("explain", memo.id).stdout
     assert "implicit" in text and "rule=used, and the turn succeeded" in text
     trend = invoke("trends", "--bucket", "monthly", "--project", str(book.root))
     assert trend["periods"][-1]["use_rate"] == 1.0 and trend["periods"][-1]["helpfulness"] == 1.0
@@ -66,5 +62,5 @@ def test_domain_errors_are_one_line(data_dir) -> None:
     for args in (["explain", "0123456789ab"], ["prune", "--older-than", "1", "--min-utility", "0.2",
                                                 "--project", "no-such-project"],
                  ["advance-verification", "--all", "--episode", "0123456789ab"]):
-        r = subprocess.run([sys.executable, "-m", "tempera.cli", *args], capture_output=True, text=True, timeout=120)
+        r = tempera(*args, timeout=120)
         assert r.returncode == 1 and r.stderr.startswith("Error:") and "Traceback" not in r.stderr, (args, r.stderr)

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from learnbook import NOW, Book
 
-from tempera.core.learning.decay import run_decay
+from tempera.core.learning.scope_decay import run_decay
 from tempera.core.learning.retire import restore
 
 

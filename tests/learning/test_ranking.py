@@ -6,11 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from click.testing import CliRunner
 from learnbook import NOW, Book
 
-from tempera.cli import cli
 from tempera.core.models import Episode
+from tests.support.cli import tempera
 
 FLAKY = [
     "Fixed the flaky checkout test by freezing time with freezegun",
@@ -24,8 +23,7 @@ QUERY = "flaky test fix"
 
 def vote(signal: str, ep_id: str, times: int) -> None:
     for _ in range(times):
-        result = CliRunner().invoke(cli, ["feedback", signal, "-e", ep_id])
-        assert result.exit_code == 0, result.output
+        tempera("feedback", signal, "-e", ep_id, check=True)
 
 
 def ranking(book: Book, query: str = QUERY, mode: str | None = None) -> list[str]:

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import git
 import pytest
-from click.testing import CliRunner
 from learnbook import NOW, Book
 
-from tempera.cli import cli
 from tempera.core.errors import NotFound
 from tempera.core.learning.verification import advance_all, set_state
+from tests.support.cli import tempera
 
 
 class Repo:
@@ -103,10 +102,10 @@ def test_a_revert_takes_the_merge_away(book: Book, repo: Repo) -> None:
 def test_manual_override_through_the_cli(book: Book, repo: Repo) -> None:
     sha = repo.commit({"app/x.py": "x\n"}, "X", -1).hexsha
     ep = book.add("Did X", commit=None)
-    result = CliRunner().invoke(cli, ["advance-verification", "--episode", ep.id[:8], "--to", "merged",
-                                      "--commit", sha[:7], "--json"])
-    assert result.exit_code == 0, result.output
+    tempera("advance-verification", "--episode", ep.id[:8], "--to", "merged", "--commit", sha[:7], "--json",
+            check=True)
     assert book.memory.store.get(ep.id).outcome.commit == sha
     with pytest.raises(NotFound):
         set_state(book.memory, ep.id, "merged", commit="0123456789abcdef")
-    assert CliRunner().invoke(cli, ["advance-verification", "--episode", ep.id, "--to", "shipped"]).exit_code == 2
+    refused = tempera("advance-verification", "--episode", ep.id, "--to", "shipped")  # a usage error: exit 1, one line
+    assert refused.returncode == 1 and "Invalid value for '--to'" in refused.stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -18,6 +17,7 @@ from mcp import ClientSession
 from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from pydantic import FileUrl
+from tests.support.cli import tempera
 
 SERVER = [sys.executable, "-m", "tempera.mcp_server"]  # the same start as the tempera-mcp script
 STEP_SECONDS = 60  # one call, including the first one that opens memory and loads the model
@@ -81,8 +81,7 @@ async def connect(data_dir: Path, cwd: Path, *, roots: Sequence[Path] | None = N
 def cli(data_dir: Path, cwd: Path, *args: str) -> str:
     """Run `python -m tempera.cli ARGS` on the same data dir; its stdout."""
     env = {**os.environ, **server_env(data_dir)}
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = tempera(*args, cwd=cwd, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

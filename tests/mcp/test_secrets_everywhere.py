@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from hookrun import context_of, kill_daemon, run_hook  # noqa: E402
 from transcript_writer import SessionWriter  # noqa: E402
+from tests.support.cli import tempera
 
 
 def _cli(data_dir: Path, *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", *args], capture_output=True, text=True,
-                          timeout=300, input=stdin, env={**os.environ, **server_env(data_dir)})
+    done = tempera(*args, timeout=300, input=stdin, env={**os.environ, **server_env(data_dir)})
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -15,6 +15,7 @@ import pytest
 from stdio_session import cli, cli_json, connect, server_env
 
 from tempera.core.memory import Memory
+from tests.support.cli import tempera
 
 REPO = Path(__file__).resolve().parents[2]
 TRANSCRIPT = REPO / "tests" / "data" / "transcripts" / "spotter" / "tool_heavy.jsonl"
@@ -99,8 +100,7 @@ async def test_finalize_turn_equals_the_stop_hooks_capture(data_dir: Path, proje
     by_tool = cli_json(data_dir, project_dir, "retrieve", "--all", "--cross-project")
     other = tmp_path / "other-data"
     env = {**os.environ, **server_env(other)}
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", "capture", "--session", str(copy)], env=env,
-                          cwd=project_dir, capture_output=True, text=True, timeout=300)
+    done = tempera("capture", "--session", str(copy), env=env, cwd=project_dir, timeout=300)
     assert done.returncode == 0, done.stderr
     by_cli = cli_json(other, project_dir, "retrieve", "--all", "--cross-project")
 

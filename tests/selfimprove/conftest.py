@@ -4,7 +4,6 @@ replays of the transcripts in ./data, and the `tempera` command run in-process."
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -38,17 +37,11 @@ def replayed(mem: Memory, tmp_path: Path) -> Callable[..., list[Processed]]:
 
 
 @pytest.fixture
-def tempera(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., tuple[int, str, str]]:
-    """Run `tempera ARGS` in-process through the real entry point (so domain errors take the real path)."""
-    from tempera.cli import cli
-    from tempera.cli.common import run_guarded
+def tempera() -> Callable[..., tuple[int, str, str]]:
+    """Run `tempera ARGS` through the real entry point (tests/support/cli.py): (exit code, stdout, stderr)."""
+    from tests.support.cli import tempera as run_tempera
 
     def run(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
-        if cwd is not None:
-            monkeypatch.chdir(cwd)
-        monkeypatch.setattr(sys, "argv", ["tempera", *args])
-        capsys.readouterr()
-        code = run_guarded(cli)
-        out, err = capsys.readouterr()
-        return code, out, err
+        done = run_tempera(*args, cwd=cwd)
+        return done.returncode, done.stdout, done.stderr
     return run

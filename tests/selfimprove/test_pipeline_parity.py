@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from tempera.core.memory import Memory
 from tempera.core.paths import DB_NAME
 from tempera.core.selfimprove import asks, mistakes
 from tempera.daemon.worker import work_one
+from tests.support.cli import tempera
 
 
 def _learned(mem: Memory) -> dict[str, Any]:
@@ -48,8 +47,7 @@ def test_import_fills_the_logs_exactly_as_the_stop_path_does(tmp_path: Path) -> 
         stop = _learned(mem)
 
     env = {**os.environ, "TEMPERA_DATA_DIR": str(tmp_path / "import")}
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", "import", str(transcript), "--no-embed", "--quiet"],
-                          capture_output=True, text=True, timeout=120, env=env)
+    done = tempera("import", str(transcript), "--no-embed", "--quiet", timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     with Memory(use_model=False, db_path=tmp_path / "import" / DB_NAME) as mem:
         imported = _learned(mem)

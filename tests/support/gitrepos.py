@@ -6,12 +6,12 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import tempera  # noqa: F401 -- the repositories' tests run tempera from here
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@x", "GIT_CONFIG_NOSYSTEM": "1"}
-TEMPERA = [sys.executable, "-m", "tempera.cli"]
 
 
 def path_id(path: Path) -> str:
@@ -35,12 +35,6 @@ def repo(path: Path, *, commit: str | None = "first") -> Path:
         git(path, "add", "README")
         git(path, "commit", "-q", "-m", commit)
     return path
-
-
-def tempera(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The real `tempera` executable in a directory (the data dir comes from the test's environment)."""
-    return subprocess.run([*TEMPERA, *args], cwd=cwd, capture_output=True, text=True, timeout=180,
-                          env={**os.environ, **(env or {})})
 
 
 def captured(cwd: Path, summary: str) -> str:

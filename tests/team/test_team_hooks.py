@@ -16,7 +16,10 @@ from pathlib import Path
 
 from teamdb import Team
 
-from tests.hooks.hookrun import context_of, kill_daemon, run_hook, wait_for
+from tempera.team.pgschema import FACT_TABLES, SHARED_TABLES
+
+from tests.hooks.hookrun import context_of, kill_daemon, run_hook
+from tests.support.datadir import wait_for
 from tests.support.gitrepos import git, repo
 from tests.transcripts.transcript_writer import SessionWriter
 
@@ -55,7 +58,8 @@ def local(data_dir: Path, sql: str, params: tuple[object, ...] = ()) -> list[tup
 def alice_session(path: Path, cwd: Path) -> SessionWriter:
     s = SessionWriter(path, session_id="7d3f0c1e-2b4a-4c5d-8e9f-0a1b2c3d4e5f", cwd=str(cwd))
     s.prompt("the checkout page crashes with KeyError 'currency' when the cart is empty; "
-             f"<private>{PRIVATE}</private> " + PLANTED[0][1])
+             f"<private>{PRIVATE}</private> " + PLANTED[0][1] + ". We decided to use DEFAULT_CURRENCY for "
+             "empty carts because " + PLANTED[5][1] + " broke the migration")
     s.bash("pytest tests/test_checkout.py", "E   KeyError: 'currency'\n1 failed", ok=False)
     for n, (_, text, _) in enumerate(PLANTED[1:], 1):
         if n % 2:
@@ -92,6 +96,7 @@ def test_alices_fix_reaches_bobs_prompt_and_bobs_feedback_reaches_alice(team: Te
                         env=dev_env(a_dir))
         assert stop.returncode == 0 and stop.stdout == b""
         wait_for(lambda: team.rows("episodes", project_id) >= 1, timeout=180)  # Alice's daemon pushed it
+        wait_for(lambda: team.rows("facts", project_id) >= 1, timeout=60)  # and the decision her turn stated
         (episode_id,) = [r[0] for r in local(a_dir, "SELECT id FROM episodes")]
 
         tempera(b_dir, "team", "connect", team.dsn(bob), "--project", ".", cwd=b_repo)
@@ -118,9 +123,9 @@ def test_alices_fix_reaches_bobs_prompt_and_bobs_feedback_reaches_alice(team: Te
         (check,) = [c for c in json.loads(doctor.stdout) if c["check"] == "team"]
         assert check["ok"] and "pgvector" in check["detail"]
 
-        dump = " ".join(str(row) for table in ("projects", "access", "episodes", "evidence", "links", "log_entries")
+        dump = " ".join(str(row) for table in ("projects", "access", *SHARED_TABLES, *FACT_TABLES)
                         for row in team.admin.execute(f"SELECT t::text FROM tempera.{table} t").fetchall())
-        assert "KeyError" in dump  # the scan reads the shared rows
+        assert "KeyError" in dump and "DEFAULT_CURRENCY" in dump  # the scan reads the shared rows and facts
         leaked = [name for name, _, secret in PLANTED if secret in dump or secret[len(secret) // 2 - 5:][:10] in dump]
         assert leaked == [] and "hunter2" not in dump and str(tmp_path) not in dump
     finally:

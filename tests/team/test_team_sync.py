@@ -55,7 +55,8 @@ def test_teammates_memory_arrives_with_its_author_and_utility_merges(devs: Calla
     assert sync(bob, "push")["evidence"] == 2
     assert sync(alice, "pull")["evidence"] == 2
     assert alice.mem.store.get(mine.id).utility.value == pytest.approx(0.75)  # Beta(1 + 2, 1 + 0)
-    assert sync(alice, "sync") == {"episodes": 0, "evidence": 0, "links": 0, "log_entries": 0}
+    assert sync(alice, "sync") == {"episodes": 0, "evidence": 0, "links": 0, "log_entries": 0, "facts": 0,
+                                   "tombstones": 0}
     assert sync(bob, "pull")["evidence"] == 0  # its own rows never come back
     assert bob.mem.store.get(mine.id).utility.value == pytest.approx(0.75)
 
@@ -66,9 +67,12 @@ def test_teammates_memory_arrives_with_its_author_and_utility_merges(devs: Calla
     add_entry(alice.mem.db, MISTAKES, WEB, {"category": "wrong-file", "description": "edited the built bundle",
                                            "correction": "edit src/session.ts"}, files=["src/session.ts"],
               scope=ValidityScope(), episode_id=later.id)
-    assert sync(alice, "push") == {"episodes": 1, "evidence": 0, "links": 1, "mistakes": 1, "should_have_asked": 0}
-    assert sync(bob, "pull") == {"episodes": 1, "evidence": 0, "links": 1, "log_entries": 1}
-    assert sync(bob, "pull") == {"episodes": 0, "evidence": 0, "links": 0, "log_entries": 0}
+    assert sync(alice, "push") == {"tombstones": 0, "episodes": 1, "evidence": 0, "links": 1, "mistakes": 1,
+                                   "should_have_asked": 0, "facts": 0}
+    assert sync(bob, "pull") == {"episodes": 1, "evidence": 0, "links": 1, "log_entries": 1, "facts": 0,
+                                 "tombstones": 0}
+    assert sync(bob, "pull") == {"episodes": 0, "evidence": 0, "links": 0, "log_entries": 0, "facts": 0,
+                                 "tombstones": 0}
     assert bob.mem.db.one("SELECT relationship FROM episode_links WHERE src_id = ?", (later.id,))[0] == "continuation"
     assert bob.mem.db.query("SELECT correction, source FROM mistakes") == [("edit src/session.ts", "team")]
     assert bob.mem.db.query("SELECT path FROM selfimprove_files") == [("src/session.ts",)]

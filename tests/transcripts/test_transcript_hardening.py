@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from tempera.daemon.worker import work_one
 from tempera.transcripts import reader
 from tempera.transcripts.reader import read_transcript
 from tempera.transcripts.turns import segment_turns
+from tests.support.cli import tempera
 
 CUT_EMOJI = "fix the \ud83d emoji bug in the login banner"
 DEEP = b"[" * 5000 + b"]" * 5000
@@ -44,8 +44,7 @@ def _good_session(path: Path, session_id: str, topic: str) -> SessionWriter:
 
 
 def _import(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tempera.cli", "import", *args], capture_output=True, text=True,
-                          timeout=180, env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
+    return tempera("import", *args, timeout=180, env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
 
 
 def _episodes(session_id: str) -> list[tuple[str, str]]:
@@ -136,9 +135,8 @@ def test_stop_job_stores_a_session_with_a_too_deep_line(tmp_path: Path) -> None:
 
 def test_capture_input_with_a_lone_surrogate_is_stored(data_dir: Path) -> None:
     """`tempera capture` reads JSON from stdin (and flags) as they come: a cut emoji is repaired, not refused."""
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", "capture", "--json"], capture_output=True, text=True,
-                          timeout=120, input=json.dumps({"summary": CUT_EMOJI}),
-                          env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
+    done = tempera("capture", "--json", timeout=120, input=json.dumps({"summary": CUT_EMOJI}),
+                   env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)[0]["summary"] == CUT_EMOJI.replace("\ud83d", "\ufffd")
 

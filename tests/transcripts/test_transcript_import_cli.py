@@ -5,19 +5,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from transcript_paths import REAL, TRANSCRIPTS
+from tests.support.cli import tempera
 
-TEMPERA = [sys.executable, "-m", "tempera.cli"]
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TEMPERA, *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
 
 
 @pytest.fixture
@@ -33,48 +26,48 @@ def claude_dir(tmp_path: Path) -> Path:
 
 
 def test_default_folder_table_then_idempotent_json(claude_dir: Path) -> None:
-    env = {"CLAUDE_CONFIG_DIR": str(claude_dir)}
-    first = run("import", "--no-embed", env=env)
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(claude_dir)}
+    first = tempera("import", "--no-embed", env=env)
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
     assert sum(".jsonl:" in ln for ln in lines) == 3  # plain progress lines off a terminal, one per session
     table = {ln[:22].strip(): ln[22:].strip() for ln in lines if not ln.startswith(("/", "-", " "))}
     assert (table["sessions"], table["prompts"], table["work units"], table["episodes created"]) == ("3", "6", "6", "6")
     assert float(table["megabytes"]) > 0 and "records skipped, by reason" in lines
-    second = run("import", "--no-embed", "--json", env=env)
+    second = tempera("import", "--no-embed", "--json", env=env)
     totals = json.loads(second.stdout)
     assert (totals["episodes_added"], totals["episodes_updated"], totals["episodes_skipped"]) == (0, 0, 6)
 
 
 def test_dry_run_and_since_store_nothing(claude_dir: Path) -> None:
     folder = str(claude_dir / "projects")
-    dry = json.loads(run("import", folder, "--dry-run", "--json", "--no-embed").stdout)
+    dry = json.loads(tempera("import", folder, "--dry-run", "--json", "--no-embed").stdout)
     assert dry["dry_run"] and dry["episodes_added"] == 6
-    later = json.loads(run("import", folder, "--since", "2099-01-01", "--json", "--no-embed").stdout)
+    later = json.loads(tempera("import", folder, "--since", "2099-01-01", "--json", "--no-embed").stdout)
     assert (later["files"], later["files_skipped_since"]) == (0, 3)
-    real = json.loads(run("import", folder, "--since", "2025-01-01", "--json", "--no-embed").stdout)
+    real = json.loads(tempera("import", folder, "--since", "2025-01-01", "--json", "--no-embed").stdout)
     assert real["episodes_added"] == 6  # nothing was stored by the runs above
 
 
 def test_capture_session_with_embeddings(claude_dir: Path) -> None:
     session = claude_dir / "projects" / "-tmp-ccrun-proj" / REAL.name
-    r = run("capture", "--session", str(session), "--json")
+    r = tempera("capture", "--session", str(session), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert (out["turns"], out["added"], out["project"]) == (3, 3, "proj")
-    hits = run("retrieve", "add function subtracts instead of adding", "--project", "proj", "--json")
+    hits = tempera("retrieve", "add function subtracts instead of adding", "--project", "proj", "--json")
     assert json.loads(hits.stdout)[0]["id"] == out["episodes"][0]["id"]
-    again = json.loads(run("capture", "--session", str(session), "--json").stdout)
+    again = json.loads(tempera("capture", "--session", str(session), "--json").stdout)
     assert (again["added"], again["skipped"]) == (0, 3)
 
 
 def test_bad_paths_and_dates_are_one_line_errors(tmp_path: Path) -> None:
     for args in (("import", str(tmp_path / "nope")), ("import", str(tmp_path), "--since", "yesterday"),
                  ("capture", "--session", str(tmp_path / "nope.jsonl"))):
-        r = run(*args)
+        r = tempera(*args)
         assert r.returncode == 1 and r.stderr.startswith("Error:") and "Traceback" not in r.stderr, r.stderr
 
 
 def test_help_names_the_default_folder() -> None:
-    out = run("import", "--help").stdout
+    out = tempera("import", "--help").stdout
     assert "CLAUDE_CONFIG_DIR" in out and "--since" in out and "--dry-run" in out

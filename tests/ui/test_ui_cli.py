@@ -7,51 +7,49 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from typing import Any
 
 import httpx
 import pytest
-from click.testing import CliRunner
 from uiseed import MARKER, MARKER_SESSION, Seeded
 
-from tempera.cli import cli
 from tempera.cli.control import COMMANDS
 from tempera.cli.ui import COMMANDS as UI_COMMANDS
 from tempera.core.memory import Memory
+from tests.support.cli import TEMPERA, tempera
 
 
 def invoke(*args: str, input: str | None = None, code: int = 0) -> Any:
-    result = CliRunner().invoke(cli, list(args), input=input)
-    assert result.exit_code == code, result.output
+    result = tempera(*args, input=input)
+    assert result.returncode == code, result.stderr
     return result
 
 
 @pytest.mark.parametrize("command", COMMANDS + UI_COMMANDS, ids=lambda c: c.name)
 def test_every_command_has_help(command: Any) -> None:
     assert command.help and len(command.help.split()) >= 6
-    assert "Usage:" in invoke(command.name, "--help").output
+    assert "Usage:" in invoke(command.name, "--help").stdout
 
 
 def test_forget_counts_first_asks_then_forgets(memory: Memory, seeded: Seeded) -> None:
     prefix = seeded.marker_id[:8]
-    dry = json.loads(invoke("forget", "episode", prefix, "--dry-run", "--json").output)
+    dry = json.loads(invoke("forget", "episode", prefix, "--dry-run", "--json").stdout)
     assert not dry["executed"] and dry["counts"]["episodes"] == 1
     declined = invoke("forget", "episode", prefix, input="n\n", code=1)
-    assert "Would forget episode" in declined.output and "Aborted" in declined.output
+    assert "Would forget episode" in declined.stdout and "Aborted" in declined.stderr
     assert memory.store.count() == 9
-    done = json.loads(invoke("forget", "episode", prefix, "--yes", "--json").output)
+    done = json.loads(invoke("forget", "episode", prefix, "--yes", "--json").stdout)
     assert done["executed"] and done["wiped"] and done["counts"] == dry["counts"]
     assert memory.store.count() == 8
     again = invoke("forget", "episode", prefix, "--yes", code=1)
-    assert "no episode" in str(again.exception)
+    assert "no episode" in again.stderr
 
 
 def test_forget_a_session_and_a_period(memory: Memory, seeded: Seeded) -> None:
-    assert "2 episodes" not in invoke("forget", "session", MARKER_SESSION, "--dry-run").output
-    assert "Forgot session" in invoke("forget", "session", MARKER_SESSION, "--yes").output
+    assert "2 episodes" not in invoke("forget", "session", MARKER_SESSION, "--dry-run").stdout
+    assert "Forgot session" in invoke("forget", "session", MARKER_SESSION, "--yes").stdout
     nothing = invoke("forget", "before", "2000-01-01", "--project", str(seeded.billing), "--yes")
-    assert "Nothing to forget" in nothing.output
+    assert "Nothing to forget" in nothing.stdout
     invoke("forget", "before", "2100-01-01", "--project", str(seeded.billing), "--yes")
     assert memory.store.count(memory.store.resolve_project(str(seeded.billing)).id) == 0
     assert memory.store.count() == 5  # webshop's transcripts and s-2 remain
@@ -72,19 +70,19 @@ def test_export_jsonl_and_markdown(memory: Memory, seeded: Seeded, tmp_path: Any
 
 
 def test_pause_list_resume_and_scope(memory: Memory, seeded: Seeded) -> None:
-    paused = json.loads(invoke("pause", str(seeded.webshop), "--json").output)
-    listed = json.loads(invoke("pause", "--list", "--json").output)
+    paused = json.loads(invoke("pause", str(seeded.webshop), "--json").stdout)
+    listed = json.loads(invoke("pause", "--list", "--json").stdout)
     assert [p["id"] for p in listed] == [paused["id"]] and listed[0]["name"] == "webshop"
-    resumed = json.loads(invoke("resume", str(seeded.webshop), "--json").output)
-    assert resumed["was_paused"] and "not paused" in invoke("resume", str(seeded.webshop)).output
-    scoped = json.loads(invoke("scope", seeded.marker_id[:8], "crate:tokio@1.38", "--json").output)
+    resumed = json.loads(invoke("resume", str(seeded.webshop), "--json").stdout)
+    assert resumed["was_paused"] and "not paused" in invoke("resume", str(seeded.webshop)).stdout
+    scoped = json.loads(invoke("scope", seeded.marker_id[:8], "crate:tokio@1.38", "--json").stdout)
     assert scoped == {"id": seeded.marker_id, "scope": "crate:tokio@1.38", "transferable": True}
     assert str(memory.store.get(seeded.marker_id).scope) == "crate:tokio@1.38"
-    assert "bad validity scope" in str(invoke("scope", seeded.marker_id[:8], "galaxy:far", code=1).exception)
+    assert "bad validity scope" in invoke("scope", seeded.marker_id[:8], "galaxy:far", code=1).stderr
 
 
 def test_tempera_ui_serves_on_loopback_with_a_token_until_interrupted(memory: Memory, seeded: Seeded) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "tempera.cli", "ui", "--no-open"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([*TEMPERA, "ui", "--no-open"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=dict(os.environ))
     try:
         assert proc.stdout is not None

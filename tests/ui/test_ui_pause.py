@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from tempera.core import pause as pausing
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.daemon.worker import handle_capture
 from tempera.transcripts import capture_transcript
-from tempera.ui.control import pause_project, resume_project
+from tempera.transcripts.resume import resume_project
 from tests.conftest import TRANSCRIPTS
 
 PROMPT = "the login redirect loop is back: sanitize the return url again"
@@ -53,7 +53,7 @@ def test_hooks_inject_and_capture_nothing_for_a_paused_project(memory: Memory, p
     assert "login redirect" in _hook("user-prompt-submit", prompt)  # not paused: the memory is injected
     before = _counts(memory)
 
-    pause_project(memory, str(project))
+    pausing.pause_project(memory.store, str(project))
     paused = {"session_id": "s-2", "cwd": str(project), "transcript_path": str(transcript)}
     assert _hook("user-prompt-submit", {**paused, "prompt": PROMPT}) == ""
     assert _hook("session-start", {**paused, "source": "startup"}) == ""
@@ -84,7 +84,7 @@ def test_the_daemon_skips_paused_projects_and_resume_skips_the_paused_turns(
     pausing.resume(ref.id)
     assert handle_capture(memory, {"transcript_path": str(transcript)})["added"] == 1
 
-    pause_project(memory, ref.id)
+    pausing.pause_project(memory.store, ref.id)
     time.sleep(0.01)
     _transcript_until(transcript, 39)  # the second turn happens while paused
     assert len(capture_transcript(memory, transcript, dry_run=True).added) == 1  # it would be captured...

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tempera.core.capture import CaptureInput
+from tempera.core.capture_input import CaptureInput
 from tempera.core.forget import link_fact_tx
 from tempera.core.learning.evidence import Evidence, replace_evidence
 from tempera.core.memory import Memory
@@ -118,6 +118,10 @@ def _facts(mem: Memory, marker_id: str) -> int:
 
 
 def _dream_and_jobs(mem: Memory, marker_id: str, data_dir: Path) -> None:
+    from tempera.core.db import apply_migrations
+    from tempera.dream.schema import MIGRATIONS
+
+    apply_migrations(mem.db, MIGRATIONS)  # the dream package's tables, as a cycle would have made them
     ep = mem.store.get(marker_id)
     page = data_dir / "reflections" / "webshop-today.md"
     page.parent.mkdir(parents=True, exist_ok=True)

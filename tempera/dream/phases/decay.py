@@ -1,9 +1,9 @@
 """decay (free): measure scope-aware freshness and retire workarounds past their expiry (see
-tempera.core.learning.decay); retiring is idempotent and nothing else is written."""
+tempera.core.learning.scope_decay); retiring is idempotent and nothing else is written."""
 
 from __future__ import annotations
 
-from tempera.core.learning.decay import run_decay
+from tempera.core.learning.scope_decay import run_decay
 from tempera.dream.phase import DreamContext, Phase, PhaseReport, Plan
 
 

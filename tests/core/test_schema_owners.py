@@ -1,0 +1,142 @@
+"""Each package creates its own tables, and a database made before the migrations moved out of core keeps working:
+nothing runs twice, no row is lost, and the schema is the one the old code built."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, TRANSCRIPTS
+
+# main's last commit with every migration in core/migrations.py (the dream tables, the transcript cursors)
+BEFORE_THE_MOVE = "8231cfce51781806da4fc2c74847457066fb72a0"
+TRANSCRIPT = TRANSCRIPTS / "spotter" / "short.jsonl"
+
+BUILD = """
+import json, sys
+from pathlib import Path
+import tempera
+from tempera.core.memory import Memory
+from tempera.dream import run_cycle
+from tempera.facts import FactStore
+from tempera.transcripts import capture_transcript
+
+db_path, transcript = Path(sys.argv[1]), Path(sys.argv[2])
+with Memory(db_path=db_path, use_model=False) as mem:
+    added = capture_transcript(mem, transcript).added
+    run_cycle(mem, phases=["decay"], max_usd=0)
+    FactStore(mem.db).transact('[[:decision/cache :decision/text "use redis"]]', reason="a decision")
+print(json.dumps({"module": tempera.__file__, "added": len(added)}))
+"""
+
+
+def _old_tree(dest: Path) -> Path:
+    """The package as it was before the move, from git (the test needs the repository's history)."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", BEFORE_THE_MOVE, "tempera"], capture_output=True)
+    if archive.returncode != 0:
+        pytest.skip(f"commit {BEFORE_THE_MOVE[:8]} is not in this checkout's history")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def _state(path: Path) -> tuple[list[tuple[str, float]], dict[str, int], set[tuple[str, str, str]]]:
+    """(migrations recorded with when, rows per table, schema) of the database file, read without migrating."""
+    from tempera.core.db import connect
+
+    db = connect(path, migrate=False, readonly=True)
+    try:
+        migrations = [tuple(r) for r in db.query("SELECT name, applied_at FROM _tempera_migrations ORDER BY name")]
+        schema = {tuple(r) for r in db.query("SELECT type, name, sql FROM sqlite_master "
+                                             "WHERE name NOT LIKE 'sqlite_%'")}
+        tables = [n for t, n, sql in schema if t == "table" and (sql or "").startswith("CREATE TABLE")]
+        counts = {n: db.one(f'SELECT COUNT(*) FROM "{n}"')[0] for n in tables}
+    finally:
+        db.close()
+    return migrations, counts, schema  # type: ignore[return-value]
+
+
+def _touch_every_package(path: Path) -> None:
+    """Open the database the way the new code does and let each package reach its tables."""
+    from tempera.core.memory import Memory
+    from tempera.dream import last_cycle
+    from tempera.facts import FactStore
+    from tempera.transcripts import capture_transcript
+    from tempera.transcripts.cursor import unlearned
+
+    with Memory(db_path=path, use_model=False) as mem:
+        assert capture_transcript(mem, TRANSCRIPT).added == []  # the cursor kept from before: nothing captured twice
+        assert last_cycle(mem.db) is not None
+        assert unlearned(mem.db, str(TRANSCRIPT.resolve()), "x") == []
+        FactStore(mem.db)
+
+
+def test_a_database_made_before_the_move_opens_unchanged(tmp_path: Path) -> None:
+    old = _old_tree(tmp_path / "old")
+    db_path = tmp_path / "data" / "tempera.db"
+    env = {**os.environ, "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(db_path.parent)}
+    built = subprocess.run([sys.executable, "-c", BUILD, str(db_path), str(TRANSCRIPT)], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, timeout=300)
+    assert built.returncode == 0, built.stderr
+    made = json.loads(built.stdout.splitlines()[-1])
+    assert Path(made["module"]).is_relative_to(old) and made["added"] > 0  # the old code built it, with episodes
+    migrations, counts, schema = _state(db_path)
+    assert {"core.030_transcript_cursors", "core.050_dream", "core.068_capture_unlearned"} <= {n for n, _ in migrations}
+    assert counts["transcript_cursors"] and counts["dream_cycles"] and counts["fact_datoms"]
+
+    _touch_every_package(db_path)
+
+    after_migrations, after_counts, after_schema = _state(db_path)
+    assert after_migrations == migrations  # same names, same times: no migration ran again
+    assert after_counts == counts
+    assert after_schema == schema
+
+
+def test_a_new_database_gets_the_schema_the_old_code_built(tmp_path: Path) -> None:
+    """Whichever package creates a table, a fresh database ends up with the same tables, indexes and triggers."""
+    old = _old_tree(tmp_path / "old")
+    before, after = tmp_path / "before" / "tempera.db", tmp_path / "after" / "tempera.db"
+    env = {**os.environ, "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(before.parent)}
+    built = subprocess.run([sys.executable, "-c", BUILD, str(before), str(TRANSCRIPT)], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, timeout=300)
+    assert built.returncode == 0, built.stderr
+    from tempera.core.memory import Memory
+    from tempera.dream import run_cycle
+    from tempera.facts import FactStore
+    from tempera.transcripts import capture_transcript
+
+    with Memory(db_path=after, use_model=False) as mem:
+        capture_transcript(mem, TRANSCRIPT)
+        run_cycle(mem, phases=["decay"], max_usd=0)
+        FactStore(mem.db)
+    old_migrations, _, old_schema = _state(before)
+    new_migrations, _, new_schema = _state(after)
+    assert {n for n, _ in new_migrations} == {n for n, _ in old_migrations}
+    assert new_schema == old_schema
+
+
+def test_a_backup_with_every_package_s_tables_is_restorable(data_dir: Path) -> None:
+    """`tempera backup --restore` refuses a schema it does not know; every package's migrations must be known, the
+    team's too (the daemon's team sync creates its tables on every database it serves)."""
+    from tempera.cli.backup import known_migrations
+    from tempera.core import backup
+    from tempera.core.memory import Memory
+    from tempera.dream import last_cycle
+    from tempera.facts import FactStore
+    from tempera.team.local import TeamState
+    from tempera.transcripts.cursor import unlearned
+
+    with Memory(use_model=False) as mem:
+        last_cycle(mem.db)
+        unlearned(mem.db, "/nowhere.jsonl", "s")
+        FactStore(mem.db)
+        TeamState(mem.db).link()
+        made = backup.create(mem.db)
+    backup.check(made, known_migrations())  # raises InvalidInput for a schema it does not know
