@@ -3,7 +3,7 @@
 Replays multi-session work on one project through the same code paths the hooks and the daemon use:
 - memory is filled from Claude Code transcripts (JSONL) by the transcript capture the daemon runs: the shared
   real transcripts as background, plus scenario sessions written here turn by turn;
-- each prompt goes through the daemon's UserPromptSubmit answer (`tempera.daemon.inject.answer`: hybrid
+- each prompt goes through the daemon's UserPromptSubmit answer (`tempera.inject.warm.answer`: hybrid
   retrieval, relevance floor, the session's injection log), and each SessionStart through its SessionStart answer;
 - after each turn, the capture job's learning step (`learn_from_capture`: session links, temporal credit,
   implicit feedback) runs, and a correction in the user's next prompt (the transcript detector's
@@ -188,7 +188,8 @@ class Replay:
     def session(self, name: str, start: datetime, turns: list[Turn], *, hooks: bool) -> None:
         from tempera.core.learning.implicit import apply_correction
         from tempera.core.learning.loop import learn_from_capture
-        from tempera.daemon.inject import answer
+        from tempera.inject.payload import HookPayload
+        from tempera.inject.warm import answer
         from tempera.transcripts import capture_transcript
         from tempera.transcripts.detect import is_correction
 
@@ -196,10 +197,10 @@ class Replay:
         log = SessionLog(self.logs / f"{sid}.jsonl", sid, str(self.root), start)
         base = {"session_id": sid, "cwd": str(self.root)}
         if hooks:
-            answer(self.mem, {**base, "event": "SessionStart"})
+            answer(self.mem, HookPayload(event="SessionStart", **base))
         for turn in turns:
             if hooks:
-                answer(self.mem, {**base, "event": "UserPromptSubmit", "prompt": turn.prompt})
+                answer(self.mem, HookPayload(event="UserPromptSubmit", prompt=turn.prompt, **base))
             write_turn(log, turn)
             result = capture_transcript(self.mem, log.path, project=str(self.root), session_id=sid, use_llm=False)
             previous = self.episodes.get(name, [])[-1:]

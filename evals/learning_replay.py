@@ -7,7 +7,7 @@ The shared entire-cli sessions (see real_sessions.py, whose functions this reuse
 
 - off: each of the earlier 70 % is captured with `capture_and_learn` (what `tempera import` does): no memory was
   ever injected, so there is no implicit feedback (the no-feedback case; it should equal real_sessions.py).
-- on: before a session is captured, the warm daemon's own answer (`tempera.daemon.inject.answer`) is asked for its
+- on: before a session is captured, the warm daemon's own answer (`tempera.inject.warm.answer`) is asked for its
   SessionStart and for each of its real prompts, which records what it injects into that session, exactly as the
   hooks do; then `capture_and_learn` judges those injections against the captured turns (an injected episode
   whose files, commands, errors or phrases reappear in a successful turn is used: helpful evidence; one ignored
@@ -38,7 +38,8 @@ from real_sessions import (  # noqa: E402
 
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.retrieve import retrieve  # noqa: E402
-from tempera.daemon.inject import answer  # noqa: E402
+from tempera.inject.payload import HookPayload  # noqa: E402
+from tempera.inject.warm import answer  # noqa: E402
 from tempera.transcripts.pipeline import capture_and_learn  # noqa: E402
 
 ARMS = ("off", "on")
@@ -48,10 +49,10 @@ GOAL_LIFT = 0.05
 def inject_session(mem: Memory, box: Sandbox, session_id: str, path: Path) -> int:
     """The hooks' answers for one session (its start, then each prompt); how many prompts were asked."""
     req = {"session_id": session_id, "cwd": str(box.repo)}
-    answer(mem, {**req, "event": "SessionStart"})
+    answer(mem, HookPayload(event="SessionStart", **req))
     n = 0
     for n, text in enumerate(prompts(path), 1):
-        answer(mem, {**req, "event": "UserPromptSubmit", "prompt": text})
+        answer(mem, HookPayload(event="UserPromptSubmit", prompt=text, **req))
     return n
 
 

@@ -263,7 +263,7 @@ def _chain_checks() -> list[dict[str, Any]]:
     stale = [] if reply else stale_daemon_files()
     out.append(_check("daemon files", not stale, "left by a daemon that died: " + ", ".join(map(str, stale))
                       if stale else "no stale socket or lock"))
-    log = paths.data_dir() / "hooks.log"
+    log = paths.data_dir() / paths.HOOK_LOG_NAME
     failures = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
                 if "hook failed" in line or "daemon error" in line] if log.exists() else []
     out.append(_check("hook errors", not failures,

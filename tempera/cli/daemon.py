@@ -26,7 +26,7 @@ def ping(timeout: float = 1.0) -> dict[str, Any] | None:
 
 def _lock_pid() -> int | None:
     try:
-        return int((paths.data_dir() / "daemon.lock").read_text().strip() or 0) or None
+        return int((paths.data_dir() / paths.DAEMON_LOCK_NAME).read_text().strip() or 0) or None
     except (OSError, ValueError):
         return None
 
@@ -45,7 +45,7 @@ def start(wait_s: float) -> None:
         return
     data = paths.ensure_data_dir()
     require_writable_dir(data)
-    (data / "daemon.spawn").unlink(missing_ok=True)
+    (data / paths.DAEMON_SPAWN_NAME).unlink(missing_ok=True)
     log = data / paths.DAEMON_LOG_NAME
     offset = log.stat().st_size if log.exists() else 0
     spawn_daemon(data)
@@ -101,7 +101,7 @@ def stop_daemon(wait_s: float = 15.0) -> bool:
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline and paths.socket_path().exists():
         time.sleep(0.1)
-    (paths.data_dir() / "daemon.spawn").unlink(missing_ok=True)  # the next hook may start a fresh one at once
+    (paths.data_dir() / paths.DAEMON_SPAWN_NAME).unlink(missing_ok=True)  # the next hook may start a fresh one at once
     if paths.socket_path().exists() and pid:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -113,9 +113,7 @@ def stop_daemon(wait_s: float = 15.0) -> bool:
 def stale_daemon_files() -> list[Path]:
     """The socket and lock a daemon killed mid-run leaves: a socket nobody answers on, a lock nobody holds.
     Hooks cope with them, but `daemon stop` would signal the pid in that lock, which may be another process's now."""
-    from tempera.daemon.server import LOCK_NAME
-
-    sock, lock = paths.socket_path(), paths.data_dir() / LOCK_NAME
+    sock, lock = paths.socket_path(), paths.data_dir() / paths.DAEMON_LOCK_NAME
     if not (sock.exists() or sock.is_symlink()) or ping():
         return []
     had_lock = lock.exists()
@@ -141,9 +139,7 @@ def remove_stale_daemon_files() -> list[Path]:
 def daemon_lock_held(wait_s: float = 15.0) -> Iterator[None]:
     """Hold the daemon's lock, so no daemon runs (one a hook starts meanwhile exits at once) while we work on the
     database file underneath it."""
-    from tempera.daemon.server import LOCK_NAME
-
-    fd = os.open(paths.ensure_data_dir() / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(paths.ensure_data_dir() / paths.DAEMON_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + wait_s
         while True:

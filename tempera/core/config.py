@@ -4,19 +4,24 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tempera.core import defaults, paths
+from tempera.core import paths, settings
 from tempera.core.errors import InvalidInput
 from tempera.core.ranking import SalienceWeights
+from tempera.core.settings import SALIENCE, Knob
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+def _knob(knob: Knob, description: str | None = None) -> Any:
+    """A field with the default and bounds core/settings.py defines for it (the hooks read the same knob)."""
+    return Field(knob.default, ge=knob.lo, le=knob.hi, description=description)
 
 
 class GeneralConfig(_Section):
@@ -32,20 +37,16 @@ class EmbeddingConfig(_Section):
                                       "not cached")
 
 
-_SALIENCE = SalienceWeights()
-
-
 class RetrievalConfig(_Section):
     mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
-    utility_effect: float = Field(_SALIENCE.utility_effect, ge=0, le=1, description="score = relevance x salience; "
-                                  "utility 1 (or 0) multiplies a score by 1 + (or -) this, 0.5 leaves it alone")
-    verification_effect: float = Field(_SALIENCE.verification_effect, ge=0, le=1, description="Salience bonus of "
-                                       "the best verification state (stable_no_revert); untested adds nothing")
-    freshness_floor: float = Field(_SALIENCE.freshness_floor, ge=0, le=1, description="Salience share a fully "
-                                   "decayed episode keeps: decay ranks stale below fresh, never erases it")
-    recency_weight: float = Field(_SALIENCE.recency_weight, ge=0, le=1, description="Share of a score that fades "
-                                  "with age (0 = off)")
-    recency_halflife_days: float = Field(_SALIENCE.recency_halflife_days, gt=0)
+    utility_effect: float = _knob(SALIENCE["utility_effect"], "score = relevance x salience; utility 1 (or 0) "
+                                  "multiplies a score by 1 + (or -) this, 0.5 leaves it alone")
+    verification_effect: float = _knob(SALIENCE["verification_effect"], "Salience bonus of the best verification "
+                                       "state (stable_no_revert); untested adds nothing")
+    freshness_floor: float = _knob(SALIENCE["freshness_floor"], "Salience share a fully decayed episode keeps: "
+                                   "decay ranks stale below fresh, never erases it")
+    recency_weight: float = _knob(SALIENCE["recency_weight"], "Share of a score that fades with age (0 = off)")
+    recency_halflife_days: float = _knob(SALIENCE["recency_halflife_days"])
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR diversity (0 = diverse, 1 = relevant)")
     mmr_redundancy_floor: float = Field(0.7, ge=0, lt=1, description="MMR counts only similarity above this as "
                                         "redundancy (near-duplicates), not mere shared topic")
@@ -124,15 +125,12 @@ class LLMConfig(_Section):
 
 
 class InjectConfig(_Section):
-    budget_chars: int = Field(defaults.INJECT_BUDGET_CHARS, ge=200, le=9000,
-                              description="additionalContext size budget per event")
-    max_episodes: int = Field(defaults.INJECT_MAX_EPISODES, ge=0, le=20)
-    min_similarity: float = Field(defaults.INJECT_MIN_SIMILARITY, ge=0, le=1,
-                                  description="Cosine floor for injecting an episode")
-    min_keyword_hits: int = Field(defaults.INJECT_MIN_KEYWORD_HITS, ge=1,
-                                  description="Distinct query terms a keyword-only hit must contain")
-    daemon_timeout_seconds: float = Field(defaults.HOOK_DAEMON_TIMEOUT_SECONDS, gt=0, le=30,
-                                          description="How long a hook waits for the warm daemon's answer")
+    budget_chars: int = _knob(settings.BUDGET_CHARS, "additionalContext size budget per event")
+    max_episodes: int = _knob(settings.MAX_EPISODES)
+    min_similarity: float = Field(0.35, ge=0, le=1, description="Cosine floor for injecting an episode")
+    min_keyword_hits: int = _knob(settings.MIN_KEYWORD_HITS, "Distinct query terms a keyword-only hit must contain")
+    daemon_timeout_seconds: float = _knob(settings.DAEMON_TIMEOUT, "How long a hook waits for the warm daemon's "
+                                          "answer")
 
 
 class DaemonConfig(_Section):
@@ -222,42 +220,13 @@ class Config(BaseModel):
             return Path(env).expanduser()
         if self.embedding.cache_dir:
             return Path(self.embedding.cache_dir).expanduser()
-        return paths.data_dir() / "models"
-
-
-ENV_PREFIX = "TEMPERA_"
-
-
-def _env_overrides(environ: dict[str, str]) -> dict[str, dict[str, str]]:
-    sections = set(Config.model_fields)
-    out: dict[str, dict[str, str]] = {}
-    for key, value in environ.items():
-        if not key.startswith(ENV_PREFIX) or "__" not in key:
-            continue
-        section, _, field = key[len(ENV_PREFIX):].lower().partition("__")
-        if section in sections:
-            out.setdefault(section, {})[field] = value
-    if environ.get("TEMPERA_DISABLE", "").strip().lower() in {"1", "true", "yes", "on"}:
-        out.setdefault("general", {})["disabled"] = "true"
-    return out
-
-
-def read_toml(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{path}: not valid TOML ({exc})") from exc
+        return paths.data_dir() / paths.MODELS_DIR
 
 
 def load_config(path: Path | None = None, environ: dict[str, str] | None = None) -> Config:
     """Defaults, then the TOML file, then env overrides; a bad value names its key."""
     path = path or paths.config_path()
-    data = read_toml(path)
-    for section, fields in _env_overrides(dict(os.environ if environ is None else environ)).items():
-        data.setdefault(section, {}).update(fields)
+    data = settings.layered(settings.read_toml(path), os.environ if environ is None else environ, Config.model_fields)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:

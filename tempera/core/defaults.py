@@ -1,10 +1,8 @@
-"""Defaults the hooks need without pydantic (standard library only); config.py uses the same numbers."""
+"""Values the hooks need without pydantic (standard library only); config.py uses the same numbers. The knobs a
+hook reads, with their bounds, are in core/settings.py."""
 
-INJECT_BUDGET_CHARS = 2000
-INJECT_MAX_EPISODES = 3
-INJECT_MIN_SIMILARITY = 0.35
-INJECT_MIN_KEYWORD_HITS = 2
-HOOK_DAEMON_TIMEOUT_SECONDS = 2.0
+AUTO_MEMORY_ORIGIN = "auto-memory"  # Source.origin of the notes read from Claude Code's auto memory
+
 # salience weight per verification state: later states weigh more (the original Tempera: 0.30 untested, 0.60 merged)
 VERIFICATION_WEIGHTS = {"untested": 0.30, "tests_pass": 0.45, "merged": 0.60, "stable_no_revert": 0.80}
 # Decay per day by validity scope, from the table of the original Tempera (github.com/anvanster/tempera);

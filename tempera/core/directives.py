@@ -3,7 +3,7 @@
 Memory quotes what sessions recorded: the user's words, the agent's, tool output and error text. A web page, a log
 or an error message read during one session can carry instructions meant for the next agent that sees them; quoted
 back verbatim they would reach the model with Tempera's authority. The hooks withhold any quoted text this
-classifier flags (hooks/render.py), and so do the MCP tools that show stored text (`shown`). It is deliberately
+classifier flags (inject/render.py), and so do the MCP tools that show stored text (`shown`). It is deliberately
 narrow: ordinary requests ("run the tests", "ignore the flaky test", "update the system prompt of the bot") are not
 flagged; the patterns name the agent, its instructions or its role, or pair an order with a remote script piped into
 a shell. Standard library only."""

@@ -124,3 +124,17 @@ def requeue(conn: Any, job_id: int) -> bool:
 
 def delete(conn: Any, job_id: int) -> None:
     conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+
+
+def enqueue_capture(conn: Any, *, session_id: str, transcript_path: str) -> bool:
+    """Queue the capture of a transcript (daemon/worker.py `handle_capture`) with only what the job reads (the
+    transcript holds the rest): nothing else from the hook payload (`last_assistant_message` may hold anything the
+    agent printed) reaches the disk."""
+    payload = {"session_id": session_id, "transcript_path": transcript_path}
+    return enqueue(conn, "capture", payload, dedupe_key=f"capture:{transcript_path}")
+
+
+def enqueue_auto_memory(conn: Any, *, project_id: str, cwd: str) -> bool:
+    """Queue the sync of Claude Code's auto memory for a project (daemon/worker.py `handle_auto_memory`), at most one
+    pending per project: SessionStart asks for it and must not wait for the embedding it may need."""
+    return enqueue(conn, "auto-memory", {"cwd": cwd}, dedupe_key=f"auto-memory:{project_id}")

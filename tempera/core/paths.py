@@ -5,11 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# The data dir's shared file names, spelled here only (hooks/relay.py repeats three, pinned by
+# tests/hooks/test_entry_fuzz.py). A file only one module reads or writes keeps its name beside that code.
 DB_NAME = "tempera.db"
-LOG_NAME = "tempera.log"
+CONFIG_NAME = "config.toml"
 SOCKET_NAME = "daemon.sock"
 DAEMON_LOG_NAME = "daemon.log"
-CONFIG_NAME = "config.toml"
+DAEMON_LOCK_NAME = "daemon.lock"  # flock of the one daemon per data dir; holds its pid
+DAEMON_SPAWN_NAME = "daemon.spawn"  # the hooks' guard against starting a herd of daemons
+HOOK_LOG_NAME = "hooks.log"  # hook failures and fallbacks (the hooks never print them)
+FACTS_INGEST_LOG_NAME = "facts-ingest.log"  # output of the detached `tempera facts ingest`
+MODELS_DIR = "models"  # the default embedding model cache
 
 
 def data_dir() -> Path:
@@ -35,10 +41,6 @@ def db_path() -> Path:
 
 def config_path() -> Path:
     return data_dir() / CONFIG_NAME
-
-
-def log_path() -> Path:
-    return data_dir() / LOG_NAME
 
 
 def socket_path() -> Path:

@@ -43,6 +43,13 @@ class ProjectRef(NamedTuple):
     path: str | None
 
 
+def relative_to(path: str, root: str | None) -> str:
+    """A file as the project knows it: relative to its root when it lies inside."""
+    if root and path.startswith(root.rstrip("/") + "/"):
+        return path[len(root.rstrip("/")) + 1:]
+    return path
+
+
 class Identity(NamedTuple):
     """A checkout's project and what its id hashes: `kind` commit | remote | path | directory, and that `key`."""
 

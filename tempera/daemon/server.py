@@ -1,6 +1,6 @@
 """The long-lived local worker: one per data dir (flock), a unix socket (0600) in the data dir, never TCP.
 
-It keeps the embedder and database open, answers inject requests in milliseconds, works the durable job queue,
+It keeps the embedder and database open, answers hook requests in milliseconds, works the durable job queue,
 watches transcript folders, re-executes itself when the installed package version changes, and exits after a
 configurable idle period. A crashed daemon leaves a stale socket and lock file; the next one recovers both.
 """
@@ -17,6 +17,7 @@ import threading
 import time
 from importlib import metadata
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from tempera import __version__
@@ -26,7 +27,6 @@ from tempera.core.memory import Memory
 from tempera.core.vecindex import VectorCache
 
 log = logging.getLogger("tempera.daemon")
-LOCK_NAME = "daemon.lock"
 FAILED = "daemon failed:"  # starts the log line that `tempera daemon start` shows when the daemon dies
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a hook's 4 MB stdin as a JSON string with every character escaped
 
@@ -57,7 +57,7 @@ class Daemon:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def acquire_lock(self) -> bool:
-        fd = os.open(self.data_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.data_dir / paths.DAEMON_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -86,7 +86,7 @@ class Daemon:
     def run(self) -> int:
         paths.ensure_data_dir(self.data_dir)
         if not self.acquire_lock():
-            log.info("another daemon holds %s; exiting", self.data_dir / LOCK_NAME)
+            log.info("another daemon holds %s; exiting", self.data_dir / paths.DAEMON_LOCK_NAME)
             return 0
         self.mem = Memory(self.config)
         released = jobs.release_leases(self.mem.db.conn)  # we hold the lock: whoever leased them is dead
@@ -99,7 +99,11 @@ class Daemon:
             self.mem.embedder.embed(["warm up"])  # the captures' session
         srv = self._bind()
         log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
-        workers = [threading.Thread(target=self._work_loop, name="jobs", daemon=True)]
+        # the job handlers' imports (the transcripts package) happen here, before any thread: two threads importing
+        # that package at once each found the other's half-initialised module, and the daemon died on start
+        from tempera.daemon.worker import work_one
+
+        workers = [threading.Thread(target=self._work_loop, args=(work_one,), name="jobs", daemon=True)]
         for t in workers:
             t.start()
         self._start_watcher()
@@ -216,7 +220,7 @@ class Daemon:
                 if not isinstance(req, dict):
                     raise ValueError("a request is a JSON object")
                 if req.get("op") == "hook":  # relay.py: a status line, then the bytes the hook prints
-                    out = b"ok\n" + self.hook(req)
+                    out = b"ok\n" + self.answer_hook(req)
                 else:
                     out = json.dumps(self.dispatch(req)).encode("utf-8") + b"\n"
             except Exception as exc:
@@ -240,41 +244,24 @@ class Daemon:
             return {"ok": True}
         assert self.mem is not None
         with self._request_lock:
-            if op == "inject":
-                from tempera.daemon.inject import answer
-
-                return {"ok": True, "context": answer(self.mem, req)}
             if op == "status":
                 return {"ok": True, "pid": os.getpid(), "version": self.started_version,
                         "jobs": jobs.counts(self.mem.db.conn),
                         "model": self.mem.embedder.spec.name if self.mem.embedder else None}
         return {"ok": False, "error": f"unknown op {op!r}"}
 
-    def hook(self, req: dict[str, Any]) -> bytes:
-        """A whole hook call for relay.py, answered as `tempera-hook` answers it, with this process's memory."""
-        from tempera.daemon.inject import handle_hook
-        from tempera.hooks import coldpath, entry, payload
+    def answer_hook(self, req: dict[str, Any]) -> bytes:
+        """A whole hook call from relay.py or `tempera-hook` (its event argument and raw stdin), answered as the hook
+        process would answer it, with this process's memory; a queued job wakes the worker."""
+        from tempera.inject.warm import hook_reply
 
-        event = entry.known_event(str(req.get("event") or ""))
-        if event is None:
-            return b""
         self.last_activity = time.monotonic()
         assert self.mem is not None
-        mem = self.mem
-
-        def enqueue(hp: payload.HookPayload) -> None:
-            coldpath.enqueue_capture(mem.db.conn, session_id=hp.session_id, transcript_path=hp.transcript_path)
-            self.wake.set()
-
-        doc = payload.decode(str(req.get("stdin") or "").encode("utf-8"))
         with self._request_lock:
-            out = handle_hook(mem, event, doc, enqueue)
-        return entry.output_bytes(out)
+            return hook_reply(self.mem, str(req.get("event") or ""), str(req.get("stdin") or ""), wake=self.wake.set)
 
     # -- jobs -----------------------------------------------------------------------------------
-    def _work_loop(self) -> None:
-        from tempera.daemon.worker import work_one
-
+    def _work_loop(self, work_one: Callable[[Memory], bool]) -> None:
         mem = Memory(self.config)  # its own connection (the embedder is shared): jobs never wait behind requests
         try:
             while not self.stop.is_set():

@@ -1,5 +1,6 @@
 """Working the job queue: each capture job runs the transcript pipeline (`transcripts.pipeline`) from the
-session's cursor, the same steps `tempera import` runs."""
+session's cursor, the same steps `tempera import` runs; an auto-memory job (queued at SessionStart) brings a
+project's notes from Claude Code's auto memory in line with its files."""
 
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ from typing import Any
 
 from tempera.core import jobs
 from tempera.core.memory import Memory
+from tempera.core.project import project_for_path
+from tempera.transcripts import automemory
+from tempera.transcripts.capture import transcript_project
+from tempera.transcripts.pipeline import capture_and_learn
+from tempera.transcripts.reader import read_transcript
 
 log = logging.getLogger("tempera.daemon")
 
@@ -22,15 +28,10 @@ def capture_paused(mem: Memory, path: Path) -> bool:
     paused = paused_projects(mem.db.path.parent)
     if not paused:
         return False
-    from tempera.transcripts.capture import transcript_project
-    from tempera.transcripts.reader import read_transcript
-
     return transcript_project(mem, read_transcript(path), None).id in paused
 
 
 def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
-    from tempera.transcripts.pipeline import capture_and_learn
-
     path = Path(str(payload.get("transcript_path") or ""))
     if not path.is_file():
         return {"skipped": f"transcript {path} does not exist"}
@@ -41,7 +42,18 @@ def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
             "turns": result.turns, "units": result.units}
 
 
-HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {"capture": handle_capture}
+def handle_auto_memory(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
+    """Claude Code has just read its auto memory: store the notes it did not load, retire the changed ones."""
+    cwd = str(payload.get("cwd") or "")
+    project = project_for_path(cwd)
+    if not cwd or not automemory.enabled(Path(project.path or cwd)):
+        return {"skipped": "auto memory is off here"}
+    report = automemory.sync(mem, project, cwd)
+    return {"added": report.added, "retired": report.retired}
+
+
+HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
+    "capture": handle_capture, "auto-memory": handle_auto_memory}
 
 
 def work_one(mem: Memory) -> bool:

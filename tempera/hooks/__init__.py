@@ -1,2 +1,3 @@
-"""The hook process edge: the stdlib relay to the warm daemon, the keyword-only fallback, payload parsing and
-the rendering of what is injected (ARCHITECTURE.md walks a prompt through them)."""
+"""The hook process edge: the stdlib relay to the warm daemon (relay.py), the `tempera-hook` entry that reads
+stdin and falls back to answering in-process (entry.py), and the daemon client (client.py). What a hook call
+decides and injects lives in `tempera.inject`; ARCHITECTURE.md walks a prompt through both."""

@@ -41,7 +41,7 @@ def spawn_daemon(data_dir: Path) -> bool:
     """Start `python -m tempera.daemon run` in its own session, without waiting; at most once per guard window."""
     import subprocess  # only here: most hook calls never spawn
 
-    guard = data_dir / "daemon.spawn"
+    guard = data_dir / paths.DAEMON_SPAWN_NAME
     try:
         if guard.exists() and time.time() - guard.stat().st_mtime < SPAWN_GUARD_SECONDS:
             return False

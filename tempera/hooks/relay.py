@@ -4,7 +4,7 @@ Claude Code starts a new process for every hook, so the process start is most of
 without `site` (-S) and importing only modules built into the interpreter, this file hands the raw stdin to the
 daemon and prints the daemon's answer byte for byte: a few milliseconds over a bare interpreter start, where
 importing the package (site, .pth files, json, pathlib, tomllib) costs several times that. The daemon runs
-exactly what `tempera-hook` runs (`tempera.hooks.entry.handle`), kill switch and pause included.
+exactly what `tempera-hook` runs (`tempera.inject.gate.handle`), kill switch and pause included.
 
 When the daemon does not answer, this process loads `site` after all and runs `tempera-hook`'s own path on the
 stdin it already read, told that the daemon failed: keyword-only answer in-process and the daemon started.
@@ -21,11 +21,16 @@ TYPE_CHECKING = False  # the checker's view only: importing typing would cost th
 if TYPE_CHECKING:
     from typing import Any
 
-TRUE = (b"1", b"true", b"yes", b"on")
-MAX_STDIN_BYTES = 4 * 1024 * 1024  # as payload.MAX_STDIN_BYTES: anything larger is not from Claude Code
-DEFAULT_TIMEOUT = 2.0  # as defaults.HOOK_DAEMON_TIMEOUT_SECONDS
-TIMEOUT_KEY = b"daemon_timeout_seconds"
-MAX_REPLY_BYTES = 1024 * 1024
+# Copies of the package's values, which this file cannot import; test_relay_copies_of_package_values_agree
+# (tests/hooks/test_entry_fuzz.py) fails when one drifts from its original, named on the right.
+TRUE = (b"1", b"true", b"yes", b"on")  # core/settings.py TRUE
+KILL_SWITCH_ENVS = (b"TEMPERA_DISABLE", b"TEMPERA_GENERAL__DISABLED")  # settings.KILL_SWITCH_ENV, general.disabled
+TIMEOUT_SECTION, TIMEOUT_KEY = "inject", b"daemon_timeout_seconds"  # settings.DAEMON_TIMEOUT, its bounds below
+TIMEOUT_ENV = b"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS"
+DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 2.0, 0.05, 30.0
+MAX_STDIN_BYTES = 4 * 1024 * 1024  # inject/payload.py: anything larger is not from Claude Code
+MAX_REPLY_BYTES = 1024 * 1024  # hooks/client.py
+CONFIG_NAME, SOCKET_NAME, HOOK_LOG_NAME = b"config.toml", b"daemon.sock", b"hooks.log"  # core/paths.py
 
 
 def data_dir(env: dict[bytes, bytes]) -> bytes:
@@ -39,15 +44,15 @@ def data_dir(env: dict[bytes, bytes]) -> bytes:
 
 def disabled(env: dict[bytes, bytes]) -> bool:
     """The environment kill switches; the config file's `general.disabled` is the daemon's to read."""
-    return any(env.get(k, b"").lower() in TRUE for k in (b"TEMPERA_DISABLE", b"TEMPERA_GENERAL__DISABLED"))
+    return any(env.get(k, b"").lower() in TRUE for k in KILL_SWITCH_ENVS)
 
 
 def timeout(env: dict[bytes, bytes], directory: bytes) -> float:
     """inject.daemon_timeout_seconds from the environment, else config.toml (parsed only when it sets it)."""
-    raw: Any = env.get(b"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS")  # bytes, or any TOML value; float() sorts them
+    raw: Any = env.get(TIMEOUT_ENV)  # bytes, or any TOML value; float() sorts them
     if raw is None:
         try:
-            with open(directory + b"/config.toml", "rb") as fh:
+            with open(directory + b"/" + CONFIG_NAME, "rb") as fh:
                 text = fh.read(1 << 20)
         except OSError:
             return DEFAULT_TIMEOUT
@@ -56,12 +61,12 @@ def timeout(env: dict[bytes, bytes], directory: bytes) -> float:
         import tomllib  # rare: only a config that sets the timeout pays for it
 
         try:
-            section = tomllib.loads(text.decode("utf-8")).get("inject")
+            section = tomllib.loads(text.decode("utf-8")).get(TIMEOUT_SECTION)
             raw = section.get(TIMEOUT_KEY.decode()) if isinstance(section, dict) else None
         except (ValueError, UnicodeDecodeError):
             return DEFAULT_TIMEOUT
     try:
-        return min(30.0, max(0.05, float(raw)))  # the bounds of hooks.settings
+        return min(MAX_TIMEOUT, max(MIN_TIMEOUT, float(raw)))
     except (TypeError, ValueError):
         return DEFAULT_TIMEOUT
 
@@ -115,7 +120,7 @@ def log_failure(env: dict[bytes, bytes]) -> None:
     try:
         import traceback
 
-        fd = posix.open(data_dir(env) + b"/hooks.log", posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+        fd = posix.open(data_dir(env) + b"/" + HOOK_LOG_NAME, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
         try:
             posix.write(fd, ("relay failed:\n" + traceback.format_exc()).encode("utf-8", "replace"))
         finally:
@@ -136,7 +141,7 @@ def main(argv: list[str]) -> None:
     event = argv[1] if len(argv) > 1 else ""
     raw = read_stdin()
     directory = data_dir(env)
-    out = ask_daemon(directory + b"/daemon.sock", event, raw, timeout(env, directory))
+    out = ask_daemon(directory + b"/" + SOCKET_NAME, event, raw, timeout(env, directory))
     if out is None:
         fallback(event, raw)
     else:

@@ -1,7 +1,7 @@
 """The per-turn hooks as tools, for clients that run no hooks: `memory_prepare_turn` answers what UserPromptSubmit
 would inject, `memory_finalize_turn` runs the capture the Stop hook queues (the names Temporal Reasoning uses).
 
-Both go through the daemon's own code (`tempera.daemon.inject.handle_hook`: the hook's gate, then the warm answer
+Both go through the daemon's own code (`tempera.inject.warm.handle_hook`: the hook's gate, then the warm answer
 or the capture job's handler), so a turn told through these tools leaves memory as the hooks would have.
 """
 
@@ -15,13 +15,13 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from tempera.hooks.payload import MAX_PROMPT_CHARS
+from tempera.inject.payload import MAX_PROMPT_CHARS
 from tempera.mcp_server import args
 from tempera.mcp_server.state import ToolResult, in_project, reply
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
-    from tempera.hooks.payload import HookPayload
+    from tempera.inject.payload import HookPayload
 
 TurnSession = Annotated[str | None, Field(
     description="The client's session id; pass the same one to both turn tools, so what was shown is not shown "
@@ -42,7 +42,7 @@ async def memory_prepare_turn(
     """Call at the start of every turn, with the user's message, when this client runs no Tempera hooks (Claude
     Code's hooks already do this): returns what the UserPromptSubmit hook would add to the prompt — related past
     episodes, recorded facts the prompt names, the brief — each shown once per session."""
-    from tempera.daemon.inject import handle_hook
+    from tempera.inject.warm import handle_hook
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
         cwd = (mem.store.resolve_project(project, cwd=workdir).path or workdir) if project else workdir
@@ -77,8 +77,8 @@ async def memory_finalize_turn(
     """Call at the end of every turn when this client runs no Tempera hooks (Claude Code's Stop hook already does
     this): captures what is new in the session's transcript, as the Stop hook's job does — the episode, decisions
     as facts, corrections, whether the memories shown were used — and says what it stored."""
-    from tempera.daemon.inject import handle_hook
     from tempera.daemon.worker import handle_capture
+    from tempera.inject.warm import handle_hook
 
     if not transcript_path and not session_id:
         raise ToolError("send transcript_path, or the session_id of a Claude Code session")

@@ -42,14 +42,13 @@ from tempera.core import pause
 from tempera.core.learning.evidence import DIRECT_SOURCES
 from tempera.core.memory import Memory
 from tempera.core.models import Episode, ValidityScope
-from tempera.core.project import ProjectRef
+from tempera.core.project import ProjectRef, relative_to
 from tempera.core.redact import redact_data
 from tempera.core.selfimprove.asks import ASKS
 from tempera.core.selfimprove.logs import LogKind, add_entry
 from tempera.core.selfimprove.mistakes import MISTAKES
 from tempera.core.utility import recompute
 from tempera.facts.store import FactStore
-from tempera.hooks.render import relative_to
 from tempera.team import pgdb
 from tempera.team.errors import TeamError
 from tempera.team.local import TeamState

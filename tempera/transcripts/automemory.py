@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tempera.core import defaults
 from tempera.core.models import Episode, Source
 from tempera.core.project import ProjectRef, main_checkout
 from tempera.transcripts.importer import claude_projects_dir
@@ -29,7 +30,7 @@ from tempera.transcripts.importer import claude_projects_dir
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
 
-ORIGIN = "auto-memory"
+ORIGIN = defaults.AUTO_MEMORY_ORIGIN
 INDEX = "MEMORY.md"
 LOADED_LINES, LOADED_BYTES = 200, 25 * 1024  # what Claude Code puts in context at session start
 MAX_NOTE_CHARS = 1000

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tempera.core.models import (Context, Episode, ErrorRecord, Intent, Outcome, Source, TestRun,
                                  VerificationState)
-from tempera.core.project import ProjectRef
+from tempera.core.project import ProjectRef, relative_to
 from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
 from tempera.transcripts.turns import Turn
@@ -105,18 +105,12 @@ def closing_words(turn: Turn, root: str | None) -> str:
     return reply_text(redact(texts[0]), root) if texts else ""
 
 
-def _relative(path: str, root: str | None) -> str:
-    if root and path.startswith(root.rstrip("/") + "/"):
-        return path[len(root.rstrip("/")) + 1:]
-    return path
-
-
 def project_files(paths: list[str], root: str | None) -> list[str]:
     """Files as the repository knows them: relative to its root, each once; a plan or scratch file outside it
     (`~/.claude/plans/…`, `/tmp/…`) is not part of the work on the project."""
     out = []
     for path in paths:
-        rel = _relative(path, root)
+        rel = relative_to(path, root)
         if rel.startswith("/") and any(part in rel for part in OUTSIDE_NOISE):
             continue
         out.append(rel)

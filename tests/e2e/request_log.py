@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from tempera.core.marker import CLOSE, OPEN
-from tempera.hooks.render import HEADER_PROMPT
+from tempera.inject.render import HEADER_PROMPT
 
 Entry = dict[str, Any]  # one logged request: {method, path, body, step}
 _MEMORY = re.compile(re.escape(OPEN) + r"(.*?)" + re.escape(CLOSE), re.S)

@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 from hookrun import ENTRY, context_of, run_hook
 
+from tempera.core import paths
 from tempera.transcripts import automemory
 from tests.support.cli import tempera
+from tests.support.datadir import rows, wait_for
 
 LOADED = "Use pnpm for every install in this repository, never npm or yarn"
 PAST_WINDOW = "The invoice exporter writes CSV with semicolons because the accounting tool expects them"
@@ -56,9 +58,17 @@ def test_notes_outside_the_loaded_window_are_the_ones_kept(project: Path) -> Non
     assert not any(t.startswith("Module 3 ") for t in kept)
 
 
+def _synced() -> bool:
+    """No auto-memory job left to run: the one SessionStart queued is done."""
+    return not rows(paths.data_dir(), "SELECT COUNT(*) FROM jobs WHERE kind = 'auto-memory' "
+                                      "AND status IN ('pending', 'leased')")[0][0]
+
+
 def _turn(project: Path, session: str, prompt: str) -> str:
+    """SessionStart, the daemon's worker syncing the auto memory it queued, then the prompt."""
     base = {"session_id": session, "cwd": str(project), "transcript_path": ""}
     context_of(run_hook("session-start", {**base, "hook_event_name": "SessionStart", "source": "startup"}))
+    wait_for(_synced, timeout=60)
     return context_of(run_hook("user-prompt-submit", {**base, "hook_event_name": "UserPromptSubmit",
                                                       "prompt": prompt}))
 
@@ -73,7 +83,7 @@ def test_hooks_inject_topic_notes_and_never_the_loaded_ones(project: Path, start
     (folder / "debugging.md").write_text("# Checkout tests\n\n- The checkout test is stable since the fixtures "
                                          "were merged.\n", encoding="utf-8")
     after = _turn(project, "s3", "why does the flaky checkout test fail with the stripe webhook fixture?")
-    assert TOPIC not in after  # the edited note was retired at SessionStart
+    assert TOPIC not in after  # the edited note was retired by the sync SessionStart queued
 
 
 def test_the_cold_path_never_sees_loaded_notes(project: Path, start_daemon: Any) -> None:

@@ -124,7 +124,7 @@ def test_kill_switch_in_config_file(data_dir: Path, some_memory: None) -> None:
 
 
 def test_event_name_spellings() -> None:
-    from tempera.hooks.payload import event_name
+    from tempera.inject.payload import event_name
 
     assert event_name("SessionStart") == event_name("session-start") == event_name("session_start") == "SessionStart"
     assert event_name("UserPromptSubmit") == "UserPromptSubmit"
@@ -152,13 +152,26 @@ def test_warm_relay_answers_as_the_console_entry_does(data_dir: Path, some_memor
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "e"}).stdout == b""
 
 
-def test_relay_copies_of_package_settings_agree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """relay.py cannot import the package on its fast path, so it repeats a few values: they must match."""
-    from tempera.core import defaults, paths
-    from tempera.hooks import payload, relay
+def test_relay_copies_of_package_values_agree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """relay.py cannot import the package on its fast path, so it repeats a few values: each must match the one
+    definition it copies (core/settings.py, core/paths.py, inject/payload.py, hooks/client.py)."""
+    from tempera.core import paths, settings
+    from tempera.hooks import client, relay
+    from tempera.inject import payload
 
-    assert relay.MAX_STDIN_BYTES == payload.MAX_STDIN_BYTES
-    assert relay.DEFAULT_TIMEOUT == defaults.HOOK_DAEMON_TIMEOUT_SECONDS
+    knob = settings.DAEMON_TIMEOUT
+    assert (relay.TIMEOUT_SECTION, relay.TIMEOUT_KEY.decode(), relay.TIMEOUT_ENV.decode()) == \
+        (knob.section, knob.key, knob.env)
+    assert (relay.DEFAULT_TIMEOUT, relay.MIN_TIMEOUT, relay.MAX_TIMEOUT) == (knob.default, knob.lo, knob.hi)
+    assert {t.decode() for t in relay.TRUE} == settings.TRUE
+    assert [k.decode() for k in relay.KILL_SWITCH_ENVS] == [settings.KILL_SWITCH_ENV, "TEMPERA_GENERAL__DISABLED"]
+    assert settings.env_overrides({"TEMPERA_GENERAL__DISABLED": "1"}, ["general"]) == {"general": {"disabled": "1"}}
+    assert (relay.CONFIG_NAME, relay.SOCKET_NAME, relay.HOOK_LOG_NAME) == \
+        (paths.CONFIG_NAME.encode(), paths.SOCKET_NAME.encode(), paths.HOOK_LOG_NAME.encode())
+    assert relay.MAX_STDIN_BYTES == payload.MAX_STDIN_BYTES and relay.MAX_REPLY_BYTES == client.MAX_REPLY_BYTES
+    for raw in (b"0", b"0.2", b"99", b"nonsense"):  # the relay clamps as the hooks' own reader does
+        doc = settings.layered({}, {knob.env: raw.decode()}, ["inject"])
+        assert relay.timeout({relay.TIMEOUT_ENV: raw}, b"/nonexistent") == knob.read(doc)
     monkeypatch.setenv("HOME", str(tmp_path))
     for override in (None, "~/mem", str(tmp_path / "data")):
         if override is None:

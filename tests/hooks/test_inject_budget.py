@@ -8,7 +8,8 @@ from pathlib import Path
 from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.core.selfimprove.mistakes import CorrectionInput, log_correction
-from tempera.daemon.inject import answer
+from tempera.inject.payload import HookPayload
+from tempera.inject.warm import answer
 
 
 def test_a_long_brief_leaves_room_for_related_episodes(tmp_path: Path) -> None:
@@ -27,8 +28,8 @@ def test_a_long_brief_leaves_room_for_related_episodes(tmp_path: Path) -> None:
                             "checkout tests leak state into each other through it.",
                 correction=f"({category}) Build a fresh basket in each test instead of reusing the module fixture, "
                            "and run the checkout suite ten times before saying it is fixed."))
-        text = answer(mem, {"event": "UserPromptSubmit", "session_id": "s1", "cwd": str(repo),
-                            "prompt": "the checkout test in src/cart/checkout.py is flaky again, fix it"})
+        text = answer(mem, HookPayload(event="UserPromptSubmit", session_id="s1", cwd=str(repo),
+                                       prompt="the checkout test in src/cart/checkout.py is flaky again, fix it"))
     brief = text.split("\n\n")[0]
     assert "Tempera brief" in brief and brief.count("\n- ") >= 2
     assert len(brief) <= 600  # a quarter of the 2,000-character budget, and its header

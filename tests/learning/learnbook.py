@@ -10,7 +10,8 @@ from typing import Any
 from tempera.core.memory import Memory
 from tempera.core.models import Context, Episode, ErrorRecord, Intent, Outcome, TestRun, ValidityScope
 from tempera.core.project import project_for_path
-from tempera.hooks import injectlog
+from tempera.inject import injectlog
+from tempera.inject.warm import episode_hit
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 
@@ -40,7 +41,7 @@ class Book:
     def inject(self, session: str, *episodes: Episode, prompt: str = "a prompt") -> None:
         injectlog.record(self.memory.db.conn, session_id=session, project_id=self.project.id,
                          event="UserPromptSubmit", prompt=prompt,
-                         hits=[{"id": e.id, "score": 0.5} for e in episodes])
+                         hits=[episode_hit(e, self.project, score=0.5) for e in episodes])
 
     def utility(self, ep: Episode) -> float:
         return float(self.memory.db.one("SELECT utility FROM episodes WHERE id = ?", (ep.id,))[0])

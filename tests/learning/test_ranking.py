@@ -112,7 +112,7 @@ def test_session_start_ranks_by_the_shared_salience(book: Book) -> None:
     is: an old episode with helpful votes leads; a merged one the user voted unhelpful falls below a fresh unproven
     one (utility x verification weight, the order before, put it second: 0.33 x 0.6 > 0.5 x 0.3)."""
     from tempera.core.models import VerificationState
-    from tempera.hooks.coldpath import useful_recent
+    from tempera.inject.sqlhits import useful_recent
 
     old = book.add("Moved the session store to Redis", at=-24 * 300, outcome="success")
     fresh = book.add("Renamed the billing module", outcome="success")
@@ -124,6 +124,6 @@ def test_session_start_ranks_by_the_shared_salience(book: Book) -> None:
     vote("unhelpful", merged.id, 1)
     weights = book.memory.config.retrieval.salience_weights()
     hits = useful_recent(book.memory.db.conn, book.project, exclude=set(), limit=3, weights=weights)
-    assert [h["id"] for h in hits] == [old.id, fresh.id, merged.id]
-    assert useful_recent(book.memory.db.conn, book.project, exclude={old.id}, limit=1, weights=weights)[0]["id"] \
+    assert [h.id for h in hits] == [old.id, fresh.id, merged.id]
+    assert useful_recent(book.memory.db.conn, book.project, exclude={old.id}, limit=1, weights=weights)[0].id \
         == fresh.id

@@ -20,8 +20,10 @@ from tempera.core.capture_input import CaptureInput
 from tempera.core.forget import link_fact_tx
 from tempera.core.learning.evidence import Evidence, replace_evidence
 from tempera.core.memory import Memory
+from tempera.core.project import ProjectRef
 from tempera.core.selfimprove.mistakes import CorrectionInput, log_correction
-from tempera.hooks import injectlog
+from tempera.inject import injectlog
+from tempera.inject.warm import episode_hit
 from tests.conftest import TRANSCRIPTS
 
 MARKER = "zanzibarflux"
@@ -73,8 +75,9 @@ def _learning_rows(mem: Memory, marker_id: str, neighbour_id: str, others: list[
 
 def _injections(mem: Memory, marker_id: str, others: list[str]) -> None:
     ep = mem.store.get(marker_id)
-    hits = [{"id": marker_id, "score": 0.81, "relevance": 0.9, "salience": 0.3, "similarity": 0.62, "utility": 0.67},
-            {"id": others[0], "score": 0.41, "relevance": 0.4, "salience": 0.15, "similarity": 0.35, "utility": 0.5}]
+    here = ProjectRef(ep.project_id, ep.project_name, ep.project_path)
+    hits = [episode_hit(ep, here, score=0.81, relevance=0.9, salience=0.3, similarity=0.62),
+            episode_hit(mem.store.get(others[0]), here, score=0.41, relevance=0.4, salience=0.15, similarity=0.35)]
     injectlog.record(mem.db.conn, session_id=MARKER_SESSION, project_id=ep.project_id, event="UserPromptSubmit",
                      prompt=f"the {MARKER} stampede is back after the deploy, fix it", hits=hits)
     with mem.db.transaction():

@@ -1,5 +1,6 @@
-"""What Claude Code sends a hook on stdin, as an immutable record. Standard library only (and no dataclasses:
-their import costs ~4 ms on every turn).
+"""What Claude Code sends a hook on stdin, as an immutable record: parsed here for the hook process (its stdin) and
+for the daemon (the stdin relay.py forwards). Standard library only (and no dataclasses: their import costs ~4 ms
+on every turn).
 
 Missing or mistyped fields become "" / None / False and never raise: a hook must answer whatever arrives.
 """
@@ -7,8 +8,7 @@ Missing or mistyped fields become "" / None / False and never raise: a hook must
 from __future__ import annotations
 
 import json
-import sys
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, NamedTuple
 
 from tempera.core.surrogates import repair
 
@@ -43,15 +43,6 @@ def _str(d: dict[str, Any], key: str, limit: int = 4096) -> str:
     """The field's text, cut to `limit`, lone surrogates repaired (Claude Code cuts strings inside emoji)."""
     v = d.get(key)
     return repair(v[:limit]) if isinstance(v, str) else ""
-
-
-def read_stdin(stream: BinaryIO | None = None) -> dict[str, Any]:
-    """The JSON object on stdin, or {} for a tty, empty input, bad JSON or a non-object."""
-    if stream is None:
-        if sys.stdin is None or sys.stdin.isatty():
-            return {}
-        stream = sys.stdin.buffer
-    return decode(stream.read(MAX_STDIN_BYTES + 1))
 
 
 def decode(raw: bytes) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""Answers without the daemon: keyword-only retrieval and the durable enqueue, with the stdlib sqlite3.
+"""Candidates read with plain SQL, with any sqlite3 driver: keyword hits (FTS5 BM25) for the cold path's prompts,
+and the most useful recent episodes both paths inject at SessionStart.
 
-The stdlib driver may be unable to load sqlite-vec, so this path never touches the vector table; FTS5 is built
+The stdlib driver may be unable to load sqlite-vec, so this module never touches the vector table; FTS5 is built
 into the SQLite of every mainstream Python. Anything missing (no database yet, no FTS5) means "inject nothing".
 """
 
@@ -12,10 +13,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tempera.core import defaults, jobs, ranking, textsearch
+from tempera.core import defaults, ranking, textsearch
 from tempera.core.project import ProjectRef
 from tempera.core.ranking import SalienceWeights
-from tempera.hooks.render import PROMPT_CHARS, relative_to
+from tempera.inject.hits import InjectHit, make_hit
 
 VERIFICATION_WEIGHTS = defaults.VERIFICATION_WEIGHTS
 DECAY_RATES = defaults.DECAY_RATES
@@ -24,6 +25,7 @@ _WEIGHT_SQL = "CASE e.verification " + " ".join(f"WHEN '{k}' THEN {v}" for k, v 
 
 
 def open_db(path: Path) -> sqlite3.Connection | None:
+    """An autocommit stdlib connection, or None before the database exists."""
     if not path.exists():
         return None
     conn = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
@@ -31,18 +33,20 @@ def open_db(path: Path) -> sqlite3.Connection | None:
     return conn
 
 
-def _row_to_hit(row: tuple[Any, ...], project: ProjectRef, extra: dict[str, Any]) -> dict[str, Any]:
+def _row_to_hit(row: tuple[Any, ...], project: ProjectRef, **scores: Any) -> InjectHit:
+    """A row of COLUMNS as a hit; an episode whose JSON document is unreadable still shows its summary."""
     eid, created, outcome, verification, summary, utility, data, project_id, project_name = row[:9]
     try:
         doc = json.loads(data)
-        files = [relative_to(f, doc.get("project_path")) for f in doc.get("context", {}).get("files_modified", [])]
-        origin, prompt = doc["source"]["origin"], doc["intent"]["raw_prompt"][:PROMPT_CHARS]
-        author = doc["source"].get("author")
+        files, root = list(doc.get("context", {}).get("files_modified", [])), doc.get("project_path")
+        origin, prompt = doc["source"]["origin"], str(doc["intent"]["raw_prompt"])
+        author, transcript = doc["source"].get("author"), doc["source"].get("transcript_path")
     except (ValueError, AttributeError, TypeError, KeyError):
-        files, origin, prompt, author = [], "", "", None
-    return {"id": eid, "created_at": created, "outcome": outcome, "verification": verification, "summary": summary,
-            "utility": utility, "files": files, "origin": origin, "prompt": prompt, "author": author,
-            "project_note": f"from project {project_name}" if project_id != project.id else "", **extra}
+        files, root, origin, prompt, author, transcript = [], None, "", "", None, None
+    return make_hit(episode_id=eid, created_at=created, outcome=outcome, verification=verification, summary=summary,
+                    origin=origin, raw_prompt=prompt, files_modified=files, project_path=root, project_id=project_id,
+                    project_name=project_name, author=author, transcript_path=transcript, current=project,
+                    utility=utility, **scores)
 
 
 COLUMNS = ("e.id, e.created_at, e.outcome, e.verification, e.summary, e.utility, e.data, e.project_id, "
@@ -50,7 +54,7 @@ COLUMNS = ("e.id, e.created_at, e.outcome, e.verification, e.summary, e.utility,
 
 
 def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, exclude: set[str], limit: int,
-                 min_hits: int, weights: SalienceWeights) -> list[dict[str, Any]]:
+                 min_hits: int, weights: SalienceWeights) -> list[InjectHit]:
     """Episodes of this project (or transferable ones) sharing at least `min_hits` distinct terms with the prompt,
     ranked as keyword mode ranks them: BM25 over the best one's, times salience. A prompt without content gets none."""
     terms = textsearch.query_terms(prompt)
@@ -74,11 +78,10 @@ def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, 
         matched = textsearch.matched(terms, row[10])
         if matched < need:
             continue
-        relevance = row[9] / top
-        hits.append(_row_to_hit(row, project, {"bm25": round(row[9], 4), "matched_terms": matched,
-                                               "relevance": round(relevance, 4),
-                                               "score": round(relevance * _salience(row, weights, now), 4)}))
-    hits.sort(key=lambda h: -h["score"])
+        relevance, salience = row[9] / top, _salience(row, weights, now)
+        hits.append(_row_to_hit(row, project, bm25=row[9], matched_terms=matched, relevance=relevance,
+                                salience=salience, score=relevance * salience))
+    hits.sort(key=lambda h: -h.score)
     return hits[:limit]
 
 
@@ -105,7 +108,7 @@ def _salience(row: tuple[Any, ...], weights: SalienceWeights, now: datetime) -> 
 
 
 def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set[str], limit: int,
-                  weights: SalienceWeights) -> list[dict[str, Any]]:
+                  weights: SalienceWeights) -> list[InjectHit]:
     """The project's most useful recent successes (SessionStart): with no query every relevance is 1, so they rank
     by the salience retrieval multiplies relevance by (core/ranking.py), newest first among equals. The pool is
     the RECENT_POOL most recent and the RECENT_POOL best by utility x verification, so an old proven episode
@@ -125,11 +128,4 @@ def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set
     now = datetime.now(timezone.utc)
     scored = sorted(((_salience(r, weights, now), r[1], r) for r in pool.values() if r[0] not in exclude),
                     key=lambda t: (t[0], t[1]), reverse=True)
-    return [_row_to_hit(r, project, {"score": round(s, 4)}) for s, _, r in scored[:limit]]
-
-
-def enqueue_capture(conn: sqlite3.Connection, *, session_id: str, transcript_path: str) -> bool:
-    """Queue the capture of a transcript with only what the job reads (the transcript holds the rest): nothing
-    else from the hook payload (`last_assistant_message` may hold anything the agent printed) reaches the disk."""
-    payload = {"session_id": session_id, "transcript_path": transcript_path}
-    return jobs.enqueue(conn, "capture", payload, dedupe_key=f"capture:{transcript_path}")
+    return [_row_to_hit(r, project, score=s) for s, _, r in scored[:limit]]

@@ -7,6 +7,8 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from tempera.inject.hits import InjectHit
+
 PROMPT_KEEP_CHARS = 500
 
 
@@ -17,7 +19,7 @@ def injected_ids(conn: Any, session_id: str) -> set[str]:
 
 
 def record(conn: Any, *, session_id: str, project_id: str, event: str, prompt: str | None,
-           hits: list[dict[str, Any]]) -> None:
+           hits: list[InjectHit]) -> None:
     """One row per injected episode, with the scores that put it there."""
     if not hits:
         return
@@ -28,12 +30,10 @@ def record(conn: Any, *, session_id: str, project_id: str, event: str, prompt: s
     conn.execute("BEGIN IMMEDIATE")
     try:
         for rank, h in enumerate(hits, 1):
-            scores = {k: h[k] for k in ("score", "relevance", "salience", "similarity", "bm25", "utility",
-                                        "latency_ms") if k in h}
             conn.execute("INSERT INTO injections(session_id, project_id, event, prompt, episode_id, rank, scores, "
                          "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         (session_id or "-", project_id, event, kept, h["id"], rank, json.dumps(scores), now))
-            conn.execute("UPDATE episodes SET retrieval_count = retrieval_count + 1 WHERE id = ?", (h["id"],))
+                         (session_id or "-", project_id, event, kept, h.id, rank, json.dumps(h.scores()), now))
+            conn.execute("UPDATE episodes SET retrieval_count = retrieval_count + 1 WHERE id = ?", (h.id,))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -1,0 +1,69 @@
+"""The one assembler of what a hook injects, for both paths: the session's log of what it already received, the
+candidates (at SessionStart the project's most useful recent episodes; at UserPromptSubmit the prompt's related
+ones), the brief and facts when the warm path has them, rendered under one budget and logged.
+
+Standard library only: without the daemon (`cold_answer`) it runs in the hook process with the stdlib sqlite3
+and keyword SQL; the daemon (`inject/warm.py`) passes its hybrid search and its brief.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tempera.core import paths
+from tempera.core.project import ProjectRef, project_for_path
+from tempera.core.ranking import SalienceWeights
+from tempera.core.settings import HookSettings
+from tempera.inject import gate, injectlog, render, sqlhits
+from tempera.inject.hits import InjectHit
+from tempera.inject.payload import HookPayload
+
+Related = Callable[[str, ProjectRef, set[str]], list[InjectHit]]  # (prompt, project, ids shown already) -> hits
+Notes = Callable[[ProjectRef, int], tuple[list[str], list[str]]]  # (project, budget) -> brief and fact statements
+
+
+def compose(conn: Any, hp: HookPayload, project: ProjectRef, *, budget: int, limit: int, salience: SalienceWeights,
+            related: Related, notes: Notes | None = None) -> str:
+    """The additionalContext for one injecting event ('' when there is nothing new worth saying); the episodes
+    shown are logged (`injections`), so none is shown twice in a session and implicit feedback can find them."""
+    started = time.perf_counter()
+    seen = injectlog.injected_ids(conn, hp.session_id)
+    if hp.event == "UserPromptSubmit":
+        hits, header = related(hp.prompt, project, seen), render.HEADER_PROMPT
+    else:
+        hits = sqlhits.useful_recent(conn, project, exclude=seen, limit=limit, weights=salience)
+        header = render.HEADER_SESSION
+    brief, facts = notes(project, budget) if notes is not None else ([], [])
+    text = render.render_blocks([(render.HEADER_BRIEF, [f"- {s}" for s in brief]),
+                                 (render.HEADER_FACTS, [f"- {f}" for f in facts]),
+                                 (header, [render.episode_line(h) for h in hits])], budget)
+    if text and hits:
+        latency = round((time.perf_counter() - started) * 1000, 2)
+        injectlog.record(conn, session_id=hp.session_id, project_id=project.id, event=hp.event,
+                         prompt=hp.prompt or None, hits=[h._replace(latency_ms=latency) for h in hits])
+    return text
+
+
+def cold_answer(hp: HookPayload, settings: HookSettings) -> str:
+    """Without the daemon: keyword-only hits (UserPromptSubmit) or the most useful recent episodes (SessionStart),
+    read with the stdlib driver; no database or schema yet means nothing to say."""
+    conn = sqlhits.open_db(paths.db_path())
+    if conn is None:
+        return ""
+
+    def related(prompt: str, project: ProjectRef, seen: set[str]) -> list[InjectHit]:
+        return sqlhits.keyword_hits(conn, prompt, project, exclude=seen, limit=settings.max_episodes,
+                                    min_hits=settings.min_keyword_hits, weights=settings.salience)
+
+    try:
+        return compose(conn, hp, project_for_path(hp.cwd or os.getcwd()), budget=settings.budget_chars,
+                       limit=settings.max_episodes, salience=settings.salience, related=related)
+    except sqlite3.OperationalError as exc:  # the schema is being created right now: nothing to say
+        gate.log(f"{hp.event}: keyword path skipped ({exc})")
+        return ""
+    finally:
+        conn.close()

@@ -1,0 +1,78 @@
+"""One hook call, decided the same way in the hook process and in the daemon: the kill switch, `tempera pause`,
+`stop_hook_active`, then a capture queued (Stop, PreCompact, SessionEnd) or the context answered (SessionStart,
+UserPromptSubmit) in Claude Code's output shape. Standard library only.
+
+Hooks fail open: what goes wrong is written to hooks.log in the data dir, never printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tempera.core import pause, paths
+from tempera.core.settings import HookSettings
+from tempera.inject import payload as payloads
+from tempera.inject.payload import HookPayload
+
+LOG_MAX_BYTES = 2 * 1024 * 1024
+INJECTING = {"SessionStart", "UserPromptSubmit"}
+CAPTURING = {"Stop", "PreCompact", "SessionEnd"}
+
+Answer = Callable[[HookPayload], str]
+Enqueue = Callable[[HookPayload], None]
+
+
+def log(message: str) -> None:
+    """Append to hooks.log (0600), rotating once it grows past 2 MB; never raises."""
+    try:
+        d = paths.ensure_data_dir()
+        p = d / paths.HOOK_LOG_NAME
+        if p.exists() and p.stat().st_size > LOG_MAX_BYTES:
+            os.replace(p, d / (paths.HOOK_LOG_NAME + ".1"))
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {message.rstrip()}\n")
+    except Exception:
+        pass
+
+
+def known_event(arg: str) -> str | None:
+    """The Claude Code event a hook argument names; an unknown one is logged."""
+    event = payloads.event_name(arg)
+    if event is None:
+        log(f"unknown hook event {arg!r}; expected session-start, user-prompt-submit, stop, pre-compact or session-end")
+    return event
+
+
+def handle(event: str, doc: dict[str, Any], settings: HookSettings, *, answer: Answer,
+           enqueue: Enqueue) -> dict[str, Any] | None:
+    """One hook call for a known `event`: `answer` gives the context of an injecting event (the daemon's warm one,
+    or the hook process's keyword-only one), `enqueue` queues the capture of a capturing one."""
+    if settings.disabled:
+        return None
+    hp = payloads.parse(event, doc)
+    if pause.paused_for_cwd(hp.cwd):  # `tempera pause`: nothing injected, nothing captured
+        return None
+    if event in CAPTURING:
+        if event == "Stop" and hp.stop_hook_active:
+            return None
+        if not hp.transcript_path:
+            log(f"{hp.event}: no transcript_path in the payload; nothing to capture")
+        else:
+            enqueue(hp)
+        return None
+    if event not in INJECTING:
+        return None
+    context = answer(hp)
+    if not context:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+
+
+def output_bytes(out: dict[str, Any] | None) -> bytes:
+    """What the hook prints: nothing, or one JSON object on one line."""
+    return b"" if out is None else (json.dumps(out, ensure_ascii=False) + "\n").encode("utf-8")
