@@ -1,4 +1,5 @@
-"""Hybrid retrieval: FTS5 BM25 and sqlite-vec KNN, fused by RRF, scaled by salience, diversified by MMR.
+"""Hybrid retrieval: FTS5 BM25 and sqlite-vec KNN (and, when the prompt names files or code identifiers, the
+episodes naming them), fused by RRF, scaled by salience, diversified by MMR.
 
 score = relevance x salience, a bounded factor of learned utility, verification and freshness (core/ranking.py).
 The utility is the same number feedback, propagation and credit update, so learning reaches the ranking.
@@ -32,6 +33,7 @@ class Hit:
     bm25: float | None = None  # positive: higher is better
     keyword_rank: int | None = None
     vector_rank: int | None = None
+    names_rank: int | None = None  # among the episodes naming the prompt's files and identifiers
     freshness: float = 1.0
     recency: float = 1.0
     matched_terms: int = 0
@@ -174,7 +176,9 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
         vec = [(r, s) for r, s in found if s >= cfg.min_similarity]
-    episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec})
+    names = textsearch.name_terms(query) if mode == "hybrid" else []
+    named = _keyword(store, names, project_id, cross_project, n) if names else []
+    episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec} | {r for r, _ in named})
     hits: dict[int, Hit] = {}
     for rank, (rowid, s) in enumerate(kw, 1):
         if rowid in episodes:
@@ -184,12 +188,15 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         if rowid in episodes:
             h = hits.setdefault(rowid, Hit(episodes[rowid]))
             h.similarity, h.vector_rank = s, rank
+    for rank, (rowid, _) in enumerate(named, 1):
+        if rowid in episodes:
+            hits.setdefault(rowid, Hit(episodes[rowid])).names_rank = rank
 
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
     w_kw = _keyword_weight(cfg, terms, hits.get(kw[0][0]) if kw else None) if mode == "hybrid" else 0.0
     for h in hits.values():
         if mode == "hybrid":
-            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec, w_kw)
+            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec, w_kw, bool(named))
         elif mode == "vector":
             h.relevance = max(0.0, h.similarity or 0.0)
         else:
@@ -243,16 +250,20 @@ def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> 
     return base + (cfg.hybrid_keyword_max_weight - base) * max(0.0, coverage - 0.5) / 0.5
 
 
-def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float) -> float:
+def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float, named: bool
+                  ) -> float:
     """RRF (k from config) normalised to [0, 1]. The keyword list counts with its own weight, and only for hits
     whose BM25 is within `hybrid_keyword_min_ratio` of the best one: a weak lexical overlap (a paraphrase that
-    shares two generic words) must not outvote the embedding."""
+    shares two generic words) must not outvote the embedding. When the prompt names files or identifiers, the
+    episodes naming them are a third list (`hybrid_names_weight`)."""
     k = cfg.rrf_k
     w_vec = 1.0 if use_vec else 0.0
+    w_names = cfg.hybrid_names_weight if named else 0.0
     kw_ok = h.keyword_rank is not None and (h.bm25 or 0.0) >= cfg.hybrid_keyword_min_ratio * top_bm25
     rrf = (w_kw / (k + h.keyword_rank) if kw_ok and h.keyword_rank else 0.0) + \
-        (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0)
-    return rrf / ((w_kw + w_vec) / (k + 1))
+        (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0) + \
+        (w_names / (k + h.names_rank) if h.names_rank else 0.0)
+    return rrf / ((w_kw + w_vec + w_names) / (k + 1))
 
 
 def _matched(ep: Episode, terms: list[str]) -> int:

@@ -177,3 +177,25 @@ def test_keyword_only_without_model(tmp_path: Path) -> None:
         assert mem.retrieve("RUST_LOG", project=str(tmp_path))[0].similarity is None
         with pytest.raises(InvalidInput):
             mem.retrieve("RUST_LOG", project=str(tmp_path), mode="vector")
+
+
+def test_episode_that_changed_the_named_file_outranks_shared_words(memory: Memory, tmp_path: Path) -> None:
+    """A prompt naming a file (a pasted lint error, a plan's "Files to modify") is about the code that episodes
+    which changed or named that file worked on; episodes that share only its words rank below them."""
+    repo = tmp_path / "cli"
+    repo.mkdir()
+    changed = memory.capture(CaptureInput(summary="Wrote each session's metadata under its own numbered subfolder",
+                                          files_modified=["cmd/entire/cli/checkpoint/committed.go"],
+                                          project=str(repo)))
+    for summary in ("Renumbered the checkpoint session list in the status output so the folders read 1, 2, 3",
+                    "Explained to the user how checkpoint session folders are numbered and why the first is zero",
+                    "Changed the numbering of session folders in the checkpoint docs from zero-based to one-based"):
+        memory.capture(CaptureInput(summary=summary, project=str(repo)))
+    prompt = "Change the checkpoint session folder numbering to 1-based; the folders are written in committed.go"
+
+    def first() -> str:
+        return memory.retrieve(prompt, project=str(repo), mode="hybrid", limit=4)[0].episode.id
+
+    assert first() == changed.id
+    memory.config.retrieval.hybrid_names_weight = 0.0  # without the names list, the shared words win
+    assert first() != changed.id
