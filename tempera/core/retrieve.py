@@ -107,6 +107,17 @@ def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: boo
     return sorted(found.items(), key=lambda x: -x[1])[:n], vectors
 
 
+def _vector_matches(found: list[tuple[int, float]], cfg: RetrievalConfig, mode: str) -> list[tuple[int, float]]:
+    """The KNN hits that count: cosine >= `min_similarity`, and in hybrid also those within
+    `hybrid_vector_min_ratio` of the best hit. A paraphrase scores ~0.2-0.3 against long episode text in MiniLM
+    space even when it is the nearest (the coding eval's paraphrases): a fixed floor alone drops the whole list and
+    leaves the ranking to a couple of generic shared words, while its nearest hits still say which is closest."""
+    floor = cfg.min_similarity
+    if mode == "hybrid" and found and cfg.hybrid_vector_min_ratio > 0:
+        floor = min(floor, cfg.hybrid_vector_min_ratio * found[0][1])
+    return [(r, s) for r, s in found if s >= floor]
+
+
 def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
     """Greedy MMR over the blended score. Redundancy counts only the part of the similarity (embeddings, else
     term overlap) above `floor`: texts on one topic score ~0.5 in MiniLM space without repeating each other, and
@@ -175,7 +186,7 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         assert store.embedder is not None
         qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
-        vec = [(r, s) for r, s in found if s >= cfg.min_similarity]
+        vec = _vector_matches(found, cfg, mode)
     names = textsearch.name_terms(query) if mode == "hybrid" else []
     named = _keyword(store, names, project_id, cross_project, n) if names else []
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec} | {r for r, _ in named})

@@ -199,3 +199,28 @@ def test_episode_that_changed_the_named_file_outranks_shared_words(memory: Memor
     assert first() == changed.id
     memory.config.retrieval.hybrid_names_weight = 0.0  # without the names list, the shared words win
     assert first() != changed.id
+
+
+def test_paraphrase_below_the_cosine_floor_still_ranks_its_nearest_episode(memory: Memory, tmp_path: Path) -> None:
+    """Every cosine here is under `min_similarity` (MiniLM scores a paraphrase ~0.25 against long episode text);
+    hybrid still counts the vector list's nearest hits, so the episode that answers the question ranks above one
+    that only the keyword list found (a weak lexical overlap)."""
+    repo = tmp_path / "ml"
+    repo.mkdir()
+    answer = memory.capture(CaptureInput(project=str(repo), summary=(
+        "Loading the model in serving failed with \"AttributeError: Can't get attribute 'clean_text' on <module "
+        "'__main__'>\" because the sklearn Pipeline pickled a function defined in a notebook. Moved clean_text "
+        "into pipeline/text.py, imported it in the notebook and retrained.")))
+    wordy = memory.capture(CaptureInput(project=str(repo), summary=(
+        "A task returned a DataFrame via XCom and wrote a 200MB row into the Airflow metadata DB, which then "
+        "slowed every scheduler loop. Intermediate data is now written to s3://ml-pipeline/tmp/{{ ds }}/ as "
+        "parquet and only the key is passed through XCom.")))
+    prompt = "deserializing the trained artifact in production can't find a helper I wrote interactively"
+
+    def ranked() -> list[str]:
+        return [h.episode.id for h in memory.retrieve(prompt, project=str(repo), mode="hybrid")]
+
+    assert memory.retrieve(prompt, project=str(repo), mode="vector") == []  # below the floor: the premise
+    assert ranked() == [answer.id, wordy.id]
+    memory.config.retrieval.hybrid_vector_min_ratio = 0.0  # the fixed floor alone drops the vector list
+    assert ranked() == [wordy.id]
