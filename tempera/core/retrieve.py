@@ -107,6 +107,19 @@ def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: boo
     return sorted(found.items(), key=lambda x: -x[1])[:n], vectors
 
 
+def _selective(store: EpisodeStore, names: list[str], project_id: str, cross: bool, n: int) -> list[str]:
+    """The names fewer than `n` (the candidate pool) episodes mention. A file that most work touches (a hub, a
+    config file) does not pick out the episodes about the prompt: its list would be n of them in order of
+    document length, outvoting the episodes that match the prompt's other words."""
+    out = []
+    for name in names:
+        match = textsearch.fts_query([name], project_id, transferable=cross)
+        if store.db.one("SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
+                        (match, n))[0] < n:
+            out.append(name)
+    return out
+
+
 def _vector_matches(found: list[tuple[int, float]], cfg: RetrievalConfig, mode: str) -> list[tuple[int, float]]:
     """The KNN hits that count: cosine >= `min_similarity`, and in hybrid also those within
     `hybrid_vector_min_ratio` of the best hit. A paraphrase scores ~0.2-0.3 against long episode text in MiniLM
@@ -187,7 +200,7 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
         vec = _vector_matches(found, cfg, mode)
-    names = textsearch.name_terms(query) if mode == "hybrid" else []
+    names = _selective(store, textsearch.name_terms(query), project_id, cross_project, n) if mode == "hybrid" else []
     named = _keyword(store, names, project_id, cross_project, n) if names else []
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec} | {r for r, _ in named})
     hits: dict[int, Hit] = {}

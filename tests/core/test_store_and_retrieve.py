@@ -224,3 +224,20 @@ def test_paraphrase_below_the_cosine_floor_still_ranks_its_nearest_episode(memor
     assert ranked() == [answer.id, wordy.id]
     memory.config.retrieval.hybrid_vector_min_ratio = 0.0  # the fixed floor alone drops the vector list
     assert ranked() == [wordy.id]
+
+
+def test_a_file_that_most_episodes_name_does_not_outvote_the_prompts_words(memory: Memory, tmp_path: Path) -> None:
+    """A name at least as many episodes mention as the candidate pool holds (a hub file every task touches) says
+    nothing about which of them the prompt means: it gets no names list, and the prompt's words decide."""
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    target = memory.capture(CaptureInput(project=str(repo), summary=(
+        "Postgres deadlock between two checkout requests: now locking the rows in id order")))
+    for topic in ("login redirect loop", "jwt expiry", "pandas merge", "kotlin coroutine", "swift optional",
+                  "redis eviction", "numpy dtype"):
+        memory.capture(CaptureInput(project=str(repo), summary=(
+            f"Fixed the {topic} problem with a feature flag; saw src/auth/middleware.py")))
+    memory.config.retrieval.candidates = 5  # the pool (limit 1: 5) is smaller than the 7 that name the file
+    hits = memory.retrieve("postgres deadlock is slow src/auth/middleware.py", project=str(repo), mode="hybrid",
+                           limit=1)
+    assert [h.episode.id for h in hits] == [target.id]
