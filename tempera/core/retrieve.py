@@ -200,7 +200,8 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
         vec = _vector_matches(found, cfg, mode)
-    names = _selective(store, textsearch.name_terms(query), project_id, cross_project, n) if mode == "hybrid" else []
+    names = _selective(store, textsearch.name_terms(query), project_id, cross_project, n) \
+        if mode == "hybrid" and cfg.hybrid_names_weight > 0 else []
     named = _keyword(store, names, project_id, cross_project, n) if names else []
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec} | {r for r, _ in named})
     hits: dict[int, Hit] = {}
