@@ -122,12 +122,13 @@ def _selective(store: EpisodeStore, names: list[str], project_id: str, cross: bo
 
 def _vector_matches(found: list[tuple[int, float]], cfg: RetrievalConfig, mode: str) -> list[tuple[int, float]]:
     """The KNN hits that count: cosine >= `min_similarity`, and in hybrid also those within
-    `hybrid_vector_min_ratio` of the best hit. A paraphrase scores ~0.2-0.3 against long episode text in MiniLM
-    space even when it is the nearest (the coding eval's paraphrases): a fixed floor alone drops the whole list and
-    leaves the ranking to a couple of generic shared words, while its nearest hits still say which is closest."""
+    `hybrid_vector_min_ratio` of the best hit, down to half the floor. A paraphrase scores ~0.2-0.3 against long
+    episode text in MiniLM space even when it is the nearest (the coding eval's paraphrases): a fixed floor alone
+    drops the whole list and leaves the ranking to a couple of generic shared words, while its nearest hits still
+    say which is closest. Below half the floor is unrelated text (~0.1): a query about nothing stored finds nothing."""
     floor = cfg.min_similarity
     if mode == "hybrid" and found and cfg.hybrid_vector_min_ratio > 0:
-        floor = min(floor, cfg.hybrid_vector_min_ratio * found[0][1])
+        floor = max(floor / 2, min(floor, cfg.hybrid_vector_min_ratio * found[0][1]))
     return [(r, s) for r, s in found if s >= floor]
 
 
