@@ -1,6 +1,6 @@
 """Real-session eval (issue #15): does memory captured from real Claude Code sessions come back when it matters?
 
-    python evals/real_sessions.py [--data DIR] [--json PATH] [--limit N] [--skip-hook]
+    python evals/real_sessions.py [--data DIR] [--json PATH] [--limit N] [--skip-hook] [--split PAST:END]
 
 Not a test: it reads the shared data set (`$TEMPERA_SHARED_DIR/data/transcripts`, default `../shared/...`, or
 `--data`), never copies it, and writes only to temporary directories (its own data dir, Claude config dir and a
@@ -10,6 +10,8 @@ temporary git repository standing for the project; `~/.tempera` and `~/.claude` 
     70 % are imported with `tempera import --project <tmp repo>` (default offline embedding model). For each later
     session, its first real prompt (the data README's rule) is the query; the past episodes that changed a file the
     session changed (`files_modified` of sessions.tsv; stored paths normalised to repo-relative) are relevant.
+    `--split 0.5:0.7` imports the first 50 % and queries with the sessions from 50 to 70 %: a dev split, earlier in
+    time, for choosing a ranking's settings without looking at the reported 70/30 figures.
     Retrieval (`tempera.core.retrieve`, limit 10) in keyword, vector and hybrid mode and a most-recent baseline:
     hit@5, MRR@10. The same prompts and ~20 unrelated ones go through the installed UserPromptSubmit command
     (relay.py, warm daemon): how often the injection names a relevant episode, how often it injects nothing.
@@ -332,10 +334,12 @@ def code_state() -> dict[str, Any]:
 
 
 # -- (a) future files -----------------------------------------------------------------------------------------------
-def future_files(data: Path, limit: int | None, skip_hook: bool) -> dict[str, Any]:
+def future_files(data: Path, limit: int | None, skip_hook: bool, split: tuple[float, float] = (PAST_SHARE, 1.0)
+                 ) -> dict[str, Any]:
     base = data / "entire-cli"
     rows = load_sessions(base / "sessions.tsv")
-    cut = round(len(rows) * PAST_SHARE)
+    cut = round(len(rows) * split[0])
+    rows = rows[:round(len(rows) * split[1])]
     past, future = rows[:cut], rows[cut:][:limit]
     log(f"entire-cli: {len(rows)} sessions, {len(past)} past / {len(rows) - cut} future (by first_ts)")
     mapper = PathMap.of_sessions(rows)
@@ -487,6 +491,17 @@ def print_report(r: dict[str, Any]) -> None:
               f"{row['hybrid@1']:>10.3f}{row['hybrid@5']:>10.3f}{row.get('hook', float('nan')):>7.3f}")
 
 
+def _split(text: str) -> tuple[float, float]:
+    """'0.5:0.7' -> (0.5, 0.7): the shares of the sessions (by first_ts) where the past ends and the future ends."""
+    try:
+        past, end = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected PAST:END, e.g. 0.5:0.7") from None
+    if not 0 < past < end <= 1:
+        raise argparse.ArgumentTypeError("need 0 < PAST < END <= 1")
+    return past, end
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=SHARED / "data" / "transcripts",
@@ -494,9 +509,12 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write every figure (and each query's ranks) here")
     ap.add_argument("--limit", type=int, help="use only the first N future sessions (a quick run)")
     ap.add_argument("--skip-hook", action="store_true", help="retrieval only: no daemon, no hook calls")
+    ap.add_argument("--split", type=_split, default=(PAST_SHARE, 1.0), metavar="PAST:END",
+                    help=f"import the sessions before share PAST, query those from PAST to END "
+                         f"(default {PAST_SHARE}:1.0; 0.5:0.7 is the dev split)")
     a = ap.parse_args()
     started = time.perf_counter()
-    report: dict[str, Any] = {"code": code_state(), "future_files": future_files(a.data, a.limit, a.skip_hook),
+    report: dict[str, Any] = {"code": code_state(), "future_files": future_files(a.data, a.limit, a.skip_hook, a.split),
                               "spotter": spotter(a.data, a.skip_hook)}
     report["seconds"] = round(time.perf_counter() - started, 1)
     print_report(report)

@@ -60,6 +60,11 @@ class RetrievalConfig(_Section):
                                              "holds every query term (it rises from hybrid_keyword_weight above half)")
     hybrid_keyword_min_ratio: float = Field(0.5, ge=0, le=1, description="A BM25 hit counts in hybrid fusion only "
                                             "when its score is at least this share of the best BM25 score")
+    hybrid_vector_min_ratio: float = Field(0.7, ge=0, le=1, description="In hybrid, a vector hit below "
+                                           "min_similarity still counts when its cosine is at least this share "
+                                           "of the best hit's (0 = the fixed floor only)")
+    hybrid_names_weight: float = Field(1.0, ge=0, description="Weight in hybrid RRF of the list of episodes "
+                                       "that name the files and code identifiers the prompt names (0 = off)")
     candidates: int = Field(50, ge=5, le=1000, description="Candidates drawn from each index before fusion")
     time_in_questions: bool = Field(True, description="Prompts about time (\"yesterday\", \"in June\", \"the first "
                                     "time\", \"before the migration\") use episode dates (core/timeq.py)")

@@ -1,4 +1,5 @@
-"""Hybrid retrieval: FTS5 BM25 and sqlite-vec KNN, fused by RRF, scaled by salience, diversified by MMR.
+"""Hybrid retrieval: FTS5 BM25 and sqlite-vec KNN (and, when the prompt names files or code identifiers, the
+episodes naming them), fused by RRF, scaled by salience, diversified by MMR.
 
 score = relevance x salience, a bounded factor of learned utility, verification and freshness (core/ranking.py).
 The utility is the same number feedback, propagation and credit update, so learning reaches the ranking.
@@ -32,6 +33,7 @@ class Hit:
     bm25: float | None = None  # positive: higher is better
     keyword_rank: int | None = None
     vector_rank: int | None = None
+    names_rank: int | None = None  # among the episodes naming the prompt's files and identifiers
     freshness: float = 1.0
     recency: float = 1.0
     matched_terms: int = 0
@@ -105,6 +107,31 @@ def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: boo
     return sorted(found.items(), key=lambda x: -x[1])[:n], vectors
 
 
+def _selective(store: EpisodeStore, names: list[str], project_id: str, cross: bool, n: int) -> list[str]:
+    """The names fewer than `n` (the candidate pool) episodes mention. A file that most work touches (a hub, a
+    config file) does not pick out the episodes about the prompt: its list would be n of them in order of
+    document length, outvoting the episodes that match the prompt's other words."""
+    out = []
+    for name in names:
+        match = textsearch.fts_query([name], project_id, transferable=cross)
+        if store.db.one("SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
+                        (match, n))[0] < n:
+            out.append(name)
+    return out
+
+
+def _vector_matches(found: list[tuple[int, float]], cfg: RetrievalConfig, mode: str) -> list[tuple[int, float]]:
+    """The KNN hits that count: cosine >= `min_similarity`, and in hybrid also those within
+    `hybrid_vector_min_ratio` of the best hit, down to half the floor. A paraphrase scores ~0.2-0.3 against long
+    episode text in MiniLM space even when it is the nearest (the coding eval's paraphrases): a fixed floor alone
+    drops the whole list and leaves the ranking to a couple of generic shared words, while its nearest hits still
+    say which is closest. Below half the floor is unrelated text (~0.1): a query about nothing stored finds nothing."""
+    floor = cfg.min_similarity
+    if mode == "hybrid" and found and cfg.hybrid_vector_min_ratio > 0:
+        floor = max(floor / 2, min(floor, cfg.hybrid_vector_min_ratio * found[0][1]))
+    return [(r, s) for r, s in found if s >= floor]
+
+
 def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
     """Greedy MMR over the blended score. Redundancy counts only the part of the similarity (embeddings, else
     term overlap) above `floor`: texts on one topic score ~0.5 in MiniLM space without repeating each other, and
@@ -173,8 +200,11 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         assert store.embedder is not None
         qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
-        vec = [(r, s) for r, s in found if s >= cfg.min_similarity]
-    episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec})
+        vec = _vector_matches(found, cfg, mode)
+    names = _selective(store, textsearch.name_terms(query), project_id, cross_project, n) \
+        if mode == "hybrid" and cfg.hybrid_names_weight > 0 else []
+    named = _keyword(store, names, project_id, cross_project, n) if names else []
+    episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec} | {r for r, _ in named})
     hits: dict[int, Hit] = {}
     for rank, (rowid, s) in enumerate(kw, 1):
         if rowid in episodes:
@@ -184,12 +214,15 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         if rowid in episodes:
             h = hits.setdefault(rowid, Hit(episodes[rowid]))
             h.similarity, h.vector_rank = s, rank
+    for rank, (rowid, _) in enumerate(named, 1):
+        if rowid in episodes:
+            hits.setdefault(rowid, Hit(episodes[rowid])).names_rank = rank
 
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
     w_kw = _keyword_weight(cfg, terms, hits.get(kw[0][0]) if kw else None) if mode == "hybrid" else 0.0
     for h in hits.values():
         if mode == "hybrid":
-            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec, w_kw)
+            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec, w_kw, bool(named))
         elif mode == "vector":
             h.relevance = max(0.0, h.similarity or 0.0)
         else:
@@ -243,16 +276,20 @@ def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> 
     return base + (cfg.hybrid_keyword_max_weight - base) * max(0.0, coverage - 0.5) / 0.5
 
 
-def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float) -> float:
+def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float, named: bool
+                  ) -> float:
     """RRF (k from config) normalised to [0, 1]. The keyword list counts with its own weight, and only for hits
     whose BM25 is within `hybrid_keyword_min_ratio` of the best one: a weak lexical overlap (a paraphrase that
-    shares two generic words) must not outvote the embedding."""
+    shares two generic words) must not outvote the embedding. When the prompt names files or identifiers, the
+    episodes naming them are a third list (`hybrid_names_weight`)."""
     k = cfg.rrf_k
     w_vec = 1.0 if use_vec else 0.0
+    w_names = cfg.hybrid_names_weight if named else 0.0
     kw_ok = h.keyword_rank is not None and (h.bm25 or 0.0) >= cfg.hybrid_keyword_min_ratio * top_bm25
     rrf = (w_kw / (k + h.keyword_rank) if kw_ok and h.keyword_rank else 0.0) + \
-        (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0)
-    return rrf / ((w_kw + w_vec) / (k + 1))
+        (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0) + \
+        (w_names / (k + h.names_rank) if h.names_rank else 0.0)
+    return rrf / ((w_kw + w_vec + w_names) / (k + 1))
 
 
 def _matched(ep: Episode, terms: list[str]) -> int:

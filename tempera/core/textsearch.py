@@ -65,6 +65,29 @@ def query_terms(text: str, limit: int = 40, *, max_chars: int = QUERY_CHARS) -> 
     return list(seen)[:limit]
 
 
+NAME_CHARS = 20000  # names (file paths, identifiers) are looked for further into a long prompt than its terms
+_FILE_TAIL = re.compile(r"\w{2,}\.[A-Za-z]\w{0,4}")
+_IDENTIFIER = re.compile(r"[A-Za-z]\w*(?:_[A-Za-z0-9]|[a-z0-9][A-Z])\w*")
+
+
+def name_terms(text: str, limit: int = 20, *, max_chars: int = NAME_CHARS) -> list[str]:
+    """The code names a prompt mentions, as the index holds them (see `expand`): each file's name joined
+    (`committed.go` -> `committed_go`, whatever folder it is named with) and identifiers with an inner `_` or
+    capital (`loadSettingsFromFile`, `reserve_inventory`). Plain words and people's names are none: an episode
+    that shares a file or identifier with the prompt worked on the same code, which shared words do not show."""
+    seen: dict[str, None] = {}
+    for m in _DOTTED.finditer(text[:max_chars]):
+        tail = re.split(r"[/\\]", m.group(0))[-1].split(":")[0]  # common.go:1279:10 -> common.go
+        if _FILE_TAIL.fullmatch(tail):
+            seen.setdefault(re.sub(r"\W+", "_", tail).lower(), None)
+    files = list(seen)
+    for word in _IDENTIFIER.findall(text[:max_chars]):
+        w = word.lower().strip("_")
+        if not any(f.startswith(w + "_") for f in files):  # explain_test of explain_test.go is that file
+            seen.setdefault(w, None)
+    return list(seen)[:limit]
+
+
 # Words that acknowledge or steer a conversation without naming anything to look up ("continue", "sounds good",
 # "go ahead", "thanks"): a prompt made only of these and stopwords has no content to retrieve for.
 ACKNOWLEDGEMENTS = frozenset("""

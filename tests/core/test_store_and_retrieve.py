@@ -177,3 +177,67 @@ def test_keyword_only_without_model(tmp_path: Path) -> None:
         assert mem.retrieve("RUST_LOG", project=str(tmp_path))[0].similarity is None
         with pytest.raises(InvalidInput):
             mem.retrieve("RUST_LOG", project=str(tmp_path), mode="vector")
+
+
+def test_episode_that_changed_the_named_file_outranks_shared_words(memory: Memory, tmp_path: Path) -> None:
+    """A prompt naming a file (a pasted lint error, a plan's "Files to modify") is about the code that episodes
+    which changed or named that file worked on; episodes that share only its words rank below them."""
+    repo = tmp_path / "cli"
+    repo.mkdir()
+    changed = memory.capture(CaptureInput(summary="Wrote each session's metadata under its own numbered subfolder",
+                                          files_modified=["cmd/entire/cli/checkpoint/committed.go"],
+                                          project=str(repo)))
+    for summary in ("Renumbered the checkpoint session list in the status output so the folders read 1, 2, 3",
+                    "Explained to the user how checkpoint session folders are numbered and why the first is zero",
+                    "Changed the numbering of session folders in the checkpoint docs from zero-based to one-based"):
+        memory.capture(CaptureInput(summary=summary, project=str(repo)))
+    prompt = "Change the checkpoint session folder numbering to 1-based; the folders are written in committed.go"
+
+    def first() -> str:
+        return memory.retrieve(prompt, project=str(repo), mode="hybrid", limit=4)[0].episode.id
+
+    assert first() == changed.id
+    memory.config.retrieval.hybrid_names_weight = 0.0  # without the names list, the shared words win
+    assert first() != changed.id
+
+
+def test_paraphrase_below_the_cosine_floor_still_ranks_its_nearest_episode(memory: Memory, tmp_path: Path) -> None:
+    """Every cosine here is under `min_similarity` (MiniLM scores a paraphrase ~0.25 against long episode text);
+    hybrid still counts the vector list's nearest hits, so the episode that answers the question ranks above one
+    that only the keyword list found (a weak lexical overlap)."""
+    repo = tmp_path / "ml"
+    repo.mkdir()
+    answer = memory.capture(CaptureInput(project=str(repo), summary=(
+        "Loading the model in serving failed with \"AttributeError: Can't get attribute 'clean_text' on <module "
+        "'__main__'>\" because the sklearn Pipeline pickled a function defined in a notebook. Moved clean_text "
+        "into pipeline/text.py, imported it in the notebook and retrained.")))
+    wordy = memory.capture(CaptureInput(project=str(repo), summary=(
+        "A task returned a DataFrame via XCom and wrote a 200MB row into the Airflow metadata DB, which then "
+        "slowed every scheduler loop. Intermediate data is now written to s3://ml-pipeline/tmp/{{ ds }}/ as "
+        "parquet and only the key is passed through XCom.")))
+    prompt = "deserializing the trained artifact in production can't find a helper I wrote interactively"
+
+    def ranked() -> list[str]:
+        return [h.episode.id for h in memory.retrieve(prompt, project=str(repo), mode="hybrid")]
+
+    assert memory.retrieve(prompt, project=str(repo), mode="vector") == []  # below the floor: the premise
+    assert ranked() == [answer.id, wordy.id]
+    memory.config.retrieval.hybrid_vector_min_ratio = 0.0  # the fixed floor alone drops the vector list
+    assert ranked() == [wordy.id]
+
+
+def test_a_file_that_most_episodes_name_does_not_outvote_the_prompts_words(memory: Memory, tmp_path: Path) -> None:
+    """A name at least as many episodes mention as the candidate pool holds (a hub file every task touches) says
+    nothing about which of them the prompt means: it gets no names list, and the prompt's words decide."""
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    target = memory.capture(CaptureInput(project=str(repo), summary=(
+        "Postgres deadlock between two checkout requests: now locking the rows in id order")))
+    for topic in ("login redirect loop", "jwt expiry", "pandas merge", "kotlin coroutine", "swift optional",
+                  "redis eviction", "numpy dtype"):
+        memory.capture(CaptureInput(project=str(repo), summary=(
+            f"Fixed the {topic} problem with a feature flag; saw src/auth/middleware.py")))
+    memory.config.retrieval.candidates = 5  # the pool (limit 1: 5) is smaller than the 7 that name the file
+    hits = memory.retrieve("postgres deadlock is slow src/auth/middleware.py", project=str(repo), mode="hybrid",
+                           limit=1)
+    assert [h.episode.id for h in hits] == [target.id]
