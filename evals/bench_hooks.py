@@ -80,8 +80,13 @@ def main() -> None:
         transcript = Path(d) / "t.jsonl"
         transcript.write_text(json.dumps({"type": "user", "sessionId": "bench", "cwd": str(repo), "uuid": "u1",
                                           "message": {"role": "user", "content": "hello"}}) + "\n")
-        prompts = [json.dumps({"session_id": f"s{i}", "cwd": str(repo), "prompt": q}).encode()
-                   for i, q in enumerate(queries(a.runs))]
+
+        def prompts_of(session: str) -> list[bytes]:
+            """One payload per run, each its own session, so no phase's answers are cut by what another showed."""
+            return [json.dumps({"session_id": f"{session}{i}", "cwd": str(repo), "prompt": q}).encode()
+                    for i, q in enumerate(queries(a.runs))]
+
+        prompts = prompts_of("s")
         stops = [json.dumps({"session_id": f"s{i}", "cwd": str(repo), "transcript_path": str(transcript),
                              "stop_hook_active": False}).encode() for i in range(a.runs)]
         cli = [sys.executable, "-m", "tempera.cli"]
@@ -92,9 +97,8 @@ def main() -> None:
         subprocess.run([*cli, "daemon", "start"], env=env, check=True, capture_output=True)
         try:
             time_runs([*hook, "user-prompt-submit"], prompts[:5], env)  # first requests fill caches
-            warm = time_runs([*hook, "user-prompt-submit"], [p.replace(b'"s', b'"w', 1) for p in prompts], env)
-            entry = time_runs([*hook_exe(), "user-prompt-submit"], [p.replace(b'"s', b'"e', 1) for p in prompts],
-                              env)
+            warm = time_runs([*hook, "user-prompt-submit"], prompts_of("w"), env)
+            entry = time_runs([*hook_exe(), "user-prompt-submit"], prompts_of("e"), env)
             stop = time_runs([*hook, "stop"], stops, env)
         finally:
             subprocess.run([*cli, "daemon", "stop"], env=env, capture_output=True)
