@@ -32,8 +32,13 @@ AS_OF = "[:find ?v :as-of 5000 :where [:n123 :name ?v]]"
 def facts() -> list[str]:
     out = []
     for i in range(ENTITIES):
-        out += [f'[:n{i} :name "name-{i}"]', f"[:n{i} :age {20 + i % 50}]", f'[:n{i} :dept "d{i % 10}"]',
-                f"[:n{i} :friend :n{(i * 7 + 1) % ENTITIES}]", f"[:n{i} :next :n{(i + 1) % ENTITIES}]"]
+        out += [
+            f'[:n{i} :name "name-{i}"]',
+            f"[:n{i} :age {20 + i % 50}]",
+            f'[:n{i} :dept "d{i % 10}"]',
+            f"[:n{i} :friend :n{(i * 7 + 1) % ENTITIES}]",
+            f"[:n{i} :next :n{(i + 1) % ENTITIES}]",
+        ]
     return out
 
 
@@ -103,24 +108,45 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         one_by_one = engines(tmp, "single")
-        rows.append((f"load {len(data)} facts, one transaction each",
-                     {e.name: f"{timed(lambda e=e: [e.command(f'(transact [{f}])') for f in data]):.0f} ms"
-                      for e in one_by_one}))
+        rows.append(
+            (
+                f"load {len(data)} facts, one transaction each",
+                {
+                    e.name: f"{timed(lambda e=e: [e.command(f'(transact [{f}])') for f in data]):.0f} ms"
+                    for e in one_by_one
+                },
+            )
+        )
         batch = engines(tmp, "batch")
-        rows.append((f"load {len(data)} facts in one transaction",
-                     {e.name: f"{timed(lambda e=e: e.command('(transact [' + ' '.join(data) + '])')):.0f} ms"
-                      for e in batch}))
-        for label, query, found in (("point lookup", POINT, 1), ("2-hop join from one entity", TWO_HOP, 1),
-                                    (":as-of point lookup (tx 5000)", AS_OF, 1)):
+        rows.append(
+            (
+                f"load {len(data)} facts in one transaction",
+                {
+                    e.name: f"{timed(lambda e=e: e.command('(transact [' + ' '.join(data) + '])')):.0f} ms"
+                    for e in batch
+                },
+            )
+        )
+        for label, query, found in (
+            ("point lookup", POINT, 1),
+            ("2-hop join from one entity", TWO_HOP, 1),
+            (":as-of point lookup (tx 5000)", AS_OF, 1),
+        ):
             cells = {}
             for e in one_by_one:
                 assert e.query(query) == found, (e.name, label)
                 cells[e.name] = f"{timed(lambda e=e: e.query(query), args.repeat):.2f} ms"
             rows.append((label, cells))
         fresh = iter(range(ENTITIES))
-        rows.append(("point lookup, a new query text each time",
-                     {e.name: f"{timed(lambda e=e: e.query(POINT.replace(':n123', f':n{next(fresh)}')), 500):.2f} ms"
-                      for e in one_by_one}))
+        rows.append(
+            (
+                "point lookup, a new query text each time",
+                {
+                    e.name: f"{timed(lambda e=e: e.query(POINT.replace(':n123', f':n{next(fresh)}')), 500):.2f} ms"
+                    for e in one_by_one
+                },
+            )
+        )
         for n in (int(x) for x in args.chains.split(",")):
             cells = {}
             for e in engines(tmp, f"chain{n}"):
@@ -140,8 +166,12 @@ def main() -> None:
                 else:
                     cells[f"{e.name} all"] = f"skipped (> {ALL_PAIRS_LIMIT} nodes)"
             rows.append((f"transitive closure from the head, {n}-node chain", cells))
-            rows.append((f"transitive closure, all pairs, {n}-node chain",
-                         {k.split()[0]: v for k, v in cells.items() if k.endswith(" all")}))
+            rows.append(
+                (
+                    f"transitive closure, all pairs, {n}-node chain",
+                    {k.split()[0]: v for k, v in cells.items() if k.endswith(" all")},
+                )
+            )
     from tempera.core.db import driver_info
 
     info = driver_info()

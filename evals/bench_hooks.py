@@ -78,17 +78,33 @@ def main() -> None:
         with Memory(load_config()) as mem:
             populate(mem, a.episodes, refs=[project_for_path(repo), project_for_path(Path(d))])
         transcript = Path(d) / "t.jsonl"
-        transcript.write_text(json.dumps({"type": "user", "sessionId": "bench", "cwd": str(repo), "uuid": "u1",
-                                          "message": {"role": "user", "content": "hello"}}) + "\n")
+        transcript.write_text(
+            json.dumps(
+                {
+                    "type": "user",
+                    "sessionId": "bench",
+                    "cwd": str(repo),
+                    "uuid": "u1",
+                    "message": {"role": "user", "content": "hello"},
+                }
+            )
+            + "\n"
+        )
 
         def prompts_of(session: str) -> list[bytes]:
             """One payload per run, each its own session, so no phase's answers are cut by what another showed."""
-            return [json.dumps({"session_id": f"{session}{i}", "cwd": str(repo), "prompt": q}).encode()
-                    for i, q in enumerate(queries(a.runs))]
+            return [
+                json.dumps({"session_id": f"{session}{i}", "cwd": str(repo), "prompt": q}).encode()
+                for i, q in enumerate(queries(a.runs))
+            ]
 
         prompts = prompts_of("s")
-        stops = [json.dumps({"session_id": f"s{i}", "cwd": str(repo), "transcript_path": str(transcript),
-                             "stop_hook_active": False}).encode() for i in range(a.runs)]
+        stops = [
+            json.dumps(
+                {"session_id": f"s{i}", "cwd": str(repo), "transcript_path": str(transcript), "stop_hook_active": False}
+            ).encode()
+            for i in range(a.runs)
+        ]
         cli = [sys.executable, "-m", "tempera.cli"]
         floor = time_runs([sys.executable, "-c", "pass"], [b""] * a.runs, env)
         guard = data / "daemon.spawn"
@@ -103,19 +119,29 @@ def main() -> None:
         finally:
             subprocess.run([*cli, "daemon", "stop"], env=env, capture_output=True)
         n = a.episodes
-        rows = {"python -c pass (floor)": floor, f"user-prompt-submit, installed command, warm, {n} episodes": warm,
-                f"user-prompt-submit, tempera-hook entry, warm, {n} episodes": entry,
-                f"user-prompt-submit, no daemon (keyword-only), {n} episodes": cold, "stop, installed command": stop}
+        rows = {
+            "python -c pass (floor)": floor,
+            f"user-prompt-submit, installed command, warm, {n} episodes": warm,
+            f"user-prompt-submit, tempera-hook entry, warm, {n} episodes": entry,
+            f"user-prompt-submit, no daemon (keyword-only), {n} episodes": cold,
+            "stop, installed command": stop,
+        }
         fmed = statistics.median(floor)
-        report = {k: {"median_ms": round(stats(v)[0], 1), "p95_ms": round(stats(v)[1], 1),
-                      "x_floor": round(stats(v)[0] / fmed, 2), "injected": ANSWERED[id(v)]} for k, v in rows.items()}
+        report = {
+            k: {
+                "median_ms": round(stats(v)[0], 1),
+                "p95_ms": round(stats(v)[1], 1),
+                "x_floor": round(stats(v)[0] / fmed, 2),
+                "injected": ANSWERED[id(v)],
+            }
+            for k, v in rows.items()
+        }
         if a.json:
             print(json.dumps(report, indent=2))
             return
         print(f"{'':<62}{'median ms':>10}{'p95 ms':>9}{'x floor':>9}{'injected':>10}")
         for k, r in report.items():
-            print(f"{k:<62}{r['median_ms']:>10.1f}{r['p95_ms']:>9.1f}{r['x_floor']:>9.2f}"
-                  f"{r['injected']:>6}/{a.runs}")
+            print(f"{k:<62}{r['median_ms']:>10.1f}{r['p95_ms']:>9.1f}{r['x_floor']:>9.2f}{r['injected']:>6}/{a.runs}")
 
 
 if __name__ == "__main__":

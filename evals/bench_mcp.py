@@ -58,14 +58,19 @@ def _reply(pipe: IO[bytes], want_id: object) -> dict[str, Any]:
 
 
 def _acknowledged(pipe: IO[bytes], subscription: str) -> dict[str, Any]:
-    return _read_until(pipe, lambda m: m.get("method") == "notifications/subscriptions/acknowledged" and
-                       m.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId")
-                       == subscription)
+    return _read_until(
+        pipe,
+        lambda m: (
+            m.get("method") == "notifications/subscriptions/acknowledged"
+            and m.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId") == subscription
+        ),
+    )
 
 
 def _spawn(env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
+    return subprocess.Popen(
+        server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
 
 
 def _finish(proc: subprocess.Popen[bytes]) -> None:
@@ -90,9 +95,19 @@ def time_handshake(env: dict[str, str]) -> tuple[float, int]:
     proc = _spawn(env)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": HANDSHAKE_VERSION, "capabilities": {},
-            "clientInfo": {"name": "bench_mcp", "version": "0"}}})
+        _send(
+            proc.stdin,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": HANDSHAKE_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench_mcp", "version": "0"},
+                },
+            },
+        )
         _reply(proc.stdout, 1)
         _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         _send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
@@ -106,17 +121,28 @@ def time_handshake(env: dict[str, str]) -> tuple[float, int]:
 def time_stateless(env: dict[str, str]) -> tuple[float, int]:
     """The same for Claude Code's own sequence (2.1.332, protocol 2026-07-28, recorded from its wire): discover,
     subscribe and wait for the acknowledgement, discover again, then the three lists."""
-    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
-                      "io.modelcontextprotocol/clientInfo": {"name": "bench_mcp", "version": "0"},
-                      "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}}}}
+    meta = {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+            "io.modelcontextprotocol/clientInfo": {"name": "bench_mcp", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}},
+        }
+    }
     started = time.perf_counter()
     proc = _spawn(env)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         _send(proc.stdin, {"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": meta})
         _reply(proc.stdout, "probe")
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
-                           "params": {**meta, "notifications": {"toolsListChanged": True}}})
+        _send(
+            proc.stdin,
+            {
+                "jsonrpc": "2.0",
+                "id": "listen:0",
+                "method": "subscriptions/listen",
+                "params": {**meta, "notifications": {"toolsListChanged": True}},
+            },
+        )
         _acknowledged(proc.stdout, "listen:0")
         _send(proc.stdin, {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": meta})
         _reply(proc.stdout, 0)
@@ -159,8 +185,10 @@ def main() -> int:
     print(f"{' '.join(server_command())}: {args.runs} run(s) each, tools listed: {sorted(counts)}")
     for name, xs in rows.items():
         med = statistics.median(xs)
-        print(f"{name:<36} median {med:6.3f} s  min {min(xs):6.3f}  max {max(xs):6.3f}  "
-              f"x{med / floor:5.1f} of python  x{med / sdk:4.2f} of import mcp")
+        print(
+            f"{name:<36} median {med:6.3f} s  min {min(xs):6.3f}  max {max(xs):6.3f}  "
+            f"x{med / floor:5.1f} of python  x{med / sdk:4.2f} of import mcp"
+        )
     for name, seconds in first.items():
         print(f"{name + ', first start (records)':<36} {seconds:6.3f} s")
     worst = max(statistics.median(rows[name]) for name in servers)

@@ -52,10 +52,22 @@ def status_mb(pid: int) -> dict[str, float]:
 
 def capture(transcript: Path, session: str, repo: Path, env: dict[str, str], root: Path) -> float:
     """The Stop hook for one transcript, then wait for the daemon to finish its job; returns the seconds waited."""
-    doc = {"session_id": session, "transcript_path": str(transcript), "cwd": str(repo), "hook_event_name": "Stop",
-           "stop_hook_active": False}
-    subprocess.run([sys.executable, "-m", "tempera.hooks.entry", "stop"], input=json.dumps(doc).encode(), env=env,
-                   cwd=root, check=True, capture_output=True, timeout=60)
+    doc = {
+        "session_id": session,
+        "transcript_path": str(transcript),
+        "cwd": str(repo),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+    subprocess.run(
+        [sys.executable, "-m", "tempera.hooks.entry", "stop"],
+        input=json.dumps(doc).encode(),
+        env=env,
+        cwd=root,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     started = time.monotonic()
     while True:
         with sqlite3.connect(root / "data" / "tempera.db", timeout=30) as conn:
@@ -68,9 +80,15 @@ def measure(size_mb: float, source: Path, root: Path) -> dict[str, float]:
     data, repo = root / "data", root / "repo"
     repo.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPERA_")}
-    env.update({"TEMPERA_DATA_DIR": str(data), "CLAUDE_CONFIG_DIR": str(root / "claude"),
-                "TEMPERA_DAEMON__WATCH_TRANSCRIPTS": "false", "TEMPERA_DREAM__SCHEDULE": "false",
-                "TEMPERA_LLM__ENABLED": "false"})
+    env.update(
+        {
+            "TEMPERA_DATA_DIR": str(data),
+            "CLAUDE_CONFIG_DIR": str(root / "claude"),
+            "TEMPERA_DAEMON__WATCH_TRANSCRIPTS": "false",
+            "TEMPERA_DREAM__SCHEDULE": "false",
+            "TEMPERA_LLM__ENABLED": "false",
+        }
+    )
     copies = max(1, math.ceil(size_mb * 1e6 / source.stat().st_size))
     transcript = write_long_session(source, root / "t" / "big.jsonl", copies, session_id="big", cwd=repo)
     warm = write_long_session(source, root / "t" / "warm.jsonl", WARM_COPIES, session_id="warm", cwd=repo)
@@ -88,10 +106,19 @@ def measure(size_mb: float, source: Path, root: Path) -> dict[str, float]:
     finally:
         subprocess.run([*CLI, "daemon", "stop"], env=env, cwd=root, capture_output=True, timeout=60)
     file_mb = transcript.stat().st_size / 1e6
-    return {"file_mb": file_mb, "episodes": episodes, "job": status, "seconds": seconds,
-            "start_mb": start["VmRSS"], "base_mb": base["VmRSS"], "peak_mb": after["VmHWM"],
-            "held_mb": after["VmRSS"], "peak_x": after["VmHWM"] / base["VmRSS"],
-            "held_x": after["VmRSS"] / base["VmRSS"], "growth_per_file_mb": (after["VmHWM"] - base["VmRSS"]) / file_mb}
+    return {
+        "file_mb": file_mb,
+        "episodes": episodes,
+        "job": status,
+        "seconds": seconds,
+        "start_mb": start["VmRSS"],
+        "base_mb": base["VmRSS"],
+        "peak_mb": after["VmHWM"],
+        "held_mb": after["VmRSS"],
+        "peak_x": after["VmHWM"] / base["VmRSS"],
+        "held_x": after["VmRSS"] / base["VmRSS"],
+        "growth_per_file_mb": (after["VmHWM"] - base["VmRSS"]) / file_mb,
+    }
 
 
 def main() -> None:
@@ -108,13 +135,17 @@ def main() -> None:
     if a.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"{'file MB':>8}{'episodes':>9}{'job':>6}{'s':>6}{'start MB':>9}{'base MB':>9}{'peak MB':>9}{'held MB':>9}"
-          f"{'peak/base':>10}{'held/base':>10}{'MB/file MB':>11}")
+    print(
+        f"{'file MB':>8}{'episodes':>9}{'job':>6}{'s':>6}{'start MB':>9}{'base MB':>9}{'peak MB':>9}{'held MB':>9}"
+        f"{'peak/base':>10}{'held/base':>10}{'MB/file MB':>11}"
+    )
     for r in rows:
-        print(f"{r['file_mb']:>8.1f}{r['episodes']:>9}{r['job']:>6}{r['seconds']:>6.0f}{r['start_mb']:>9.0f}"
-              f"{r['base_mb']:>9.0f}"
-              f"{r['peak_mb']:>9.0f}{r['held_mb']:>9.0f}{r['peak_x']:>10.2f}{r['held_x']:>10.2f}"
-              f"{r['growth_per_file_mb']:>11.2f}")
+        print(
+            f"{r['file_mb']:>8.1f}{r['episodes']:>9}{r['job']:>6}{r['seconds']:>6.0f}{r['start_mb']:>9.0f}"
+            f"{r['base_mb']:>9.0f}"
+            f"{r['peak_mb']:>9.0f}{r['held_mb']:>9.0f}{r['peak_x']:>10.2f}{r['held_x']:>10.2f}"
+            f"{r['growth_per_file_mb']:>11.2f}"
+        )
 
 
 if __name__ == "__main__":

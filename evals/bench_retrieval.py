@@ -57,28 +57,48 @@ def bench_size(n: int, nq: int) -> list[dict[str, object]]:
         mem.embedder.embed_one("warm")  # type: ignore[union-attr]
         pid = refs[0].id
         rows = []
-        fts = timed(lambda q: mem.db.query("SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? "
-                                           "ORDER BY bm25(episodes_fts) LIMIT 50",
-                                           (textsearch.fts_query(textsearch.query_terms(q)),)), qs)
+        fts = timed(
+            lambda q: mem.db.query(
+                "SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY bm25(episodes_fts) LIMIT 50",
+                (textsearch.fts_query(textsearch.query_terms(q)),),
+            ),
+            qs,
+        )
         qv = {q: mem.embedder.embed_one(q).tobytes() for q in qs}  # type: ignore[union-attr]
-        knn = timed(lambda q: mem.db.query("SELECT rowid FROM episode_vec WHERE embedding MATCH ? AND k = 50 "
-                                           "AND project_id = ?", (qv[q], pid)), qs)
+        knn = timed(
+            lambda q: mem.db.query(
+                "SELECT rowid FROM episode_vec WHERE embedding MATCH ? AND k = 50 AND project_id = ?", (qv[q], pid)
+            ),
+            qs,
+        )
         embed = timed(lambda q: mem.embedder.embed_one(q), qs)  # type: ignore[union-attr]
-        for name, xs in (("baseline: bare FTS5 MATCH", fts), ("baseline: bare vec0 KNN (project)", knn),
-                         ("baseline: embed query", embed)):
+        for name, xs in (
+            ("baseline: bare FTS5 MATCH", fts),
+            ("baseline: bare vec0 KNN (project)", knn),
+            ("baseline: embed query", embed),
+        ):
             rows.append({"episodes": n, "what": name, "median_ms": statistics.median(xs), "p95_ms": pct(xs, 95)})
         for mode in ("keyword", "vector", "hybrid"):
-            xs = timed(lambda q: retrieve(mem.store, q, project_id=pid, cfg=mem.config.retrieval, limit=5,
-                                          mode=mode), qs)
-            rows.append({"episodes": n, "what": f"retrieve {mode}", "median_ms": statistics.median(xs),
-                         "p95_ms": pct(xs, 95)})
+            xs = timed(
+                lambda q: retrieve(mem.store, q, project_id=pid, cfg=mem.config.retrieval, limit=5, mode=mode), qs
+            )
+            rows.append(
+                {"episodes": n, "what": f"retrieve {mode}", "median_ms": statistics.median(xs), "p95_ms": pct(xs, 95)}
+            )
         mem.store.vector_cache = VectorCache()  # as the daemon holds it: the first query loads the project
         retrieve(mem.store, qs[0], project_id=pid, cfg=mem.config.retrieval, limit=5, mode="hybrid")
         for mode in ("vector", "hybrid"):
-            xs = timed(lambda q: retrieve(mem.store, q, project_id=pid, cfg=mem.config.retrieval, limit=5,
-                                          mode=mode), qs)
-            rows.append({"episodes": n, "what": f"retrieve {mode}, in-memory vectors", "median_ms":
-                         statistics.median(xs), "p95_ms": pct(xs, 95)})
+            xs = timed(
+                lambda q: retrieve(mem.store, q, project_id=pid, cfg=mem.config.retrieval, limit=5, mode=mode), qs
+            )
+            rows.append(
+                {
+                    "episodes": n,
+                    "what": f"retrieve {mode}, in-memory vectors",
+                    "median_ms": statistics.median(xs),
+                    "p95_ms": pct(xs, 95),
+                }
+            )
         rows.append({"episodes": n, "what": "bulk load (s)", "median_ms": load_s * 1000, "p95_ms": float("nan")})
         mem.close()
         return rows
@@ -87,8 +107,16 @@ def bench_size(n: int, nq: int) -> list[dict[str, object]]:
 def bench_capture(n: int) -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory() as d:
         env = {**os.environ, "TEMPERA_DATA_DIR": d}
-        lines = "\n".join(json.dumps({"summary": f"Fixed flaky test {i} by seeding the RNG in conftest.py",
-                                      "task_type": "test", "project": "bench"}) for i in range(n))
+        lines = "\n".join(
+            json.dumps(
+                {
+                    "summary": f"Fixed flaky test {i} by seeding the RNG in conftest.py",
+                    "task_type": "test",
+                    "project": "bench",
+                }
+            )
+            for i in range(n)
+        )
         cli = [sys.executable, "-m", "tempera.cli"]
         subprocess.run([*cli, "init"], env=env, capture_output=True, check=True)
         t = time.perf_counter()
@@ -97,18 +125,27 @@ def bench_capture(n: int) -> list[dict[str, object]]:
         singles = []
         for i in range(10):
             t = time.perf_counter()
-            subprocess.run([*cli, "capture", "-s", f"single capture {i}", "--project", "bench"], env=env,
-                           capture_output=True, check=True)
+            subprocess.run(
+                [*cli, "capture", "-s", f"single capture {i}", "--project", "bench"],
+                env=env,
+                capture_output=True,
+                check=True,
+            )
             singles.append((time.perf_counter() - t) * 1000)
         floor = []
         for _ in range(10):
             t = time.perf_counter()
             subprocess.run([sys.executable, "-c", "pass"], capture_output=True, check=True)
             floor.append((time.perf_counter() - t) * 1000)
-    return [{"what": f"capture batch via stdin ({n} episodes)", "episodes_per_s": n / batch_s},
-            {"what": "capture one episode (new process, model load)", "median_ms": statistics.median(singles),
-             "p95_ms": pct(singles, 95)},
-            {"what": "baseline: python -c pass", "median_ms": statistics.median(floor), "p95_ms": pct(floor, 95)}]
+    return [
+        {"what": f"capture batch via stdin ({n} episodes)", "episodes_per_s": n / batch_s},
+        {
+            "what": "capture one episode (new process, model load)",
+            "median_ms": statistics.median(singles),
+            "p95_ms": pct(singles, 95),
+        },
+        {"what": "baseline: python -c pass", "median_ms": statistics.median(floor), "p95_ms": pct(floor, 95)},
+    ]
 
 
 def main() -> None:

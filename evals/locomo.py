@@ -80,15 +80,28 @@ def write_transcripts(sample: dict[str, Any], root: Path) -> tuple[str, dict[str
         def record(kind: str, text: str, rec_uuid: str) -> None:
             nonlocal parent, clock
             clock += timedelta(seconds=30)
-            rec: dict[str, Any] = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
-                                   "sessionId": session_id, "version": "2.1.197", "type": kind, "uuid": rec_uuid,
-                                   "timestamp": clock.isoformat().replace("+00:00", "Z")}
+            rec: dict[str, Any] = {
+                "parentUuid": parent,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": cwd,
+                "sessionId": session_id,
+                "version": "2.1.197",
+                "type": kind,
+                "uuid": rec_uuid,
+                "timestamp": clock.isoformat().replace("+00:00", "Z"),
+            }
             if kind == "user":
                 rec["message"] = {"role": "user", "content": text}
             else:
-                rec["message"] = {"id": "msg_" + rec_uuid.replace("-", "")[:24], "type": "message",
-                                  "role": "assistant", "model": "locomo", "content": [{"type": "text", "text": text}],
-                                  "stop_reason": "end_turn"}
+                rec["message"] = {
+                    "id": "msg_" + rec_uuid.replace("-", "")[:24],
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "locomo",
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                }
             lines.append(json.dumps(rec, ensure_ascii=False))
             parent = rec_uuid
 
@@ -118,6 +131,7 @@ def tempera(args: list[str], env: dict[str, str]) -> str:
 
 # -- the in-script BM25 baseline ---------------------------------------------------------------------------------
 
+
 def tokens(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
@@ -138,13 +152,18 @@ class BM25:
             for t in set(query):
                 tf = doc.get(t, 0)
                 if tf:
-                    s += self.idf[t] * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * self.lengths[i]
-                                                                               / self.avg))
+                    s += (
+                        self.idf[t]
+                        * tf
+                        * (self.k1 + 1)
+                        / (tf + self.k1 * (1 - self.b + self.b * self.lengths[i] / self.avg))
+                    )
             scores.append(s)
         return [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if scores[i] > 0]
 
 
 # -- scoring -----------------------------------------------------------------------------------------------------
+
 
 def recall(ranked_units: list[set[str]], evidence: list[str], k: int) -> tuple[float, float]:
     covered = set().union(*ranked_units[:k]) if ranked_units[:k] else set()
@@ -162,7 +181,9 @@ def summarize(rows: list[dict[str, Any]], ks: list[int]) -> dict[str, dict[str, 
     for (mode, cat), items in groups.items():
         out[mode][cat] = {"n": len(items)} | {
             f"recall_{kind}@{k}": round(sum(i[f"{kind}@{k}"] for i in items) / len(items), 4)
-            for k in ks for kind in ("any", "all")}
+            for k in ks
+            for kind in ("any", "all")
+        }
     return dict(out)
 
 
@@ -196,9 +217,13 @@ def main() -> None:
         env = {**os.environ, "TEMPERA_DATA_DIR": str(work / ("data-" + label.split()[0]))}
         started = time.perf_counter()
         totals = json.loads(tempera(["import", str(transcripts), "--json", *extra], env))
-        timing[label] = {"turns": totals["turns"], "episodes": totals["episodes_added"],
-                         "seconds": round(time.perf_counter() - started, 2),
-                         "import_seconds": totals["seconds"], "turns_per_second": totals["turns_per_second"]}
+        timing[label] = {
+            "turns": totals["turns"],
+            "episodes": totals["episodes_added"],
+            "seconds": round(time.perf_counter() - started, 2),
+            "import_seconds": totals["seconds"],
+            "turns_per_second": totals["turns_per_second"],
+        }
     # `env` is now the data dir with embeddings: every mode is evaluated on it
     units: dict[str, list[tuple[str, set[str]]]] = {}  # sample -> [(episode id, dia_ids)]
     queries = []
@@ -209,12 +234,21 @@ def main() -> None:
         for n, item in enumerate(sample["qa"]):
             ev = evidence_ids(item, set(texts))
             if item.get("category") in CATEGORIES and ev:
-                queries.append({"id": f"{sid}#{n}", "query": item["question"], "project": pid, "sample": sid,
-                                "category": item["category"], "evidence": ev,
-                                "now": asked_at(sample["conversation"]).isoformat()})
+                queries.append(
+                    {
+                        "id": f"{sid}#{n}",
+                        "query": item["question"],
+                        "project": pid,
+                        "sample": sid,
+                        "category": item["category"],
+                        "evidence": ev,
+                        "now": asked_at(sample["conversation"]).isoformat(),
+                    }
+                )
     qfile = work / "queries.jsonl"
-    qfile.write_text("\n".join(json.dumps({k: q[k] for k in ("id", "query", "project", "now")}) for q in queries)
-                     + "\n")
+    qfile.write_text(
+        "\n".join(json.dumps({k: q[k] for k in ("id", "query", "project", "now")}) for q in queries) + "\n"
+    )
 
     rows = []
     for mode in modes:
@@ -232,11 +266,15 @@ def main() -> None:
             rows.append(_row(q, "bm25", ranked, ks))
 
     summary = summarize(rows, ks)
-    print(f"LoCoMo {a.data.name}: {len(samples)} conversations, {len(queries)} questions (categories 1-4), "
-          f"{sum(len(u) for u in units.values())} episodes")
+    print(
+        f"LoCoMo {a.data.name}: {len(samples)} conversations, {len(queries)} questions (categories 1-4), "
+        f"{sum(len(u) for u in units.values())} episodes"
+    )
     for label, t in timing.items():
-        print(f"import {label}: {t['turns']} turns in {t['import_seconds']} s = {t['turns_per_second']} turns/s "
-              f"({t['seconds']} s with process start)")
+        print(
+            f"import {label}: {t['turns']} turns in {t['import_seconds']} s = {t['turns_per_second']} turns/s "
+            f"({t['seconds']} s with process start)"
+        )
     print_table(summary, ks)
     if "hybrid" in summary and 10 in ks:
         h, b = summary["hybrid"]["overall"]["recall_any@10"], summary["bm25"]["overall"]["recall_any@10"]

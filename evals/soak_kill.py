@@ -64,9 +64,15 @@ class Run:
     def __init__(self, root: Path, label: str):
         self.data = root / label / "data"
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPERA_")}
-        self.env.update({"TEMPERA_DATA_DIR": str(self.data), "CLAUDE_CONFIG_DIR": str(root / label / "claude"),
-                         "TEMPERA_DAEMON__WATCH_TRANSCRIPTS": "false", "TEMPERA_DREAM__SCHEDULE": "false",
-                         "TEMPERA_LLM__ENABLED": "false"})
+        self.env.update(
+            {
+                "TEMPERA_DATA_DIR": str(self.data),
+                "CLAUDE_CONFIG_DIR": str(root / label / "claude"),
+                "TEMPERA_DAEMON__WATCH_TRANSCRIPTS": "false",
+                "TEMPERA_DREAM__SCHEDULE": "false",
+                "TEMPERA_LLM__ENABLED": "false",
+            }
+        )
 
     def query(self, sql: str) -> list[tuple]:
         with sqlite3.connect(self.data / "tempera.db", timeout=30) as conn:
@@ -81,8 +87,13 @@ class Run:
         self.data.mkdir(mode=0o700, parents=True, exist_ok=True)
         for path in sessions:
             (self.data / "daemon.spawn").write_text("held by the soak")
-            doc = {"session_id": path.stem, "transcript_path": str(path), "cwd": str(path.parent),
-                   "hook_event_name": "Stop", "stop_hook_active": False}
+            doc = {
+                "session_id": path.stem,
+                "transcript_path": str(path),
+                "cwd": str(path.parent),
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+            }
             r = subprocess.run(HOOK, input=json.dumps(doc).encode(), env=self.env, capture_output=True, timeout=60)
             assert r.returncode == 0 and r.stdout == b"", r.stderr
 
@@ -173,16 +184,20 @@ def main() -> int:
             killed.kill()
         expected, got = learned(ref.data / "tempera.db"), learned(killed.data / "tempera.db")
         table = compare(expected, got)
-        dead = {r.data.parent.name: r.query("SELECT COUNT(*) FROM jobs WHERE status = 'dead'")[0][0]
-                for r in (ref, killed)}
-        uncalibrated = killed.query("SELECT COUNT(*) FROM episodes WHERE id NOT IN "
-                                    "(SELECT episode_id FROM calibration_events)")[0][0]
+        dead = {
+            r.data.parent.name: r.query("SELECT COUNT(*) FROM jobs WHERE status = 'dead'")[0][0] for r in (ref, killed)
+        }
+        uncalibrated = killed.query(
+            "SELECT COUNT(*) FROM episodes WHERE id NOT IN (SELECT episode_id FROM calibration_events)"
+        )[0][0]
     mid_job = sum(1 for m in moments if m["leased"])
     print(f"{'table':<18}{'no kills':>10}{'kills':>10}{'missing':>10}{'extra':>10}")
     for name, row in table.items():
         print(f"{name:<18}{row['expected']:>10}{row['got']:>10}{row['missing']:>10}{row['extra']:>10}")
-    print(f"kills: {len(moments)} ({mid_job} while a job was leased); episodes stored at each kill: "
-          f"{[m['episodes'] for m in moments]}")
+    print(
+        f"kills: {len(moments)} ({mid_job} while a job was leased); episodes stored at each kill: "
+        f"{[m['episodes'] for m in moments]}"
+    )
     print(f"episodes without a calibration event after kills: {uncalibrated}; dead jobs: {dead}")
     print(f"wall time {time.monotonic() - started:.0f} s")
     same = all(r["missing"] == r["extra"] == 0 for r in table.values())

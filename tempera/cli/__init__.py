@@ -22,11 +22,41 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tempera.cli import (admin, backup, control, daemon, dream, episodes, evaluate, facts, install, learning,
-                             projects, selfimprove, team, transcripts, ui)
+    from tempera.cli import (
+        admin,
+        backup,
+        control,
+        daemon,
+        dream,
+        episodes,
+        evaluate,
+        facts,
+        install,
+        learning,
+        projects,
+        selfimprove,
+        team,
+        transcripts,
+        ui,
+    )
 
-    for module in (admin, backup, control, daemon, dream, episodes, evaluate, facts, install, learning, projects,
-                   selfimprove, team, transcripts, ui):
+    for module in (
+        admin,
+        backup,
+        control,
+        daemon,
+        dream,
+        episodes,
+        evaluate,
+        facts,
+        install,
+        learning,
+        projects,
+        selfimprove,
+        team,
+        transcripts,
+        ui,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 

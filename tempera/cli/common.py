@@ -13,10 +13,12 @@ from pydantic import ValidationError
 from tempera.core.errors import TemperaError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-project_option = click.option("--project", "-p", default=None,
-                              help="Project path, name or id (default: the current directory's project).")
-all_projects_option = click.option("--project", "-p", default=None,
-                                   help="Limit to one project (path, name or id); default: every project.")
+project_option = click.option(
+    "--project", "-p", default=None, help="Project path, name or id (default: the current directory's project)."
+)
+all_projects_option = click.option(
+    "--project", "-p", default=None, help="Limit to one project (path, name or id); default: every project."
+)
 
 
 def run_guarded(group: click.Group) -> int:

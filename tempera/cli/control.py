@@ -23,9 +23,12 @@ def _render_report(report: dict[str, Any]) -> None:
     else:
         click.echo(f"Nothing to forget for {report['what']}.")
     if report["executed"]:
-        click.echo("The database file was vacuumed and its WAL truncated." if report["wiped"] else
-                   "Another process kept reading the database, so its WAL still holds old pages: run "
-                   "`tempera daemon stop`, then this command again, to finish the wipe.")
+        click.echo(
+            "The database file was vacuumed and its WAL truncated."
+            if report["wiped"]
+            else "Another process kept reading the database, so its WAL still holds old pages: run "
+            "`tempera daemon stop`, then this command again, to finish the wipe."
+        )
 
 
 @click.command()
@@ -63,8 +66,13 @@ def forget(what: str, value: str, project: str | None, dry_run: bool, yes: bool,
 
 @click.command("export")
 @click.option("--format", "fmt", type=click.Choice(exporting.FORMATS), default="jsonl", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="File to write (default: stdout).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="File to write (default: stdout).",
+)
 @click.option("--project", "-p", default=None, help="Only this project's episodes (facts are then left out).")
 @click.option("--no-facts", is_flag=True, help="Leave the fact graph out.")
 def export_cmd(fmt: str, output: Path | None, project: str | None, no_facts: bool) -> None:
@@ -77,8 +85,10 @@ def export_cmd(fmt: str, output: Path | None, project: str | None, no_facts: boo
         else:
             with output.open("w", encoding="utf-8") as fh:
                 counts = export(mem, fh, fmt, project=project, facts=not no_facts)
-    click.echo(f"exported {counts.episodes} episodes and {counts.facts} fact events"
-               + (f" to {output}" if output else ""), err=True)
+    click.echo(
+        f"exported {counts.episodes} episodes and {counts.facts} fact events" + (f" to {output}" if output else ""),
+        err=True,
+    )
 
 
 def _render_paused(rows: list[dict[str, Any]]) -> None:
@@ -113,10 +123,20 @@ def resume(project: str | None, as_json: bool) -> None:
     with open_memory(use_model=False) as mem:
         ref, record, moved = resume_project(mem, project)
     out = {"id": ref.id, "name": ref.name, "was_paused": record is not None, "transcripts_skipped": moved}
-    emit(out, as_json, lambda r: click.echo(
-        f"capture resumed for {r['name']}" + (f"; skipped what {r['transcripts_skipped']} transcript(s) recorded "
-                                              "while paused" if r["transcripts_skipped"] else "")
-        if r["was_paused"] else f"capture was not paused for {r['name']}"))
+    emit(
+        out,
+        as_json,
+        lambda r: click.echo(
+            f"capture resumed for {r['name']}"
+            + (
+                f"; skipped what {r['transcripts_skipped']} transcript(s) recorded while paused"
+                if r["transcripts_skipped"]
+                else ""
+            )
+            if r["was_paused"]
+            else f"capture was not paused for {r['name']}"
+        ),
+    )
 
 
 @click.command()
@@ -128,9 +148,13 @@ def scope(episode: str, scope: str, as_json: bool) -> None:
     domain:X or workaround:REF[@YYYY-MM-DD]. The scope sets how fast it fades and whether other projects see it."""
     with open_memory() as mem:
         ep = mem.store.set_scope(episode, scope)
-    emit({"id": ep.id, "scope": str(ep.scope), "transferable": ep.scope.transferable}, as_json,
-         lambda r: click.echo(f"{r['id'][:8]}  scope now {r['scope']}"
-                              + (" (other projects may see it)" if r["transferable"] else "")))
+    emit(
+        {"id": ep.id, "scope": str(ep.scope), "transferable": ep.scope.transferable},
+        as_json,
+        lambda r: click.echo(
+            f"{r['id'][:8]}  scope now {r['scope']}" + (" (other projects may see it)" if r["transferable"] else "")
+        ),
+    )
 
 
 COMMANDS = [forget, export_cmd, pause, resume, scope]

@@ -60,8 +60,10 @@ def start(wait_s: float) -> None:
             raise TemperaError(f"the daemon failed to start: {reason} (details in {log})")
         time.sleep(0.1)
     tail = _log_since(log, offset).strip().splitlines()
-    raise TemperaError(f"the daemon did not answer within {wait_s:.0f}s; "
-                       + (f"its last words in {log}: {tail[-1]}" if tail else f"it wrote nothing to {log}"))
+    raise TemperaError(
+        f"the daemon did not answer within {wait_s:.0f}s; "
+        + (f"its last words in {log}: {tail[-1]}" if tail else f"it wrote nothing to {log}")
+    )
 
 
 def _log_since(log: Path, offset: int) -> str:
@@ -85,8 +87,14 @@ def _failure_since(log: Path, offset: int) -> str | None:
 
 
 @daemon.command()
-@click.option("--wait", "wait_s", type=float, default=15.0, show_default=True,
-              help="Seconds to wait for it to exit before sending SIGTERM.")
+@click.option(
+    "--wait",
+    "wait_s",
+    type=float,
+    default=15.0,
+    show_default=True,
+    help="Seconds to wait for it to exit before sending SIGTERM.",
+)
 def stop(wait_s: float) -> None:
     """Ask the daemon to exit (SIGTERM if it does not answer)."""
     click.echo("daemon stopped" if stop_daemon(wait_s) else "daemon not running")
@@ -148,8 +156,9 @@ def daemon_lock_held(wait_s: float = 15.0) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise TemperaError("the daemon is still running; stop it (`tempera daemon stop`) and "
-                                       "run the command again") from None
+                    raise TemperaError(
+                        "the daemon is still running; stop it (`tempera daemon stop`) and run the command again"
+                    ) from None
                 time.sleep(0.1)
         yield
     finally:
@@ -164,9 +173,15 @@ def daemon_status(as_json: bool) -> None:
     data = reply or {"ok": False, "running": False}
     if reply:
         data["running"] = True
-    emit(data, as_json, lambda d: click.echo(
-        f"running: pid {d['pid']}, version {d['version']}, model {d.get('model') or 'none'}, jobs {d.get('jobs')}"
-        if d.get("running") else "not running (hooks start it on demand; or `tempera daemon start`)"))
+    emit(
+        data,
+        as_json,
+        lambda d: click.echo(
+            f"running: pid {d['pid']}, version {d['version']}, model {d.get('model') or 'none'}, jobs {d.get('jobs')}"
+            if d.get("running")
+            else "not running (hooks start it on demand; or `tempera daemon start`)"
+        ),
+    )
 
 
 @daemon.command()

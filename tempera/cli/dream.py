@@ -9,9 +9,13 @@ import click
 
 from tempera.cli.common import emit, json_option, open_memory
 
-max_usd_option = click.option("--max-usd", "max_usd", type=click.FloatRange(min=0), default=None,
-                              help="USD cap of this run (default dream.default_max_usd); 0 runs on the LLM-free "
-                                   "fallbacks.")
+max_usd_option = click.option(
+    "--max-usd",
+    "max_usd",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="USD cap of this run (default dream.default_max_usd); 0 runs on the LLM-free fallbacks.",
+)
 
 
 def _llm_line(report: dict[str, Any]) -> str:
@@ -24,11 +28,13 @@ def _render_cycle(r: dict[str, Any]) -> None:
     if r["status"] == "planned":
         total = sum(p["estimate_usd"] for p in r["phases"])
         llm = "LLM on" if r["llm"] == "on" else f"LLM off ({r['llm']}): fallbacks only"
-        click.echo(f"Plan (dry run: nothing is called or written); {llm}; worst case ${total:.4f} of "
-                   f"${r['max_usd']:.2f}")
+        click.echo(
+            f"Plan (dry run: nothing is called or written); {llm}; worst case ${total:.4f} of ${r['max_usd']:.2f}"
+        )
     else:
-        click.echo(f"Dream cycle {r['id']} ({r['trigger']}, started {r['started_at'][:19]}): {r['status']}; "
-                   f"{_llm_line(r)}")
+        click.echo(
+            f"Dream cycle {r['id']} ({r['trigger']}, started {r['started_at'][:19]}): {r['status']}; {_llm_line(r)}"
+        )
     for p in r["phases"]:
         cost = p["estimate_usd"] if r["status"] == "planned" else p["spent_usd"]
         click.echo(f"  {p['phase']:<15}{p['status']:<12}{p['mode']:<9}${cost:.4f}  {p['summary']}")
@@ -36,14 +42,20 @@ def _render_cycle(r: dict[str, Any]) -> None:
 
 @click.command()
 @max_usd_option
-@click.option("--phase", "phases", multiple=True, metavar="PHASE",
-              help="Run only this phase (repeatable; they still run in cycle order). See --list.")
+@click.option(
+    "--phase",
+    "phases",
+    multiple=True,
+    metavar="PHASE",
+    help="Run only this phase (repeatable; they still run in cycle order). See --list.",
+)
 @click.option("--list", "list_phases", is_flag=True, help="List the phases in order and exit.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and its worst-case cost; call nothing, write nothing.")
 @click.option("--last", is_flag=True, help="Show the last cycle (run by hand or by the daemon) and exit.")
 @json_option
-def dream(max_usd: float | None, phases: tuple[str, ...], list_phases: bool, dry_run: bool, last: bool,
-          as_json: bool) -> None:
+def dream(
+    max_usd: float | None, phases: tuple[str, ...], list_phases: bool, dry_run: bool, last: bool, as_json: bool
+) -> None:
     """Run the dream cycle: verify_advance -> decay -> reflect -> patterns -> contradict -> templates.
 
     One USD budget covers the whole cycle; a paid phase takes only the work whose worst case fits what is left,
@@ -54,6 +66,7 @@ def dream(max_usd: float | None, phases: tuple[str, ...], list_phases: bool, dry
     from tempera.dream.cycle import PHASES, last_cycle, plan_cycle, run_cycle, select_phases
 
     if list_phases:
+
         def render(rows: list[dict[str, Any]]) -> None:
             for r in rows:
                 click.echo(f"{r['phase']:<15}{'LLM+fallback' if r['paid'] else 'free':<14}{r['summary']}")
@@ -74,16 +87,26 @@ def dream(max_usd: float | None, phases: tuple[str, ...], list_phases: bool, dry
 
 
 def _day_results(db: Any, day: date) -> list[dict[str, Any]]:
-    rows = db.query("SELECT COALESCE(p.name, v.project_id), v.score, v.judged_by, r.written_by, r.title, r.path "
-                    "FROM dream_verdicts v LEFT JOIN reflections r ON r.project_id = v.project_id AND r.day = v.day "
-                    "LEFT JOIN projects p ON p.id = v.project_id WHERE v.day = ? ORDER BY 1", (day.isoformat(),))
-    return [{"project": r[0], "score": r[1], "judged_by": r[2], "written_by": r[3], "title": r[4], "path": r[5]}
-            for r in rows]
+    rows = db.query(
+        "SELECT COALESCE(p.name, v.project_id), v.score, v.judged_by, r.written_by, r.title, r.path "
+        "FROM dream_verdicts v LEFT JOIN reflections r ON r.project_id = v.project_id AND r.day = v.day "
+        "LEFT JOIN projects p ON p.id = v.project_id WHERE v.day = ? ORDER BY 1",
+        (day.isoformat(),),
+    )
+    return [
+        {"project": r[0], "score": r[1], "judged_by": r[2], "written_by": r[3], "title": r[4], "path": r[5]}
+        for r in rows
+    ]
 
 
 @click.command()
-@click.option("--date", "day", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
-              help="The day to reflect on, YYYY-MM-DD (default: yesterday, local time).")
+@click.option(
+    "--date",
+    "day",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    default=None,
+    help="The day to reflect on, YYYY-MM-DD (default: yesterday, local time).",
+)
 @max_usd_option
 @click.option("--dry-run", is_flag=True, help="Show what would be triaged and written, and the worst-case cost.")
 @json_option
@@ -109,11 +132,14 @@ def reflect(day: datetime | None, max_usd: float | None, dry_run: bool, as_json:
         click.echo(f"{r['day']}: {r['phases'][0]['summary']}; {_llm_line(r)}")
         for x in r["results"]:
             if x["written_by"]:
-                click.echo(f"  {x['project']}: {x['title']} ({x['written_by']}, score {x['score']:.2f})\n"
-                           f"    {x['path']}")
+                click.echo(
+                    f"  {x['project']}: {x['title']} ({x['written_by']}, score {x['score']:.2f})\n    {x['path']}"
+                )
             else:
-                click.echo(f"  {x['project']}: triage score {x['score']:.2f} ({x['judged_by']}) is below "
-                           f"{threshold}; no reflection")
+                click.echo(
+                    f"  {x['project']}: triage score {x['score']:.2f} ({x['judged_by']}) is below "
+                    f"{threshold}; no reflection"
+                )
         if not r["results"]:
             click.echo(f"  no project had {min_episodes}+ episodes with something to learn from that day")
 
@@ -138,20 +164,27 @@ def contradict(list_only: bool, max_usd: float | None, as_json: bool) -> None:
         if not list_only:
             run_cycle(mem, max_usd=max_usd, phases=["contradict"], trigger="contradict")
         min_conf = mem.config.dream.contradict_min_confidence
-        data = {"rate": contradiction_rate(mem.db, min_conf), "episodes": episode_conflicts(mem.db, min_conf),
-                "facts": fact_conflicts(mem.db)}
+        data = {
+            "rate": contradiction_rate(mem.db, min_conf),
+            "episodes": episode_conflicts(mem.db, min_conf),
+            "facts": fact_conflicts(mem.db),
+        }
 
     def render(d: dict[str, Any]) -> None:
         rate = d["rate"]
         if rate["pairs"]:
-            click.echo(f"Contradiction rate: {rate['contradictions']}/{rate['pairs']} judged pairs "
-                       f"({rate['rate']:.0%}, 95% CI {rate['ci95'][0]:.0%}-{rate['ci95'][1]:.0%})")
+            click.echo(
+                f"Contradiction rate: {rate['contradictions']}/{rate['pairs']} judged pairs "
+                f"({rate['rate']:.0%}, 95% CI {rate['ci95'][0]:.0%}-{rate['ci95'][1]:.0%})"
+            )
         else:
             click.echo("No episode pairs judged yet (run `tempera contradict` or `tempera dream`).")
         for c in d["episodes"]:
-            click.echo(f"[{c['confidence']:.2f} {c['judged_by']}] {c['project']}: {c['claim']}\n"
-                       f"    {c['a_id'][:8]} [{c['a_outcome']}] {c['a_summary'][:90]}\n"
-                       f"    {c['b_id'][:8]} [{c['b_outcome']}] {c['b_summary'][:90]}")
+            click.echo(
+                f"[{c['confidence']:.2f} {c['judged_by']}] {c['project']}: {c['claim']}\n"
+                f"    {c['a_id'][:8]} [{c['a_outcome']}] {c['a_summary'][:90]}\n"
+                f"    {c['b_id'][:8]} [{c['b_outcome']}] {c['b_summary'][:90]}"
+            )
         for f in d["facts"]:
             where = f" in {f['project']}" if f.get("project") else ""
             click.echo(f"[facts] {f['subject']}{where}: {f['a']} ({f['a_polarity']}) vs {f['b']} ({f['b_polarity']})")

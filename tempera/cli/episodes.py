@@ -52,16 +52,34 @@ def _parse_capture_stdin(text: str) -> list[CaptureInput]:
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--errors-resolved", default="", help="Comma-separated error messages this work resolved.")
 @click.option("--alternatives", default="", help="Comma-separated alternatives considered.")
-@click.option("--scope", "validity_scope", help="project | forever | language:X | crate:X@V | domain:X | "
-                                                "workaround:REF[@YYYY-MM-DD]")
+@click.option(
+    "--scope",
+    "validity_scope",
+    help="project | forever | language:X | crate:X@V | domain:X | workaround:REF[@YYYY-MM-DD]",
+)
 @click.option("--session-id", help="Claude Code session id to link with.")
-@click.option("--session", "session_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Capture every turn of one Claude Code transcript (JSONL).")
+@click.option(
+    "--session",
+    "session_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Capture every turn of one Claude Code transcript (JSONL).",
+)
 @project_option
 @json_option
-def capture(summary: str | None, task_type: str, outcome: str, files_modified: str, tags: str, errors_resolved: str,
-            alternatives: str, validity_scope: str | None, session_id: str | None, session_file: Path | None,
-            project: str | None, as_json: bool) -> None:
+def capture(
+    summary: str | None,
+    task_type: str,
+    outcome: str,
+    files_modified: str,
+    tags: str,
+    errors_resolved: str,
+    alternatives: str,
+    validity_scope: str | None,
+    session_id: str | None,
+    session_file: Path | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
     """Save an episode from flags, or from stdin (one JSON object or JSON lines with tempera_capture fields).
 
     \b
@@ -74,9 +92,20 @@ def capture(summary: str | None, task_type: str, outcome: str, files_modified: s
         capture_session(session_file, project, as_json)
         return
     if summary is not None:
-        items = [CaptureInput(summary=summary, task_type=task_type, outcome=outcome, files_modified=files_modified,
-                              tags=tags, errors_resolved=errors_resolved, alternatives_considered=alternatives,
-                              validity_scope=validity_scope, session_id=session_id, project=project)]
+        items = [
+            CaptureInput(
+                summary=summary,
+                task_type=task_type,
+                outcome=outcome,
+                files_modified=files_modified,
+                tags=tags,
+                errors_resolved=errors_resolved,
+                alternatives_considered=alternatives,
+                validity_scope=validity_scope,
+                session_id=session_id,
+                project=project,
+            )
+        ]
     else:
         items = _parse_capture_stdin(read_stdin_text())
         if project:
@@ -85,8 +114,11 @@ def capture(summary: str | None, task_type: str, outcome: str, files_modified: s
         episodes = mem.capture_many(items)
         mem.learn_from(episodes)
     out = [{"id": e.id, "project": e.project_name, "summary": e.summary} for e in episodes]
-    emit(out, as_json, lambda rows: [click.echo(f"captured {r['id']}  [{r['project']}] {r['summary'][:80]}")
-                                     for r in rows])
+    emit(
+        out,
+        as_json,
+        lambda rows: [click.echo(f"captured {r['id']}  [{r['project']}] {r['summary'][:80]}") for r in rows],
+    )
 
 
 def _render_hits(hits: list[dict[str, Any]]) -> None:
@@ -94,9 +126,11 @@ def _render_hits(hits: list[dict[str, Any]]) -> None:
         click.echo("No matching episodes.")
         return
     for n, h in enumerate(hits, 1):
-        click.echo(f"{n}. {h['id'][:8]}  score {h['score']:.3f}  (relevance {h['relevance']:.2f}, "
-                   f"salience {h['salience']:.2f}, utility {h['utility']:.2f})  "
-                   f"{h['task_type']}/{h['outcome']}  [{h['project']}] {h['created_at'][:10]}")
+        click.echo(
+            f"{n}. {h['id'][:8]}  score {h['score']:.3f}  (relevance {h['relevance']:.2f}, "
+            f"salience {h['salience']:.2f}, utility {h['utility']:.2f})  "
+            f"{h['task_type']}/{h['outcome']}  [{h['project']}] {h['created_at'][:10]}"
+        )
         click.echo(f"   {h['summary'][:200]}")
 
 
@@ -109,8 +143,10 @@ def _render_episode(d: dict[str, Any]) -> None:
     o = d["outcome"]
     click.echo(f"Outcome:  {o['status']}   verification: {o['verification']}")
     u = d["utility"]
-    click.echo(f"Utility:  {u['value']:.3f} (helpful {u['helpful']:.2f}, unhelpful {u['unhelpful']:.2f}, "
-               f"retrieved {u['retrieval_count']}x)")
+    click.echo(
+        f"Utility:  {u['value']:.3f} (helpful {u['helpful']:.2f}, unhelpful {u['unhelpful']:.2f}, "
+        f"retrieved {u['retrieval_count']}x)"
+    )
     ctx = d["context"]
     for label, key in (("Modified", "files_modified"), ("Read", "files_read"), ("Commands", "commands")):
         if ctx[key]:
@@ -133,19 +169,36 @@ def _episode_dict(ep: Any) -> dict[str, Any]:
 
 @click.command()
 @click.argument("query", required=False)
-@click.option("--limit", "-n", type=click.IntRange(1, 1000), default=None,
-              help="Hits per query (default 5); with --all, how many to list (default all).")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Hits per query (default 5); with --all, how many to list (default all).",
+)
 @project_option
-@click.option("--cross-project", is_flag=True, help="Also return transferable (non-project-scoped) episodes of "
-                                                    "other projects.")
+@click.option(
+    "--cross-project", is_flag=True, help="Also return transferable (non-project-scoped) episodes of other projects."
+)
 @click.option("--mode", type=click.Choice(MODES), default=None, help="Default: retrieval.mode from config (hybrid).")
 @click.option("--all", "list_all", is_flag=True, help="List episodes (newest first) instead of searching.")
-@click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='Batch: JSON lines {"id", "query", "project"?, "now"?} in, one JSON line of hits per query out '
-                   '("now": when the query is asked, ISO 8601).')
+@click.option(
+    "--queries",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='Batch: JSON lines {"id", "query", "project"?, "now"?} in, one JSON line of hits per query out '
+    '("now": when the query is asked, ISO 8601).',
+)
 @json_option
-def retrieve(query: str | None, limit: int | None, project: str | None, cross_project: bool, mode: str | None,
-             list_all: bool, queries: Path | None, as_json: bool) -> None:
+def retrieve(
+    query: str | None,
+    limit: int | None,
+    project: str | None,
+    cross_project: bool,
+    mode: str | None,
+    list_all: bool,
+    queries: Path | None,
+    as_json: bool,
+) -> None:
     """Search memories, list them (--all), show one (an id prefix of 8+ hex chars), or run a batch (--queries)."""
     with open_memory() as mem:
         if queries is not None:
@@ -154,12 +207,34 @@ def retrieve(query: str | None, limit: int | None, project: str | None, cross_pr
         if list_all:
             ref = mem.store.resolve_project(project) if project else None
             eps = list(mem.store.iter_episodes(ref.id if ref else None, limit=limit))
-            rows = [{"id": e.id, "created_at": e.created_at.isoformat(), "project": e.project_name,
-                     "task_type": e.intent.task_type, "outcome": e.outcome.status, "utility": e.utility.value,
-                     "summary": e.summary, "session_id": e.session_id, "source": e.source.model_dump()} for e in eps]
-            emit(rows, as_json, lambda rs: [click.echo(f"{r['id'][:8]}  {r['created_at'][:10]}  [{r['project']}] "
-                                                       f"{r['task_type']}/{r['outcome']}  {r['summary'][:90]}")
-                                            for r in rs] or click.echo("No episodes."))
+            rows = [
+                {
+                    "id": e.id,
+                    "created_at": e.created_at.isoformat(),
+                    "project": e.project_name,
+                    "task_type": e.intent.task_type,
+                    "outcome": e.outcome.status,
+                    "utility": e.utility.value,
+                    "summary": e.summary,
+                    "session_id": e.session_id,
+                    "source": e.source.model_dump(),
+                }
+                for e in eps
+            ]
+            emit(
+                rows,
+                as_json,
+                lambda rs: (
+                    [
+                        click.echo(
+                            f"{r['id'][:8]}  {r['created_at'][:10]}  [{r['project']}] "
+                            f"{r['task_type']}/{r['outcome']}  {r['summary'][:90]}"
+                        )
+                        for r in rs
+                    ]
+                    or click.echo("No episodes.")
+                ),
+            )
             return
         if query is None or not query.strip():
             raise InvalidInput("give a QUERY, an episode id prefix, --all or --queries FILE")
@@ -186,11 +261,20 @@ def _batch(mem: Any, path: Path, limit: int, project: str | None, cross: bool, m
                 raise ValueError("needs a non-empty `query`")
         except ValueError as exc:
             raise InvalidInput(f"{path}:{n}: {exc}") from exc
-        hits: list[Hit] = mem.retrieve(str(q["query"]), project=q.get("project") or project, limit=limit, mode=mode,
-                                       cross_project=bool(q.get("cross_project", cross)), via="batch",
-                                       now=_asked(q.get("now"), path, n))
-        click.echo(json.dumps({"id": q.get("id", n), "query": q["query"], "hits": [h.as_dict() for h in hits]},
-                              ensure_ascii=False))
+        hits: list[Hit] = mem.retrieve(
+            str(q["query"]),
+            project=q.get("project") or project,
+            limit=limit,
+            mode=mode,
+            cross_project=bool(q.get("cross_project", cross)),
+            via="batch",
+            now=_asked(q.get("now"), path, n),
+        )
+        click.echo(
+            json.dumps(
+                {"id": q.get("id", n), "query": q["query"], "hits": [h.as_dict() for h in hits]}, ensure_ascii=False
+            )
+        )
 
 
 def _asked(value: Any, path: Path, n: int) -> datetime | None:

@@ -27,18 +27,32 @@ def _baseline_path(name: str) -> Path:
 
 
 @eval_group.command("run")
-@click.option("--fixture", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="JSON lines {id, query, relevant:[{id, grade}], project?, tags?}.")
-@click.option("--corpus", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Load this corpus (tempera_capture JSON lines with an `id`) into a scratch database first; "
-                   "without it the fixture runs against your own memory.")
+@click.option(
+    "--fixture",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSON lines {id, query, relevant:[{id, grade}], project?, tags?}.",
+)
+@click.option(
+    "--corpus",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Load this corpus (tempera_capture JSON lines with an `id`) into a scratch database first; "
+    "without it the fixture runs against your own memory.",
+)
 @click.option("--mode", type=click.Choice([*MODES, "all"]), default="all", show_default=True)
 @click.option("--k", type=click.IntRange(1, 100), default=5, show_default=True)
 @click.option("--save-baseline", metavar="NAME", help="Save these figures as baseline NAME.")
 @click.option("--compare", "compare_to", metavar="NAME", help="Print deltas against baseline NAME.")
 @json_option
-def eval_run(fixture: Path, corpus: Path | None, mode: str, k: int, save_baseline: str | None,
-             compare_to: str | None, as_json: bool) -> None:
+def eval_run(
+    fixture: Path,
+    corpus: Path | None,
+    mode: str,
+    k: int,
+    save_baseline: str | None,
+    compare_to: str | None,
+    as_json: bool,
+) -> None:
     """Run every fixture query in each mode and print the figures (overall and per tag)."""
     from tempera.evaluation.harness import compare, evaluate, load_corpus, load_fixture
 
@@ -50,9 +64,12 @@ def eval_run(fixture: Path, corpus: Path | None, mode: str, k: int, save_baselin
             if corpus:
                 load_corpus(mem, corpus)
             results = {m: evaluate(mem, queries, mode=m, k=k) for m in modes}
-    report: dict[str, Any] = {"fixture": str(fixture), "corpus": str(corpus) if corpus else None, "k": k,
-                              "results": {m: {"overall": r["overall"], "by_tag": r["by_tag"]}
-                                          for m, r in results.items()}}
+    report: dict[str, Any] = {
+        "fixture": str(fixture),
+        "corpus": str(corpus) if corpus else None,
+        "k": k,
+        "results": {m: {"overall": r["overall"], "by_tag": r["by_tag"]} for m, r in results.items()},
+    }
     if compare_to:
         path = _baseline_path(compare_to)
         if not path.exists():

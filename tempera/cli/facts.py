@@ -19,8 +19,9 @@ from tempera.core import paths
 from tempera.core.errors import TemperaError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-reason_option = click.option("--reason", "-r", required=True,
-                             help="Why this change is made; stored with the transaction (required).")
+reason_option = click.option(
+    "--reason", "-r", required=True, help="Why this change is made; stored with the transaction (required)."
+)
 
 
 @contextmanager
@@ -67,8 +68,13 @@ def _tx_text(result: Any, verb: str) -> str:
 
 
 @click.group("facts", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Database file (default: the Tempera database in the data dir).")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Database file (default: the Tempera database in the data dir).",
+)
 @click.pass_context
 def facts_group(ctx: click.Context, db_path: Path | None) -> None:
     """The bi-temporal fact graph: facts with transaction time and valid time, queried with Datalog.
@@ -83,8 +89,14 @@ def facts_group(ctx: click.Context, db_path: Path | None) -> None:
 
 @facts_group.command("query")
 @click.argument("query")
-@click.option("--param", "-p", "params", multiple=True, metavar="NAME=EDN",
-              help="A value for an :in variable or a $slot, e.g. -p name='\"Alice\"' or -p ids='[:a :b]'.")
+@click.option(
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
+    metavar="NAME=EDN",
+    help="A value for an :in variable or a $slot, e.g. -p name='\"Alice\"' or -p ids='[:a :b]'.",
+)
 @json_option
 @click.pass_context
 def query_cmd(ctx: click.Context, query: str, params: tuple[str, ...], as_json: bool) -> None:
@@ -116,8 +128,9 @@ def query_cmd(ctx: click.Context, query: str, params: tuple[str, ...], as_json: 
 @click.option("--valid-to", help="End of valid time, exclusive (ISO date/time; default: open).")
 @json_option
 @click.pass_context
-def transact_cmd(ctx: click.Context, facts: str, reason: str, valid_from: str | None, valid_to: str | None,
-                 as_json: bool) -> None:
+def transact_cmd(
+    ctx: click.Context, facts: str, reason: str, valid_from: str | None, valid_to: str | None, as_json: bool
+) -> None:
     """Assert FACTS: '[[:entity :attribute value] ...]' or a full '(transact {...} [...])' ('-' reads stdin).
 
     Re-asserting a fact that is already current changes nothing and records no transaction.
@@ -242,11 +255,23 @@ def ingest_git_cmd(ctx: click.Context, path: str, since: str | None, wait: bool)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "tempera.facts.ingest_git", "--db", str(db_path), path]
     with (db_path.parent / paths.FACTS_INGEST_LOG_NAME).open("ab") as log:
-        process = subprocess.Popen(args + (["--since", since] if since else []), stdout=log, stderr=log,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            args + (["--since", since] if since else []),
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     # "running" from now on, so that a status asked right away does not read "idle"; the run then takes over
-    write_status(status_path(db_path), state="running", processed=0, total=None, repository=path,
-                 pid=process.pid, started_at=time.time())
+    write_status(
+        status_path(db_path),
+        state="running",
+        processed=0,
+        total=None,
+        repository=path,
+        pid=process.pid,
+        started_at=time.time(),
+    )
     click.echo(f"ingestion started (pid {process.pid}); follow it with `tempera facts ingest-status`")
 
 
@@ -262,8 +287,10 @@ def ingest_status_cmd(ctx: click.Context, as_json: bool) -> None:
     if state == "running":
         text = f"running: {status.get('processed', 0)} of {status.get('total') or '?'} commits"
     elif state == "done":
-        text = (f"done: {status['commits']} commit(s) of {status['repository']} in {status['seconds']:.1f} s, "
-                f"last commit {status.get('last_commit') or '(none new)'}")
+        text = (
+            f"done: {status['commits']} commit(s) of {status['repository']} in {status['seconds']:.1f} s, "
+            f"last commit {status.get('last_commit') or '(none new)'}"
+        )
     elif state == "failed":
         text = f"failed: {status.get('error')}"
     else:

@@ -14,16 +14,27 @@ from tempera.installer.changes import FileChange
 
 
 def _common_options(fn: Callable[..., None]) -> Callable[..., None]:
-    for option in reversed([
-        click.option("--scope", type=click.Choice(SCOPES), default="user", show_default=True,
-                     help="user: ~/.claude/settings.json and ~/.claude.json (CLAUDE_CONFIG_DIR is honoured); "
-                          "project: <project>/.claude/settings.json and <project>/.mcp.json."),
-        click.option("--project-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                     help="Project root for --scope project (default: the git root of the current directory, "
-                          "or the directory itself)."),
-        click.option("--dry-run", is_flag=True, help="Print a unified diff per file and write nothing."),
-        json_option,
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--scope",
+                type=click.Choice(SCOPES),
+                default="user",
+                show_default=True,
+                help="user: ~/.claude/settings.json and ~/.claude.json (CLAUDE_CONFIG_DIR is honoured); "
+                "project: <project>/.claude/settings.json and <project>/.mcp.json.",
+            ),
+            click.option(
+                "--project-dir",
+                type=click.Path(file_okay=False, path_type=Path),
+                default=None,
+                help="Project root for --scope project (default: the git root of the current directory, "
+                "or the directory itself).",
+            ),
+            click.option("--dry-run", is_flag=True, help="Print a unified diff per file and write nothing."),
+            json_option,
+        ]
+    ):
         fn = option(fn)
     return fn
 
@@ -69,9 +80,16 @@ def _stop_daemon() -> None:
 
 def _run(changes: list[FileChange], scope: Scope, dry_run: bool, as_json: bool) -> None:
     backups = {} if dry_run else {w.path: w.backup for w in apply_all(changes)}
-    files = [{"path": str(c.path), "changed": c.changed, "created": c.changed and c.before is None,
-              "backup": str(backups[c.path]) if backups.get(c.path) else None,
-              "diff": c.diff() if dry_run else None} for c in changes]
+    files = [
+        {
+            "path": str(c.path),
+            "changed": c.changed,
+            "created": c.changed and c.before is None,
+            "backup": str(backups[c.path]) if backups.get(c.path) else None,
+            "diff": c.diff() if dry_run else None,
+        }
+        for c in changes
+    ]
     emit({"scope": scope, "dry_run": dry_run, "files": files}, as_json, _render)
 
 
@@ -82,8 +100,10 @@ def _render(report: dict[str, Any]) -> None:
         elif report["dry_run"]:
             click.echo(f["diff"], nl=False)
         else:
-            click.echo(f"{'created' if f['created'] else 'updated'} {f['path']}"
-                       + (f" (backup: {f['backup']})" if f["backup"] else ""))
+            click.echo(
+                f"{'created' if f['created'] else 'updated'} {f['path']}"
+                + (f" (backup: {f['backup']})" if f["backup"] else "")
+            )
     if report["dry_run"]:
         click.echo("dry run: nothing was written")
     elif any(f["changed"] for f in report["files"]):

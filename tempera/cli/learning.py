@@ -9,6 +9,7 @@ import click
 from tempera.cli.common import all_projects_option, emit, json_option, open_memory
 from tempera.core.models import VerificationState
 
+
 def _project_id(mem: Any, project: str | None) -> str | None:
     return mem.store.resolve_project(project).id if project else None
 
@@ -32,9 +33,11 @@ def propagate(temporal: bool, project: str | None, as_json: bool) -> None:
         if r["skipped"]:
             click.echo(f"propagation skipped: {r['skipped']} (link shares refreshed: {r['link_shares']})")
             return
-        click.echo(f"sources {r['sources']}, updated {r['updated_episodes']} episode(s) with "
-                   f"{r['evidence_rows']} evidence row(s); {'converged' if r['converged'] else 'NOT converged'} "
-                   f"({r['stopped_by']})")
+        click.echo(
+            f"sources {r['sources']}, updated {r['updated_episodes']} episode(s) with "
+            f"{r['evidence_rows']} evidence row(s); {'converged' if r['converged'] else 'NOT converged'} "
+            f"({r['stopped_by']})"
+        )
         for h in r["hops"]:
             click.echo(f"  hop {h['hop']}: {h['updates']} update(s), largest change {h['max_change']:.5f}")
         if r["temporal_rows"] is not None:
@@ -79,14 +82,16 @@ def decay(project: str | None, dry_run: bool, restore_id: str | None, as_json: b
 
 @click.command("advance-verification")
 @click.option("--episode", "-e", default=None, help="Episode id or prefix to set by hand (with --to).")
-@click.option("--to", "to", type=click.Choice([s.value for s in VerificationState]), default=None,
-              help="The state to set.")
+@click.option(
+    "--to", "to", type=click.Choice([s.value for s in VerificationState]), default=None, help="The state to set."
+)
 @click.option("--commit", default=None, help="The commit that carries the episode's change.")
 @click.option("--all", "run_all", is_flag=True, help="Advance every episode from evidence (tests, git).")
 @all_projects_option
 @json_option
-def advance_verification(episode: str | None, to: str | None, commit: str | None, run_all: bool,
-                         project: str | None, as_json: bool) -> None:
+def advance_verification(
+    episode: str | None, to: str | None, commit: str | None, run_all: bool, project: str | None, as_json: bool
+) -> None:
     """Move episodes along untested -> tests_pass -> merged -> stable_no_revert.
 
     \b
@@ -118,8 +123,12 @@ def advance_verification(episode: str | None, to: str | None, commit: str | None
 @click.command()
 @click.option("--consolidate", is_flag=True, help="Merge near-duplicates (without it: list them only).")
 @click.option("--dry-run", is_flag=True, help="With --consolidate: show the merges without making them.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=None,
-              help="Cosine similarity that makes a duplicate (default storage.consolidation_threshold).")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Cosine similarity that makes a duplicate (default storage.consolidation_threshold).",
+)
 @all_projects_option
 @json_option
 def review(consolidate: bool, dry_run: bool, threshold: float | None, project: str | None, as_json: bool) -> None:
@@ -131,8 +140,9 @@ def review(consolidate: bool, dry_run: bool, threshold: float | None, project: s
     from tempera.core.learning.consolidate import consolidate as run
 
     with open_memory() as mem:
-        report = run(mem, project_id=_project_id(mem, project), dry_run=dry_run or not consolidate,
-                     threshold=threshold).as_dict()
+        report = run(
+            mem, project_id=_project_id(mem, project), dry_run=dry_run or not consolidate, threshold=threshold
+        ).as_dict()
 
     def render(r: dict[str, Any]) -> None:
         if r["skipped"]:
@@ -150,8 +160,13 @@ def review(consolidate: bool, dry_run: bool, threshold: float | None, project: s
 
 @click.command()
 @click.option("--older-than", "older_than", type=click.FloatRange(min=0), required=True, help="Age in days.")
-@click.option("--min-utility", "min_utility", type=click.FloatRange(0, 1), required=True,
-              help="Episodes with utility below this go.")
+@click.option(
+    "--min-utility",
+    "min_utility",
+    type=click.FloatRange(0, 1),
+    required=True,
+    help="Episodes with utility below this go.",
+)
 @click.option("--execute", is_flag=True, help="Delete them (default: dry run, print what would go).")
 @all_projects_option
 @json_option
@@ -160,17 +175,26 @@ def prune(older_than: float, min_utility: float, execute: bool, project: str | N
     from tempera.core.learning.prune import prune as run
 
     with open_memory(use_model=False) as mem:
-        report = run(mem, older_than_days=older_than, min_utility=min_utility, execute=execute,
-                     project_id=_project_id(mem, project)).as_dict()
+        report = run(
+            mem,
+            older_than_days=older_than,
+            min_utility=min_utility,
+            execute=execute,
+            project_id=_project_id(mem, project),
+        ).as_dict()
 
     def render(r: dict[str, Any]) -> None:
         verb = "deleted" if r["executed"] else "would delete"
         for c in r["candidates"]:
-            click.echo(f"{verb} {c['id'][:8]}  utility {c['utility']:.3f}  retrieved {c['retrievals']}x  "
-                       f"{c['created_at'][:10]}  {c['summary'][:70]}")
-        click.echo(f"{len(r['candidates'])} episode(s) {verb} (older than {r['older_than_days']:g} days, utility "
-                   f"< {r['min_utility']}, retrieved >= {r['min_retrievals']}x)"
-                   + ("" if r["executed"] else "; add --execute to delete"))
+            click.echo(
+                f"{verb} {c['id'][:8]}  utility {c['utility']:.3f}  retrieved {c['retrievals']}x  "
+                f"{c['created_at'][:10]}  {c['summary'][:70]}"
+            )
+        click.echo(
+            f"{len(r['candidates'])} episode(s) {verb} (older than {r['older_than_days']:g} days, utility "
+            f"< {r['min_utility']}, retrieved >= {r['min_retrievals']}x)"
+            + ("" if r["executed"] else "; add --execute to delete")
+        )
 
     emit(report, as_json, render)
 
@@ -192,8 +216,10 @@ def trends(bucket: str, project: str | None, as_json: bool) -> None:
     def render(d: dict[str, Any]) -> None:
         click.echo("period     episodes success helpful-share used-share")
         for p in d["periods"]:
-            click.echo(f"{p['period']:<10} {p['episodes']:>8} {pct(p['success_rate']):>7} "
-                       f"{pct(p['helpfulness']):>13} {pct(p['use_rate']):>10}")
+            click.echo(
+                f"{p['period']:<10} {p['episodes']:>8} {pct(p['success_rate']):>7} "
+                f"{pct(p['helpfulness']):>13} {pct(p['use_rate']):>10}"
+            )
         if d["domains"]:
             click.echo("domains: " + ", ".join(f"{x['domain']} {x['episodes']}" for x in d["domains"]))
         click.echo("task types: " + (", ".join(f"{x['task_type']} {x['episodes']}" for x in d["task_types"]) or "-"))
@@ -214,24 +240,31 @@ def explain(episode_id: str, as_json: bool) -> None:
     def render(d: dict[str, Any]) -> None:
         click.echo(f"Episode {d['id']}  [{d['project']}]  {d['outcome']}\n  {d['summary'][:200]}")
         click.echo(f"Utility {d['utility']:.3f} = {d['posterior']}")
-        click.echo(f"Salience {d['salience']:.3f} (score = relevance x salience) from utility {d['utility']:.3f}, "
-                   f"verification {d['verification']}, freshness {d['freshness']:.3f} ({d['scope']}), "
-                   f"recency {d['recency']:.3f}")
+        click.echo(
+            f"Salience {d['salience']:.3f} (score = relevance x salience) from utility {d['utility']:.3f}, "
+            f"verification {d['verification']}, freshness {d['freshness']:.3f} ({d['scope']}), "
+            f"recency {d['recency']:.3f}"
+        )
         for line in d["outcome_evidence"]:
             click.echo(f"  outcome evidence: {line}")
         inj = d["injections"]
-        click.echo(f"Retrieved {d['retrievals']}x; injected {inj['total']}x, judged {inj['judged']}, "
-                   f"used {inj['used']}")
+        click.echo(
+            f"Retrieved {d['retrievals']}x; injected {inj['total']}x, judged {inj['judged']}, used {inj['used']}"
+        )
         for source, agg in d["by_source"].items():
             click.echo(f"  {source:<12} +{agg['helpful']:.3f} / -{agg['unhelpful']:.3f}  ({agg['rows']:.0f} rows)")
         for r in d["evidence"][-20:]:
-            click.echo(f"  {r['created_at'][:19]} {r['source']:<12} {r['signal']:<9} {r['weight']:.3f}  "
-                       f"{_evidence_line(r['evidence'])}")
+            click.echo(
+                f"  {r['created_at'][:19]} {r['source']:<12} {r['signal']:<9} {r['weight']:.3f}  "
+                f"{_evidence_line(r['evidence'])}"
+            )
         for link in d["links"]:
             click.echo(f"  link {link['src_id'][:8]} -> {link['dst_id'][:8]} {link['relationship']} ({link['weight']})")
         if d["retired"]:
-            click.echo(f"Retired ({d['retired']['reason']}) at {d['retired']['at'][:19]}"
-                       + (f" into {d['retired']['into_id']}" if d["retired"]["into_id"] else ""))
+            click.echo(
+                f"Retired ({d['retired']['reason']}) at {d['retired']['at'][:19]}"
+                + (f" into {d['retired']['into_id']}" if d["retired"]["into_id"] else "")
+            )
 
     emit(data, as_json, render)
 

@@ -11,15 +11,22 @@ from tempera.cli.common import emit, json_option, open_memory
 from tempera.core.errors import NotFound
 from tempera.core.project import ProjectRef, identify
 
-HOW = {"commit": "root commit", "remote": "origin remote", "path": "repository path", "directory": "directory",
-       "elsewhere": "path not on this machine", "name": "name only"}
+HOW = {
+    "commit": "root commit",
+    "remote": "origin remote",
+    "path": "repository path",
+    "directory": "directory",
+    "elsewhere": "path not on this machine",
+    "name": "name only",
+}
 
 
 def listing(mem: Any) -> list[dict[str, Any]]:
     """Every project with its episode count, the checkouts its episodes came from and how its path identifies it."""
     checkouts: dict[str, list[str]] = {}
-    for project_id, path in mem.db.query("SELECT DISTINCT project_id, json_extract(data, '$.project_path') "
-                                         "FROM episodes ORDER BY 1, 2"):
+    for project_id, path in mem.db.query(
+        "SELECT DISTINCT project_id, json_extract(data, '$.project_path') FROM episodes ORDER BY 1, 2"
+    ):
         if path:
             checkouts.setdefault(project_id, []).append(path)
     out = []
@@ -41,8 +48,9 @@ def _render_listing(rows: list[dict[str, Any]]) -> None:
     click.echo(f"{'ID':<10}{'NAME':<{width + 2}}{'EPISODES':>8}  {'IDENTIFIED BY':<26}PATHS")
     for r in rows:
         how = HOW[r["identified_by"]] + (f" {r['key'][:10]}" if r["identified_by"] == "commit" else "")
-        click.echo(f"{r['id'][:8]:<10}{r['name']:<{width + 2}}{r['episodes']:>8}  {how:<26}"
-                   f"{', '.join(r['paths']) or '-'}")
+        click.echo(
+            f"{r['id'][:8]:<10}{r['name']:<{width + 2}}{r['episodes']:>8}  {how:<26}{', '.join(r['paths']) or '-'}"
+        )
 
 
 @click.group(invoke_without_command=True)
@@ -66,8 +74,10 @@ def _known(mem: Any, spec: str) -> ProjectRef:
 
 def _render_merge(r: dict[str, Any]) -> None:
     verb = "Merged" if r["executed"] else "Would merge (dry run)"
-    click.echo(f"{verb} {r['source_name']} ({r['source'][:8]}) into {r['target_name']} ({r['target'][:8]})"
-               + (":" if r["counts"] else ": nothing to move"))
+    click.echo(
+        f"{verb} {r['source_name']} ({r['source'][:8]}) into {r['target_name']} ({r['target'][:8]})"
+        + (":" if r["counts"] else ": nothing to move")
+    )
     for label, n in r["counts"].items():
         click.echo(f"  {n:>7}  {label}")
     for label, n in r["dropped"].items():
@@ -100,11 +110,16 @@ def merge(source: str, target: str, dry_run: bool, as_json: bool) -> None:
         state = TeamState(mem.db)
         shared = state.link() is not None and src.id in state.shared()
         report = merge_projects(mem.db, src.id, dst.id, dry_run=dry_run)
-    team = (f"{src.name} is shared with the team: after the merge {dst.name} is, and the next push moves the "
+    team = (
+        (
+            f"{src.name} is shared with the team: after the merge {dst.name} is, and the next push moves the "
             f"team's rows of {src.name} to {dst.name} (teammates who still have {src.name} are told to run the same "
-            "merge)") if shared else None
-    emit(report.as_dict() | {"source_name": src.name, "target_name": dst.name, "team": team}, as_json,
-         _render_merge)
+            "merge)"
+        )
+        if shared
+        else None
+    )
+    emit(report.as_dict() | {"source_name": src.name, "target_name": dst.name, "team": team}, as_json, _render_merge)
 
 
 COMMANDS = [projects]

@@ -36,8 +36,10 @@ def _claude_code(name: str) -> list[str]:
     scope = "project" if name.endswith("(project)") else "user"
     written = apply_all(plan_install(scope))  # type: ignore[arg-type]
     files = ", ".join(str(w.path) for w in written) or "nothing needed writing"
-    return [f"installed Tempera's hooks and MCP server ({scope} scope): {files}; restart running Claude Code "
-            "sessions to pick them up"]
+    return [
+        f"installed Tempera's hooks and MCP server ({scope} scope): {files}; restart running Claude Code "
+        "sessions to pick them up"
+    ]
 
 
 def _dead_jobs(_: str) -> list[str]:
@@ -55,8 +57,10 @@ def _dead_jobs(_: str) -> list[str]:
                 lines.append(f"cleared {what}: the transcript is gone")
             elif jobs.requeue(mem.db.conn, job["id"]):
                 error = (job["error"] or "").strip().splitlines()
-                lines.append(f"requeued {what}; the daemon runs it again (it failed with: "
-                             f"{error[-1][:160] if error else 'no error recorded'})")
+                lines.append(
+                    f"requeued {what}; the daemon runs it again (it failed with: "
+                    f"{error[-1][:160] if error else 'no error recorded'})"
+                )
             else:
                 lines.append(f"cleared {what}: a job for the same transcript is queued already")
     return lines
@@ -67,12 +71,20 @@ def _vectors(_: str) -> list[str]:
     with open_memory() as mem:
         status = mem.store.vector_status()
         if mem.embedder is None or status.state != "mismatch":
-            return [f"left as is: vectors: {status.detail or status.state} (run `tempera index --reindex` once "
-                    "a model and sqlite-vec are available)"]
+            return [
+                f"left as is: vectors: {status.detail or status.state} (run `tempera index --reindex` once "
+                "a model and sqlite-vec are available)"
+            ]
         n = mem.store.reindex(full=True)
-        return [f"re-embedded {n} episode(s) with {mem.embedder.spec.name} (they had vectors of "
-                f"{status.stored_model or 'another model'})"]
+        return [
+            f"re-embedded {n} episode(s) with {mem.embedder.spec.name} (they had vectors of "
+            f"{status.stored_model or 'another model'})"
+        ]
 
 
 REMEDIES: dict[str, Callable[[str], list[str]]] = {
-    "daemon files": _daemon_files, "claude code": _claude_code, "dead jobs": _dead_jobs, "vectors": _vectors}
+    "daemon files": _daemon_files,
+    "claude code": _claude_code,
+    "dead jobs": _dead_jobs,
+    "vectors": _vectors,
+}

@@ -16,32 +16,47 @@ from tempera.cli.common import all_projects_option, emit, json_option, open_memo
 from tempera.core.models import TASK_TYPES
 from tempera.core.selfimprove import askbacks, asks, calibration, mistakes, templates
 
-files_option = click.option("--files", default="", help="Comma-separated files concerned (relative to the current "
-                                                        "directory, or absolute); stored relative to the project root.")
+files_option = click.option(
+    "--files",
+    default="",
+    help="Comma-separated files concerned (relative to the current "
+    "directory, or absolute); stored relative to the project root.",
+)
 
 
 def _stack(*options: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """Apply several click options as one decorator (first listed = first in --help)."""
+
     def apply(fn: Any) -> Any:
         for option in reversed(options):
             fn = option(fn)
         return fn
+
     return apply
 
 
 anchored_options = _stack(
     files_option,
-    click.option("--scope", default=None, help="project (default: stays in this project) | forever | language:X | "
-                                               "crate:X@V | domain:X | workaround:REF."),
+    click.option(
+        "--scope",
+        default=None,
+        help="project (default: stays in this project) | forever | language:X | crate:X@V | domain:X | workaround:REF.",
+    ),
     click.option("--episode", default=None, help="Episode id (8+ chars) this belongs to."),
     click.option("--session-id", default=None, help="Claude Code session id."),
-    project_option, json_option)
+    project_option,
+    json_option,
+)
 log_read_options = _stack(
-    click.option("--top", type=click.IntRange(1, 100), default=None,
-                 help="Show the N most frequent instead of the raw list."),
-    click.option("--limit", "-n", type=click.IntRange(1, 10_000), default=50, show_default=True,
-                 help="Rows in the raw list."),
-    all_projects_option, json_option)
+    click.option(
+        "--top", type=click.IntRange(1, 100), default=None, help="Show the N most frequent instead of the raw list."
+    ),
+    click.option(
+        "--limit", "-n", type=click.IntRange(1, 10_000), default=50, show_default=True, help="Rows in the raw list."
+    ),
+    all_projects_option,
+    json_option,
+)
 
 
 def _project_id(mem: Any, project: str | None) -> str | None:
@@ -51,8 +66,11 @@ def _project_id(mem: Any, project: str | None) -> str | None:
 def _log(item: Any, log_fn: Callable[..., int | None], what: str, as_json: bool) -> None:
     with open_memory(use_model=False) as mem:
         row_id = log_fn(mem.store, item, cwd=os.getcwd())
-    emit({"id": row_id, "logged": row_id is not None, "what": what}, as_json, lambda d: click.echo(
-        f"Logged {d['what']} #{d['id']}." if d["logged"] else f"Already logged: {d['what']}."))
+    emit(
+        {"id": row_id, "logged": row_id is not None, "what": what},
+        as_json,
+        lambda d: click.echo(f"Logged {d['what']} #{d['id']}." if d["logged"] else f"Already logged: {d['what']}."),
+    )
 
 
 def _emit_rows(rows: list[dict[str, Any]], as_json: bool, line: Callable[[dict[str, Any]], str], empty: str) -> None:
@@ -60,8 +78,15 @@ def _emit_rows(rows: list[dict[str, Any]], as_json: bool, line: Callable[[dict[s
     emit(rows, as_json, lambda rs: click.echo("\n".join(line(r) for r in rs) if rs else empty))
 
 
-def _show(top_fn: Callable[..., list[dict[str, Any]]], list_fn: Callable[..., list[Any]], columns: tuple[str, str, str],
-          top: int | None, limit: int, project: str | None, as_json: bool) -> None:
+def _show(
+    top_fn: Callable[..., list[dict[str, Any]]],
+    list_fn: Callable[..., list[Any]],
+    columns: tuple[str, str, str],
+    top: int | None,
+    limit: int,
+    project: str | None,
+    as_json: bool,
+) -> None:
     """A log's raw list (newest first), or with --top its most frequent values of columns[0]."""
     key, head, body = columns
     with open_memory(use_model=False) as mem:
@@ -77,9 +102,11 @@ def _show(top_fn: Callable[..., list[dict[str, Any]]], list_fn: Callable[..., li
 def _entry_lines(r: dict[str, Any], head: str, body: str) -> str:
     files = f"  files: {', '.join(r['files'])}" if r["files"] else ""
     scope = f"  scope: {r['scope']}" if r["scope"] != "project" else ""
-    return (f"#{r['id']}  {r['created_at'][:10]}  [{r['project']}]  {r[head]}{scope}{files}\n    {r[body]}"
-            + (f"\n    -> {r['correction']}" if r.get("correction") else "")
-            + (f"\n    answer: {r['answer']}" if r.get("answer") else ""))
+    return (
+        f"#{r['id']}  {r['created_at'][:10]}  [{r['project']}]  {r[head]}{scope}{files}\n    {r[body]}"
+        + (f"\n    -> {r['correction']}" if r.get("correction") else "")
+        + (f"\n    answer: {r['answer']}" if r.get("answer") else "")
+    )
 
 
 def _top_line(r: dict[str, Any], key: str) -> str:
@@ -101,8 +128,15 @@ def log_correction(as_json: bool, **fields: Any) -> None:
 @log_read_options
 def mistakes_cmd(top: int | None, limit: int, project: str | None, as_json: bool) -> None:
     """The correction log (every project unless --project), or its top categories with --top N."""
-    _show(mistakes.top_categories, mistakes.mistakes, ("category", "category", "description"), top, limit, project,
-          as_json)
+    _show(
+        mistakes.top_categories,
+        mistakes.mistakes,
+        ("category", "category", "description"),
+        top,
+        limit,
+        project,
+        as_json,
+    )
 
 
 @click.command("log-should-have-asked")
@@ -144,11 +178,18 @@ def session_start_cmd(project: str | None, session_id: str | None, as_json: bool
 def ask_backs_cmd(pending: bool, project: str | None, as_json: bool) -> None:
     """History of the clarifying questions drafted after failed or partial turns with a vague intent."""
     with open_memory(use_model=False) as mem:
-        rows = [a.as_dict() for a in askbacks.ask_backs(mem.db, project_id=_project_id(mem, project),
-                                                        pending_only=pending)]
-    _emit_rows(rows, as_json, lambda r: f"#{r['id']}  {r['created_at'][:10]}  [{r['project']}]  {r['status']} "
-                                        f"({r['drafted_by']})\n    {r['question']}\n    {r['context']}",
-               "No ask-backs.")
+        rows = [
+            a.as_dict() for a in askbacks.ask_backs(mem.db, project_id=_project_id(mem, project), pending_only=pending)
+        ]
+    _emit_rows(
+        rows,
+        as_json,
+        lambda r: (
+            f"#{r['id']}  {r['created_at'][:10]}  [{r['project']}]  {r['status']} "
+            f"({r['drafted_by']})\n    {r['question']}\n    {r['context']}"
+        ),
+        "No ask-backs.",
+    )
 
 
 @click.group("templates")
@@ -157,8 +198,10 @@ def templates_group() -> None:
 
 
 def _template_lines(t: dict[str, Any]) -> str:
-    head = (f"{t['task_type']}/{t['domain'] or '-'}  [{t['project']}]  {t['title']}  "
-            f"({len(t['evidence'])} episodes, {t['extracted_by']}{', transferable' if t['transferable'] else ''})")
+    head = (
+        f"{t['task_type']}/{t['domain'] or '-'}  [{t['project']}]  {t['title']}  "
+        f"({len(t['evidence'])} episodes, {t['extracted_by']}{', transferable' if t['transferable'] else ''})"
+    )
     return "\n".join([head] + [f"    {n}. {step}" for n, step in enumerate(t["steps"], 1)])
 
 
@@ -183,13 +226,22 @@ def templates_get(task_type: str, domain: str | None, cross_project: bool, proje
     with open_memory(use_model=False) as mem:
         ref = mem.store.resolve_project(project)
         found = templates.get_template(mem.db, ref.id, task_type, domain, cross_project=cross_project)
-    emit(found.as_dict() if found else None, as_json, lambda t: click.echo(
-        _template_lines(t) if t else f"No template for {task_type}/{domain or '-'} in {ref.name}."))
+    emit(
+        found.as_dict() if found else None,
+        as_json,
+        lambda t: click.echo(
+            _template_lines(t) if t else f"No template for {task_type}/{domain or '-'} in {ref.name}."
+        ),
+    )
 
 
 @templates_group.command("extract")
-@click.option("--max-usd", type=click.FloatRange(0), default=None,
-              help="Cost cap of the LLM calls (default dream.default_max_usd); 0 mines without the LLM.")
+@click.option(
+    "--max-usd",
+    type=click.FloatRange(0),
+    default=None,
+    help="Cost cap of the LLM calls (default dream.default_max_usd); 0 mines without the LLM.",
+)
 @all_projects_option
 @json_option
 def templates_extract(max_usd: float | None, project: str | None, as_json: bool) -> None:
@@ -198,8 +250,12 @@ def templates_extract(max_usd: float | None, project: str | None, as_json: bool)
         pid = _project_id(mem, project)
         cap = mem.config.dream.default_max_usd if max_usd is None else max_usd
         rows = [t.as_dict() for t in templates.extract_templates(mem, project_id=pid, max_usd=cap)]
-    _emit_rows(rows, as_json, _template_lines,
-               "No new templates (each needs dream.templates_min_evidence successful, verified episodes).")
+    _emit_rows(
+        rows,
+        as_json,
+        _template_lines,
+        "No new templates (each needs dream.templates_min_evidence successful, verified episodes).",
+    )
 
 
 @click.command("calibration")
@@ -209,17 +265,20 @@ def templates_extract(max_usd: float | None, project: str | None, as_json: bool)
 def calibration_cmd(project: str | None, task_type: str | None, as_json: bool) -> None:
     """Declared vs verified successes per (task type, project), with a 95% Wilson interval."""
     with open_memory(use_model=False) as mem:
-        rows = [b.as_dict() for b in calibration.buckets(mem.db, project_id=_project_id(mem, project),
-                                                          task_type=task_type)]
+        rows = [
+            b.as_dict() for b in calibration.buckets(mem.db, project_id=_project_id(mem, project), task_type=task_type)
+        ]
 
     _emit_rows(rows, as_json, _bucket_line, "No episodes yet.")
 
 
 def _bucket_line(r: dict[str, Any]) -> str:
     ratio = "-" if r["ratio"] is None else f"{r['ratio']:.0%}"
-    return (f"{r['project']:<20} {r['task_type']:<9} verified {r['verified']:>4} / declared {r['declared']:>4}  "
-            f"{ratio:>5}  [{r['wilson_low']:.0%}, {r['wilson_high']:.0%}]"
-            + (f"  ({r['corrected']} corrected)" if r["corrected"] else ""))
+    return (
+        f"{r['project']:<20} {r['task_type']:<9} verified {r['verified']:>4} / declared {r['declared']:>4}  "
+        f"{ratio:>5}  [{r['wilson_low']:.0%}, {r['wilson_high']:.0%}]"
+        + (f"  ({r['corrected']} corrected)" if r["corrected"] else "")
+    )
 
 
 @click.command("brief")
@@ -227,12 +286,20 @@ def _bucket_line(r: dict[str, Any]) -> str:
 @click.option("--task-type", type=click.Choice(TASK_TYPES), default=None)
 @click.option("--domain", default=None, help="Domain tag, e.g. auth-middleware.")
 @click.option("--cross-project", is_flag=True, help="Add transferable rows of other projects, tagged [from P].")
-@click.option("--budget", type=click.IntRange(200, 9000), default=None,
-              help="Text size cap (default inject.budget_chars).")
+@click.option(
+    "--budget", type=click.IntRange(200, 9000), default=None, help="Text size cap (default inject.budget_chars)."
+)
 @project_option
 @json_option
-def brief_cmd(files: str, task_type: str | None, domain: str | None, cross_project: bool, budget: int | None,
-              project: str | None, as_json: bool) -> None:
+def brief_cmd(
+    files: str,
+    task_type: str | None,
+    domain: str | None,
+    cross_project: bool,
+    budget: int | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
     """Everything Tempera knows about this change: pending ask-back, template, correction categories for these
     files, should-have-asked triggers and a calibration warning. Reads only; consumes nothing."""
     from tempera.core.brief import build_brief
@@ -246,5 +313,14 @@ def brief_cmd(files: str, task_type: str | None, domain: str | None, cross_proje
     emit(brief.as_dict(), as_json, lambda _: click.echo(text or "Nothing to surface for these files yet."))
 
 
-COMMANDS = [log_correction, mistakes_cmd, log_should_have_asked, asks_cmd, session_start_cmd, ask_backs_cmd,
-            templates_group, calibration_cmd, brief_cmd]
+COMMANDS = [
+    log_correction,
+    mistakes_cmd,
+    log_should_have_asked,
+    asks_cmd,
+    session_start_cmd,
+    ask_backs_cmd,
+    templates_group,
+    calibration_cmd,
+    brief_cmd,
+]

@@ -15,8 +15,9 @@ def _service() -> ModuleType:
     try:
         from tempera.team import service
     except ImportError as exc:
-        raise click.ClickException(f"team memory needs the `team` extra: pip install 'tempera-memory[team]' "
-                                   f"({exc.name} is missing)") from exc
+        raise click.ClickException(
+            f"team memory needs the `team` extra: pip install 'tempera-memory[team]' ({exc.name} is missing)"
+        ) from exc
     return service
 
 
@@ -47,8 +48,9 @@ def init(dsn: str) -> None:
 
 @team.command("member-sql")
 @click.argument("role")
-@click.option("--project", "-p", "projects", multiple=True,
-              help="A project to give ROLE (path, name or id; repeatable).")
+@click.option(
+    "--project", "-p", "projects", multiple=True, help="A project to give ROLE (path, name or id; repeatable)."
+)
 @click.option("--database", default=None, help="Also GRANT CONNECT on this database.")
 def member_sql(role: str, projects: tuple[str, ...], database: str | None) -> None:
     """(DBA) Print the SQL that adds ROLE as a member and gives it PROJECTs; Tempera never runs it. Pipe it into
@@ -71,8 +73,11 @@ def connect(dsn: str, project: str | None, as_json: bool) -> None:
     with open_memory(use_model=False) as mem:
         ref = mem.store.resolve_project(project) if project else None
         out = service.connect(mem, dsn, ref)
-    emit(out, as_json, lambda d: click.echo(f"Connected to {d['database']} as {d['member']}; shared projects: "
-                                            f"{len(d['shared'])}."))
+    emit(
+        out,
+        as_json,
+        lambda d: click.echo(f"Connected to {d['database']} as {d['member']}; shared projects: {len(d['shared'])}."),
+    )
 
 
 @team.command("share")
@@ -85,8 +90,10 @@ def share(project: str | None) -> None:
     with open_memory(use_model=False) as mem:
         ref = mem.store.resolve_project(project)
         how = service.share(mem, ref)
-    click.echo(f"{'Added' if how == 'created' else 'Sharing'} {ref.name} ({ref.id[:8]})"
-               f"{' to the team' if how == 'created' else ' with the team'}.")
+    click.echo(
+        f"{'Added' if how == 'created' else 'Sharing'} {ref.name} ({ref.id[:8]})"
+        f"{' to the team' if how == 'created' else ' with the team'}."
+    )
 
 
 @team.command("unshare")
@@ -104,11 +111,15 @@ def unshare(project: str | None) -> None:
 
 def _render_report(direction: str) -> Any:
     def render(d: dict[str, Any]) -> None:
-        parts = [f"{side} " + ", ".join(f"{n} {k}" for k, n in d[side].items() if n) for side in ("pushed", "pulled")
-                 if any(d[side].values())]
+        parts = [
+            f"{side} " + ", ".join(f"{n} {k}" for k, n in d[side].items() if n)
+            for side in ("pushed", "pulled")
+            if any(d[side].values())
+        ]
         click.echo(f"team {direction}: " + ("; ".join(parts) if parts else "nothing new") + ".")
         for pid, why in d["skipped"].items():
             click.echo(f"  skipped {pid[:8]}: {why}")
+
     return render
 
 
@@ -116,8 +127,11 @@ def _run(direction: str, as_json: bool) -> None:
     service = _service()
     with open_memory() as mem:
         report = service.run(mem, direction)
-    emit({"pushed": report.pushed, "pulled": report.pulled, "skipped": report.skipped}, as_json,
-         _render_report(direction))
+    emit(
+        {"pushed": report.pushed, "pulled": report.pulled, "skipped": report.skipped},
+        as_json,
+        _render_report(direction),
+    )
 
 
 @team.command("push")
@@ -142,12 +156,16 @@ def _render_status(d: dict[str, Any]) -> None:
     team_counts = d.get("team", {})
     for p in d["projects"]:
         remote = team_counts.get(p["id"], {})
-        click.echo(f"  {p['name']} ({p['id'][:8]}){' PAUSED: pushes nothing' if p['paused'] else ''}: "
-                   f"{p['own']} own, {p['pulled']} pulled here; team has {remote.get('episodes', 0)}")
+        click.echo(
+            f"  {p['name']} ({p['id'][:8]}){' PAUSED: pushes nothing' if p['paused'] else ''}: "
+            f"{p['own']} own, {p['pulled']} pulled here; team has {remote.get('episodes', 0)}"
+        )
     for direction, r in sorted(d["runs"].items()):
         lag = f", last success {r['lag_seconds']}s ago" if r["lag_seconds"] is not None else ", never succeeded"
-        click.echo(f"  last {direction}: {r['finished_at'] or 'running'} ({r['rows']} rows{lag})"
-                   + (f" ERROR: {r['error']}" if r["error"] else ""))
+        click.echo(
+            f"  last {direction}: {r['finished_at'] or 'running'} ({r['rows']} rows{lag})"
+            + (f" ERROR: {r['error']}" if r["error"] else "")
+        )
     if d.get("team_error"):
         click.echo(f"  team database unreachable: {d['team_error']}")
 

@@ -13,8 +13,14 @@ import click
 from tempera.cli.common import emit, json_option, open_memory
 from tempera.core.errors import InvalidInput, NotFound
 from tempera.transcripts.pipeline import capture_and_learn
-from tempera.transcripts.importer import (FileOutcome, ImportReport, claude_projects_dir, failure_text, find_sessions,
-                                         import_transcripts)
+from tempera.transcripts.importer import (
+    FileOutcome,
+    ImportReport,
+    claude_projects_dir,
+    failure_text,
+    find_sessions,
+    import_transcripts,
+)
 
 
 def _parse_since(text: str | None) -> datetime | None:
@@ -33,23 +39,37 @@ def _result_line(path: Path, result: FileOutcome) -> str:
     if isinstance(result, Exception):
         return f"{path}: failed ({failure_text(result)}), the other files go on"
     c = result.counts()
-    return (f"{path}: {c['turns']} prompts, {c['units']} work units, +{c['added']} added, {c['updated']} updated, "
-            f"{c['skipped']} unchanged" + (f", {c['lines_skipped']} bad lines" if c["lines_skipped"] else ""))
+    return (
+        f"{path}: {c['turns']} prompts, {c['units']} work units, +{c['added']} added, {c['updated']} updated, "
+        f"{c['skipped']} unchanged" + (f", {c['lines_skipped']} bad lines" if c["lines_skipped"] else "")
+    )
 
 
 # What `record_counts` reasons mean to someone reading the table (reader skips and unknown types read as they are).
-SKIP_LABELS = {"meta": "not a prompt: isMeta expansion", "local": "not a prompt: local command",
-               "interrupt": "not a prompt: interruption", "compact_summary": "not a prompt: compaction summary",
-               "hook_stop": "not a prompt: stopped by a hook", "notification": "not a prompt: task notification",
-               "empty": "not a prompt: empty or IDE notice only"}
+SKIP_LABELS = {
+    "meta": "not a prompt: isMeta expansion",
+    "local": "not a prompt: local command",
+    "interrupt": "not a prompt: interruption",
+    "compact_summary": "not a prompt: compaction summary",
+    "hook_stop": "not a prompt: stopped by a hook",
+    "notification": "not a prompt: task notification",
+    "empty": "not a prompt: empty or IDE notice only",
+}
 
 
 def _render_table(report: ImportReport) -> None:
     t = report.totals()
-    rows = [("sessions", t["sessions"]), ("prompts", t["turns"]), ("work units", t["work_units"]),
-            ("episodes created", t["episodes_added"]), ("episodes updated", t["episodes_updated"]),
-            ("episodes unchanged", t["episodes_skipped"]), ("megabytes", f"{t['megabytes']:.1f}"),
-            ("seconds", f"{t['seconds']:.2f}"), ("MB/s", t["mb_per_second"] or "-")]
+    rows = [
+        ("sessions", t["sessions"]),
+        ("prompts", t["turns"]),
+        ("work units", t["work_units"]),
+        ("episodes created", t["episodes_added"]),
+        ("episodes updated", t["episodes_updated"]),
+        ("episodes unchanged", t["episodes_skipped"]),
+        ("megabytes", f"{t['megabytes']:.1f}"),
+        ("seconds", f"{t['seconds']:.2f}"),
+        ("MB/s", t["mb_per_second"] or "-"),
+    ]
     if t["files_skipped_since"]:
         rows.insert(1, ("files before --since", t["files_skipped_since"]))
     if report.failures:
@@ -73,8 +93,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _run_import(mem: Any, files: list[Path], project: str | None, since: datetime | None, dry_run: bool,
-                as_json: bool, quiet: bool) -> ImportReport:
+def _run_import(
+    mem: Any, files: list[Path], project: str | None, since: datetime | None, dry_run: bool, as_json: bool, quiet: bool
+) -> ImportReport:
     """A progress bar (sessions, MB, rate, ETA) on a terminal; plain lines per file when not on one; nothing with
     --quiet or --json."""
     if as_json or quiet or not sys.stdout.isatty():
@@ -92,23 +113,43 @@ def _run_import(mem: Any, files: list[Path], project: str | None, since: datetim
         done[0], done[1] = done[0] + 1, done[1] + size
         bar.update(size, path)
 
-    with click.progressbar(length=max(total, 1), label="Importing", show_eta=True, show_percent=True,
-                           item_show_func=lambda p: status(p) if p is not None else None) as bar:
+    with click.progressbar(
+        length=max(total, 1),
+        label="Importing",
+        show_eta=True,
+        show_percent=True,
+        item_show_func=lambda p: status(p) if p is not None else None,
+    ) as bar:
         return import_transcripts(mem, files, project=project, since=since, dry_run=dry_run, on_file=advance)
 
 
 @click.command("import")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--project", "-p", default=None, help="Store every episode under this project (path, name or id) "
-                                                     "instead of each session's working directory.")
-@click.option("--since", default=None, metavar="DATE", help="Only sessions with activity on or after DATE "
-                                                            "(YYYY-MM-DD or an ISO timestamp).")
+@click.option(
+    "--project",
+    "-p",
+    default=None,
+    help="Store every episode under this project (path, name or id) instead of each session's working directory.",
+)
+@click.option(
+    "--since",
+    default=None,
+    metavar="DATE",
+    help="Only sessions with activity on or after DATE (YYYY-MM-DD or an ISO timestamp).",
+)
 @click.option("--dry-run", is_flag=True, help="Read and count, store nothing.")
 @click.option("--no-embed", is_flag=True, help="Store without vectors (faster); `tempera index` adds them later.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no line per file; only the final table.")
 @json_option
-def import_(paths: tuple[Path, ...], project: str | None, since: str | None, dry_run: bool, no_embed: bool,
-            quiet: bool, as_json: bool) -> None:
+def import_(
+    paths: tuple[Path, ...],
+    project: str | None,
+    since: str | None,
+    dry_run: bool,
+    no_embed: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Import Claude Code transcripts into memory: one episode per unit of work (a short request is one; a long
     one is cut at compactions, task items, commits, tests turning green and changes of the files worked on).
 
@@ -127,9 +168,10 @@ def import_(paths: tuple[Path, ...], project: str | None, since: str | None, dry
     roots = list(paths) or [claude_projects_dir()]
     missing = [str(p) for p in roots if not p.expanduser().exists()]
     if missing:
-        raise NotFound(f"no such file or folder: {', '.join(missing)}"
-                       + ("" if paths else " (Claude Code has not written transcripts here; set CLAUDE_CONFIG_DIR "
-                                        "or pass a path)"))
+        raise NotFound(
+            f"no such file or folder: {', '.join(missing)}"
+            + ("" if paths else " (Claude Code has not written transcripts here; set CLAUDE_CONFIG_DIR or pass a path)")
+        )
     files = find_sessions(roots)
     with open_memory(use_model=not no_embed) as mem:
         report = _run_import(mem, files, project, _parse_since(since), dry_run, as_json, quiet)
@@ -142,10 +184,17 @@ def capture_session(session_file: Path, project: str | None, as_json: bool) -> N
         raise NotFound(f"no transcript at {session_file}")
     with open_memory() as mem:
         result = capture_and_learn(mem, session_file, project=project)
-    out = result.counts() | {"episodes": [{"id": e.id, "summary": e.summary.splitlines()[0][:120]}
-                                          for e in result.added + result.updated]}
-    emit(out, as_json, lambda o: [click.echo(_result_line(session_file, result))]
-         + [click.echo(f"  {e['id'][:8]}  {e['summary']}") for e in o["episodes"]])
+    out = result.counts() | {
+        "episodes": [{"id": e.id, "summary": e.summary.splitlines()[0][:120]} for e in result.added + result.updated]
+    }
+    emit(
+        out,
+        as_json,
+        lambda o: (
+            [click.echo(_result_line(session_file, result))]
+            + [click.echo(f"  {e['id'][:8]}  {e['summary']}") for e in o["episodes"]]
+        ),
+    )
 
 
 COMMANDS = [import_]

@@ -6,8 +6,9 @@ import click
 
 
 @click.command("ui")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="Port on 127.0.0.1 (0: any free port).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: any free port)."
+)
 @click.option("--no-open", is_flag=True, help="Print the URL without opening a browser.")
 def ui(port: int, no_open: bool) -> None:
     """Browse, search, explain and control memory in a local web page.

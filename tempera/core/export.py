@@ -38,8 +38,9 @@ def episodes(db: Database, project_id: str | None = None) -> Iterator[dict[str, 
             yield episode_record(ep)
 
 
-def write_jsonl(out: TextIO, episode_records: Iterable[dict[str, Any]],
-                fact_records: Iterable[dict[str, Any]]) -> ExportCounts:
+def write_jsonl(
+    out: TextIO, episode_records: Iterable[dict[str, Any]], fact_records: Iterable[dict[str, Any]]
+) -> ExportCounts:
     counts = ExportCounts()
     for rec in episode_records:
         out.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -56,24 +57,29 @@ def _md_cell(value: Any) -> str:
 
 def _md_episode(rec: dict[str, Any]) -> list[str]:
     intent, ctx, outcome, util = rec["intent"], rec["context"], rec["outcome"], rec["utility"]
-    lines = [f"### {_md_cell(rec['summary'])[:120]}", "",
-             f"- id: `{rec['id']}` · {rec['created_at'][:19]} · session `{rec['session_id'] or '-'}`",
-             f"- task: {intent['task_type']} · scope: {rec['scope']} · outcome: {outcome['status']} · "
-             f"verification: {outcome['verification']} · utility: {util['value']:.3f}"]
+    lines = [
+        f"### {_md_cell(rec['summary'])[:120]}",
+        "",
+        f"- id: `{rec['id']}` · {rec['created_at'][:19]} · session `{rec['session_id'] or '-'}`",
+        f"- task: {intent['task_type']} · scope: {rec['scope']} · outcome: {outcome['status']} · "
+        f"verification: {outcome['verification']} · utility: {util['value']:.3f}",
+    ]
     if intent["raw_prompt"]:
         lines.append(f"- prompt: {_md_cell(intent['raw_prompt'])[:500]}")
     for label, key in (("files modified", "files_modified"), ("files read", "files_read"), ("commands", "commands")):
         if ctx[key]:
             lines.append(f"- {label}: " + ", ".join(f"`{_md_cell(x)}`" for x in ctx[key][:30]))
-    lines += [f"- error{' (resolved)' if e['resolved'] else ''}: {_md_cell(e['message'])[:300]}"
-              for e in ctx["errors"][:20]]
+    lines += [
+        f"- error{' (resolved)' if e['resolved'] else ''}: {_md_cell(e['message'])[:300]}" for e in ctx["errors"][:20]
+    ]
     if rec["tags"]:
         lines.append("- tags: " + ", ".join(rec["tags"]))
     return lines + [""]
 
 
-def write_markdown(out: TextIO, episode_records: Iterable[dict[str, Any]],
-                   fact_records: Iterable[dict[str, Any]]) -> ExportCounts:
+def write_markdown(
+    out: TextIO, episode_records: Iterable[dict[str, Any]], fact_records: Iterable[dict[str, Any]]
+) -> ExportCounts:
     """One section per project (episodes oldest first), then the fact history as a table."""
     counts = ExportCounts()
     out.write("# Tempera memory export\n\n")
@@ -87,17 +93,26 @@ def write_markdown(out: TextIO, episode_records: Iterable[dict[str, Any]],
     header = False
     for fact in fact_records:
         if not header:
-            out.write("## Facts\n\n| entity | op | attribute | value | valid from | valid to | tx | at | reason |\n"
-                      "|---|---|---|---|---|---|---|---|---|\n")
+            out.write(
+                "## Facts\n\n| entity | op | attribute | value | valid from | valid to | tx | at | reason |\n"
+                "|---|---|---|---|---|---|---|---|---|\n"
+            )
             header = True
-        out.write("| " + " | ".join(_md_cell(fact.get(k)) for k in (
-            "entity", "op", "attribute", "value", "valid_from", "valid_to", "tx", "at", "reason")) + " |\n")
+        out.write(
+            "| "
+            + " | ".join(
+                _md_cell(fact.get(k))
+                for k in ("entity", "op", "attribute", "value", "valid_from", "valid_to", "tx", "at", "reason")
+            )
+            + " |\n"
+        )
         counts.facts += 1
     return counts
 
 
-def export(out: TextIO, fmt: str, episode_records: Iterable[dict[str, Any]],
-           fact_records: Iterable[dict[str, Any]]) -> ExportCounts:
+def export(
+    out: TextIO, fmt: str, episode_records: Iterable[dict[str, Any]], fact_records: Iterable[dict[str, Any]]
+) -> ExportCounts:
     if fmt == "jsonl":
         return write_jsonl(out, episode_records, fact_records)
     if fmt == "markdown":

@@ -38,8 +38,19 @@ KINDS = ("episode", "session", "project", "before")
 IDS = "(SELECT id FROM temp.forget_ids)"
 SESSIONS = "(SELECT id FROM temp.forget_sessions)"
 # Tables a rule below handles itself, or that must never be swept by column name.
-SPECIAL = frozenset({"episodes", "projects", "transcript_cursors", "jobs", "meta", "_tempera_migrations",
-                     "selfimprove_files", "reasoning_templates", "feedback_events"})
+SPECIAL = frozenset(
+    {
+        "episodes",
+        "projects",
+        "transcript_cursors",
+        "jobs",
+        "meta",
+        "_tempera_migrations",
+        "selfimprove_files",
+        "reasoning_templates",
+        "feedback_events",
+    }
+)
 PAIR_COLUMNS = ("src_id", "dst_id", "a_id", "b_id")  # episode pairs: links, contradiction checks
 # One prompt injects several episodes, one query retrieves several: the rows of such an event share these columns,
 # and each holds the prompt or query that led to the forgotten episode, so the whole event goes.
@@ -105,8 +116,12 @@ class Report:
         return self.counts.get("episodes", 0)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"what": self.selector.describe(), "executed": self.executed, "wiped": self.wiped,
-                "counts": {k: v for k, v in self.counts.items() if v}}
+        return {
+            "what": self.selector.describe(),
+            "executed": self.executed,
+            "wiped": self.wiped,
+            "counts": {k: v for k, v in self.counts.items() if v},
+        }
 
 
 @dataclass(frozen=True)
@@ -125,8 +140,9 @@ def link_fact_tx(db: Database, episode_id: str, tx: int) -> None:
 
 def table_columns(db: Database) -> dict[str, set[str]]:
     """Ordinary tables (no virtual tables, no shadow tables of virtual ones) and their columns."""
-    rows = db.query("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master WHERE type = 'table' "
-                    "AND name NOT LIKE 'sqlite_%'")
+    rows = db.query(
+        "SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    )
     virtual = [n for n, v in rows if v]
     plain = [n for n, v in rows if not v and not any(n.startswith(f"{x}_") for x in virtual)]
     return {n: {c[1] for c in db.query(f'PRAGMA table_info("{n}")')} for n in plain} | {n: set() for n in virtual}
@@ -140,13 +156,18 @@ def _select_episodes(db: Database, sel: Selector) -> None:
     if sel.kind == "before" and sel.project_id:
         where, params = where + " AND project_id = ?", params + [sel.project_id]
     db.execute(f"INSERT INTO temp.forget_ids(id, rid) SELECT id, rowid FROM episodes WHERE {where}", params)
-    db.execute("INSERT OR IGNORE INTO temp.forget_sessions(id) SELECT session_id FROM episodes "
-               f"WHERE id IN {IDS} AND session_id IS NOT NULL")
+    db.execute(
+        "INSERT OR IGNORE INTO temp.forget_sessions(id) SELECT session_id FROM episodes "
+        f"WHERE id IN {IDS} AND session_id IS NOT NULL"
+    )
     if sel.kind == "session":
         db.execute("INSERT OR IGNORE INTO temp.forget_sessions(id) VALUES (?)", (sel.value,))
     if sel.kind == "project":
-        db.execute("INSERT OR IGNORE INTO temp.forget_sessions(id) SELECT DISTINCT session_id FROM injections "
-                   "WHERE project_id = ?", (sel.value,))
+        db.execute(
+            "INSERT OR IGNORE INTO temp.forget_sessions(id) SELECT DISTINCT session_id FROM injections "
+            "WHERE project_id = ?",
+            (sel.value,),
+        )
 
 
 @contextmanager
@@ -206,8 +227,14 @@ def _rules(db: Database, sel: Selector, tables: dict[str, set[str]]) -> list[_Ru
     for kind, table in LOG_FILES.items():
         swept = _sweep_where(table, tables.get(table, set()), sel)
         if swept and "selfimprove_files" in tables:
-            rules.append(_Rule(f"selfimprove_files ({kind})", "selfimprove_files",
-                               f"kind = ? AND row_id IN (SELECT id FROM {table} WHERE {swept[0]})", (kind, *swept[1])))
+            rules.append(
+                _Rule(
+                    f"selfimprove_files ({kind})",
+                    "selfimprove_files",
+                    f"kind = ? AND row_id IN (SELECT id FROM {table} WHERE {swept[0]})",
+                    (kind, *swept[1]),
+                )
+            )
     for table in sorted(set(tables) - SPECIAL):
         swept = _sweep_where(table, tables[table], sel)
         if swept:
@@ -226,8 +253,10 @@ def _rules(db: Database, sel: Selector, tables: dict[str, set[str]]) -> list[_Ru
 
 
 def _derived_where() -> str:
-    return (f"source IN ({','.join('?' * len(DERIVED_SOURCES))}) AND episode_id NOT IN {IDS} "
-            f"AND json_extract(evidence, '$.origin') IN {IDS}")
+    return (
+        f"source IN ({','.join('?' * len(DERIVED_SOURCES))}) AND episode_id NOT IN {IDS} "
+        f"AND json_extract(evidence, '$.origin') IN {IDS}"
+    )
 
 
 def _template_rows(db: Database) -> list[tuple[int, list[str], list[str]]]:
@@ -251,9 +280,12 @@ def _fact_copies(txs: list[int]) -> tuple[str, list[int]]:
     """Datoms asserted in the transactions, and the closed copies later transactions made of them (same fact, same
     valid-from, a valid-to): both carry what the episode said."""
     marks = ",".join("?" * len(txs))
-    return (f"id IN (SELECT c.id FROM fact_datoms c JOIN fact_datoms o ON o.e = c.e AND o.a = c.a AND o.vt = c.vt "
-            f"AND o.v IS c.v AND o.valid_from = c.valid_from WHERE o.tx IN ({marks}) AND (c.id = o.id OR "
-            "(c.tx > o.tx AND c.valid_to IS NOT NULL)))", txs)
+    return (
+        f"id IN (SELECT c.id FROM fact_datoms c JOIN fact_datoms o ON o.e = c.e AND o.a = c.a AND o.vt = c.vt "
+        f"AND o.v IS c.v AND o.valid_from = c.valid_from WHERE o.tx IN ({marks}) AND (c.id = o.id OR "
+        "(c.tx > o.tx AND c.valid_to IS NOT NULL)))",
+        txs,
+    )
 
 
 def _named_files(db: Database, rules: list[_Rule], tables: dict[str, set[str]]) -> list[Path]:
@@ -273,12 +305,15 @@ def _named_files(db: Database, rules: list[_Rule], tables: dict[str, set[str]]) 
 def _count(db: Database, sel: Selector) -> dict[str, int]:
     tables = table_columns(db)
     rules = _rules(db, sel, tables)
-    counts = {rule.label: int(db.one(f"SELECT COUNT(*) FROM {rule.table} WHERE {rule.where}", rule.params)[0])
-              for rule in rules}
+    counts = {
+        rule.label: int(db.one(f"SELECT COUNT(*) FROM {rule.table} WHERE {rule.where}", rule.params)[0])
+        for rule in rules
+    }
     counts["files"] = len(_named_files(db, rules, tables))
     if "feedback_events" in tables:
-        counts["derived evidence on kept episodes"] = int(db.one(
-            f"SELECT COUNT(*) FROM feedback_events WHERE {_derived_where()}", DERIVED_SOURCES)[0])
+        counts["derived evidence on kept episodes"] = int(
+            db.one(f"SELECT COUNT(*) FROM feedback_events WHERE {_derived_where()}", DERIVED_SOURCES)[0]
+        )
     if "reasoning_templates" in tables:
         counts["template evidence"] = sum(len(gone) for _, _, gone in _template_rows(db))
     txs = _fact_txs(db, tables)
@@ -316,8 +351,12 @@ def _delete(db: Database, sel: Selector) -> tuple[dict[str, int], list[Path]]:
         _undo_facts(db, txs)
     touched: set[str] = set()
     if "feedback_events" in tables:
-        touched = {r[0] for r in db.query(f"SELECT DISTINCT episode_id FROM feedback_events WHERE {_derived_where()}",
-                                          DERIVED_SOURCES)}
+        touched = {
+            r[0]
+            for r in db.query(
+                f"SELECT DISTINCT episode_id FROM feedback_events WHERE {_derived_where()}", DERIVED_SOURCES
+            )
+        }
         db.execute(f"DELETE FROM feedback_events WHERE {_derived_where()}", DERIVED_SOURCES)
     if "reasoning_templates" in tables:
         for row_id, kept, _ in _template_rows(db):

@@ -26,8 +26,9 @@ class Job:
     attempts: int
 
 
-def enqueue(conn: Any, kind: str, payload: dict[str, Any], *, dedupe_key: str | None = None,
-            delay: float = 0.0) -> bool:
+def enqueue(
+    conn: Any, kind: str, payload: dict[str, Any], *, dedupe_key: str | None = None, delay: float = 0.0
+) -> bool:
     """Add a job; with a dedupe key, a pending or leased job with the same key absorbs this one.
 
     Returns False when deduplicated. The caller's connection must be in autocommit mode.
@@ -36,16 +37,21 @@ def enqueue(conn: Any, kind: str, payload: dict[str, Any], *, dedupe_key: str | 
     cur = conn.execute(
         "INSERT INTO jobs(kind, payload, dedupe_key, status, attempts, run_after, created_at, updated_at) "
         "VALUES (?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING",
-        (kind, json.dumps(payload), dedupe_key, now + delay, now, now))
+        (kind, json.dumps(payload), dedupe_key, now + delay, now, now),
+    )
     if cur.rowcount == 0 and dedupe_key is not None:
         # a leased job with this key may already be past the part of the transcript this one adds: run again
-        conn.execute("UPDATE jobs SET payload = ?, updated_at = ? WHERE dedupe_key = ? AND status = 'pending'",
-                     (json.dumps(payload), now, dedupe_key))
+        conn.execute(
+            "UPDATE jobs SET payload = ?, updated_at = ? WHERE dedupe_key = ? AND status = 'pending'",
+            (json.dumps(payload), now, dedupe_key),
+        )
         leased = conn.execute("SELECT 1 FROM jobs WHERE dedupe_key = ? AND status = 'leased'", (dedupe_key,)).fetchone()
         if leased:
-            conn.execute("INSERT INTO jobs(kind, payload, dedupe_key, status, attempts, run_after, created_at, "
-                         "updated_at) VALUES (?, ?, NULL, 'pending', 0, ?, ?, ?)",
-                         (kind, json.dumps(payload), now + delay, now, now))
+            conn.execute(
+                "INSERT INTO jobs(kind, payload, dedupe_key, status, attempts, run_after, created_at, "
+                "updated_at) VALUES (?, ?, NULL, 'pending', 0, ?, ?, ?)",
+                (kind, json.dumps(payload), now + delay, now, now),
+            )
         return False
     return True
 
@@ -57,12 +63,16 @@ def lease(conn: Any, lease_seconds: float) -> Job | None:
     try:
         row = conn.execute(
             "SELECT id, kind, payload, attempts FROM jobs WHERE (status = 'pending' AND run_after <= ?) "
-            "OR (status = 'leased' AND lease_until < ?) ORDER BY run_after, id LIMIT 1", (now, now)).fetchone()
+            "OR (status = 'leased' AND lease_until < ?) ORDER BY run_after, id LIMIT 1",
+            (now, now),
+        ).fetchone()
         if row is None:
             conn.execute("COMMIT")
             return None
-        conn.execute("UPDATE jobs SET status = 'leased', lease_until = ?, attempts = attempts + 1, updated_at = ? "
-                     "WHERE id = ?", (now + lease_seconds, now, row[0]))
+        conn.execute(
+            "UPDATE jobs SET status = 'leased', lease_until = ?, attempts = attempts + 1, updated_at = ? WHERE id = ?",
+            (now + lease_seconds, now, row[0]),
+        )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -73,26 +83,34 @@ def lease(conn: Any, lease_seconds: float) -> Job | None:
 def release_leases(conn: Any) -> int:
     """Make every leased job pending again, keeping its place in the queue; for the worker that just became the only
     one (the daemon that took the lock). Returns how many were released."""
-    cur = conn.execute("UPDATE jobs SET status = 'pending', lease_until = NULL, updated_at = ? WHERE status = 'leased'",
-                       (time.time(),))
+    cur = conn.execute(
+        "UPDATE jobs SET status = 'pending', lease_until = NULL, updated_at = ? WHERE status = 'leased'", (time.time(),)
+    )
     return int(cur.rowcount)
 
 
 def complete(conn: Any, job: Job) -> None:
-    conn.execute("UPDATE jobs SET status = 'done', lease_until = NULL, last_error = NULL, updated_at = ? "
-                 "WHERE id = ?", (time.time(), job.id))
+    conn.execute(
+        "UPDATE jobs SET status = 'done', lease_until = NULL, last_error = NULL, updated_at = ? WHERE id = ?",
+        (time.time(), job.id),
+    )
 
 
 def fail(conn: Any, job: Job, error: str, *, max_attempts: int) -> str:
     """Schedule a retry with backoff, or dead-letter the job; returns the new status."""
     now = time.time()
     if job.attempts >= max_attempts:
-        conn.execute("UPDATE jobs SET status = 'dead', lease_until = NULL, last_error = ?, updated_at = ? "
-                     "WHERE id = ?", (error[-4000:], now, job.id))
+        conn.execute(
+            "UPDATE jobs SET status = 'dead', lease_until = NULL, last_error = ?, updated_at = ? WHERE id = ?",
+            (error[-4000:], now, job.id),
+        )
         return "dead"
     delay = min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (job.attempts - 1))
-    conn.execute("UPDATE jobs SET status = 'pending', lease_until = NULL, run_after = ?, last_error = ?, "
-                 "updated_at = ? WHERE id = ?", (now + delay, error[-4000:], now, job.id))
+    conn.execute(
+        "UPDATE jobs SET status = 'pending', lease_until = NULL, run_after = ?, last_error = ?, "
+        "updated_at = ? WHERE id = ?",
+        (now + delay, error[-4000:], now, job.id),
+    )
     return "pending"
 
 
@@ -101,10 +119,15 @@ def counts(conn: Any) -> dict[str, int]:
 
 
 def dead_jobs(conn: Any, limit: int = 20) -> list[dict[str, Any]]:
-    rows = conn.execute("SELECT id, kind, payload, attempts, last_error, updated_at FROM jobs WHERE status = 'dead' "
-                        "ORDER BY updated_at DESC LIMIT ?", (limit,)).fetchall()
-    return [{"id": r[0], "kind": r[1], "payload": json.loads(r[2]), "attempts": r[3], "error": r[4],
-             "at": r[5]} for r in rows]
+    rows = conn.execute(
+        "SELECT id, kind, payload, attempts, last_error, updated_at FROM jobs WHERE status = 'dead' "
+        "ORDER BY updated_at DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [
+        {"id": r[0], "kind": r[1], "payload": json.loads(r[2]), "attempts": r[3], "error": r[4], "at": r[5]}
+        for r in rows
+    ]
 
 
 def requeue(conn: Any, job_id: int) -> bool:
@@ -113,12 +136,19 @@ def requeue(conn: Any, job_id: int) -> bool:
     row = conn.execute("SELECT dedupe_key FROM jobs WHERE id = ? AND status = 'dead'", (job_id,)).fetchone()
     if row is None:
         return False
-    if row[0] is not None and conn.execute("SELECT 1 FROM jobs WHERE dedupe_key = ? AND status IN "
-                                           "('pending', 'leased')", (row[0],)).fetchone():
+    if (
+        row[0] is not None
+        and conn.execute(
+            "SELECT 1 FROM jobs WHERE dedupe_key = ? AND status IN ('pending', 'leased')", (row[0],)
+        ).fetchone()
+    ):
         delete(conn, job_id)
         return False
-    conn.execute("UPDATE jobs SET status = 'pending', attempts = 0, run_after = ?, lease_until = NULL, "
-                 "updated_at = ? WHERE id = ?", (time.time(), time.time(), job_id))
+    conn.execute(
+        "UPDATE jobs SET status = 'pending', attempts = 0, run_after = ?, lease_until = NULL, "
+        "updated_at = ? WHERE id = ?",
+        (time.time(), time.time(), job_id),
+    )
     return True
 
 

@@ -104,8 +104,9 @@ class LLM:
         if self._client is None:
             import anthropic
 
-            self._client = anthropic.Anthropic(api_key=self._key, base_url=self.cfg.base_url or None,
-                                               timeout=self.cfg.timeout_seconds, max_retries=1)
+            self._client = anthropic.Anthropic(
+                api_key=self._key, base_url=self.cfg.base_url or None, timeout=self.cfg.timeout_seconds, max_retries=1
+            )
         return self._client
 
     def price(self, model: str) -> Price:
@@ -114,20 +115,34 @@ class LLM:
             raise LLMUnavailable(f"no price for model {model!r} in llm.prices; it is never called unpriced")
         return price
 
-    def complete(self, prompt: str, *, budget: Budget, system: str = "", max_tokens: int = 512,
-                 model: str | None = None, stream: bool = False) -> Reply:
+    def complete(
+        self,
+        prompt: str,
+        *,
+        budget: Budget,
+        system: str = "",
+        max_tokens: int = 512,
+        model: str | None = None,
+        stream: bool = False,
+    ) -> Reply:
         """One message; max_tokens shrinks so the worst case fits the budget, which is charged the real cost."""
         import anthropic
 
         model = model or self.cfg.model
         price = self.price(model)
         input_cost = price.cost(estimate_tokens(system + prompt), 0)
-        affordable = int((budget.remaining - input_cost) * 1_000_000 / price.output_per_mtok) if price.output_per_mtok \
+        affordable = (
+            int((budget.remaining - input_cost) * 1_000_000 / price.output_per_mtok)
+            if price.output_per_mtok
             else max_tokens
+        )
         if affordable < MIN_OUTPUT_TOKENS:
             raise BudgetExceeded(f"${budget.remaining:.4f} left cannot pay for a call to {model}")
-        args: dict[str, Any] = {"model": model, "max_tokens": min(max_tokens, affordable),
-                                "messages": [{"role": "user", "content": prompt}]}
+        args: dict[str, Any] = {
+            "model": model,
+            "max_tokens": min(max_tokens, affordable),
+            "messages": [{"role": "user", "content": prompt}],
+        }
         if system:
             args["system"] = system
         try:
@@ -139,8 +154,11 @@ class LLM:
         except anthropic.APIError as exc:
             raise LLMUnavailable(f"Messages API call failed: {exc}") from exc
         usage = message.usage
-        billed_input = (usage.input_tokens + CACHE_WRITE_FACTOR * (usage.cache_creation_input_tokens or 0)
-                        + CACHE_READ_FACTOR * (usage.cache_read_input_tokens or 0))
+        billed_input = (
+            usage.input_tokens
+            + CACHE_WRITE_FACTOR * (usage.cache_creation_input_tokens or 0)
+            + CACHE_READ_FACTOR * (usage.cache_read_input_tokens or 0)
+        )
         cost = price.cost(billed_input, usage.output_tokens)
         budget.charge(cost)
         text = "".join(b.text for b in message.content if getattr(b, "type", "") == "text")

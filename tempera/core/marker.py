@@ -22,21 +22,43 @@ NEUTRAL = "(marker)"  # what a forged tag becomes; never longer than the shortes
 
 # Characters that read as a bracket, dash or Latin letter of the marker once NFKC has folded fullwidth and
 # compatibility forms; zero-width characters are dropped.
-_LOOKALIKE = str.maketrans({
-    **dict.fromkeys("‹〈⟨❮˂ᐸ〈﹤＜«《", "<"), **dict.fromkeys("›〉⟩❯˃ᐳ〉﹥＞»》", ">"),
-    **dict.fromkeys("‐‑‒–—―−﹣－_⁃·", "-"), **dict.fromkeys("∕⁄／⧸", "/"),
-    "а": "a", "е": "e", "о": "o", "р": "p", "у": "y", "т": "t", "м": "m", "г": "r", "ѕ": "s",
-    "α": "a", "ε": "e", "ο": "o", "ρ": "p", "γ": "y", "τ": "t", "μ": "m", "ν": "v", "ı": "i",
-    **dict.fromkeys("\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u034f\u180e", ""),
-})
+_LOOKALIKE = str.maketrans(
+    {
+        **dict.fromkeys("‹〈⟨❮˂ᐸ〈﹤＜«《", "<"),
+        **dict.fromkeys("›〉⟩❯˃ᐳ〉﹥＞»》", ">"),
+        **dict.fromkeys("‐‑‒–—―−﹣－_⁃·", "-"),
+        **dict.fromkeys("∕⁄／⧸", "/"),
+        "а": "a",
+        "е": "e",
+        "о": "o",
+        "р": "p",
+        "у": "y",
+        "т": "t",
+        "м": "m",
+        "г": "r",
+        "ѕ": "s",
+        "α": "a",
+        "ε": "e",
+        "ο": "o",
+        "ρ": "p",
+        "γ": "y",
+        "τ": "t",
+        "μ": "m",
+        "ν": "v",
+        "ı": "i",
+        **dict.fromkeys("\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u034f\u180e", ""),
+    }
+)
 # The marker's name next to a bracket on either side: `</tempera-memory`, `tempera-memory>`, `<tempera memory >`;
 # a bracket may be written as an HTML entity (`&lt;`, `&#60;`, `&#x3c;`), which a model reads as the bracket.
 _LT = r"(?:<|&lt;|&#0*60;|&#x0*3c;)"
 _GT = r"(?:>|&gt;|&#0*62;|&#x0*3e;)"
 _NAME = r"\s*tempera\s*-?\s*memory\s*/?\s*"
 _TAG = re.compile(rf"{_LT}\s*/?{_NAME}{_GT}?|/?{_NAME}{_GT}")
-_SUSPECT = re.compile(r"(?i)&(?:lt|gt|#)|[<>\u2039\u203a\u2329\u232a\u27e8\u27e9\u276e\u276f\u02c2\u02c3"
-                      r"\u1438\u1433\u3008\u3009\ufe64\ufe65\uff1c\uff1e\u00ab\u00bb\u300a\u300b]")
+_SUSPECT = re.compile(
+    r"(?i)&(?:lt|gt|#)|[<>\u2039\u203a\u2329\u232a\u27e8\u27e9\u276e\u276f\u02c2\u02c3"
+    r"\u1438\u1433\u3008\u3009\ufe64\ufe65\uff1c\uff1e\u00ab\u00bb\u300a\u300b]"
+)
 
 
 def _fold(text: str) -> str:

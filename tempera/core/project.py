@@ -46,7 +46,7 @@ class ProjectRef(NamedTuple):
 def relative_to(path: str, root: str | None) -> str:
     """A file as the project knows it: relative to its root when it lies inside."""
     if root and path.startswith(root.rstrip("/") + "/"):
-        return path[len(root.rstrip("/")) + 1:]
+        return path[len(root.rstrip("/")) + 1 :]
     return path
 
 
@@ -135,7 +135,7 @@ def _find_git_dirs(root: str) -> tuple[str, str] | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    gitdir = os.path.realpath(os.path.join(root, text[len("gitdir:"):].strip()))
+    gitdir = os.path.realpath(os.path.join(root, text[len("gitdir:") :].strip()))
     try:
         with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="surrogateescape") as fh:
             common = os.path.realpath(os.path.join(gitdir, fh.read(4096).strip()))
@@ -181,8 +181,14 @@ def _root_commit(common: str) -> tuple[str | None, bool]:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # a caller's GIT_DIR, GIT_OBJECT_...
     try:
-        done = subprocess.run(["git", "--git-dir", common, "rev-list", "--max-parents=0", "HEAD"], env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=GIT_TIMEOUT)
+        done = subprocess.run(
+            ["git", "--git-dir", common, "rev-list", "--max-parents=0", "HEAD"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+        )
     except subprocess.TimeoutExpired:
         return None, False
     except OSError:
@@ -208,9 +214,13 @@ def _fresh(entry: dict[str, Any], common: str) -> bool:
 
 def _valid(entry: Any, inode: int) -> TypeGuard[dict[str, Any]]:
     """Whether a cache file entry is one `_ask` wrote, for this very directory (the file may be hand-edited)."""
-    return (isinstance(entry, dict) and entry.get("inode") == inode and isinstance(entry.get("key"), str)
-            and entry.get("kind") in ("commit", "remote", "path") and (entry.get("stamp") is None
-                                                                      or isinstance(entry["stamp"], list)))
+    return (
+        isinstance(entry, dict)
+        and entry.get("inode") == inode
+        and isinstance(entry.get("key"), str)
+        and entry.get("kind") in ("commit", "remote", "path")
+        and (entry.get("stamp") is None or isinstance(entry["stamp"], list))
+    )
 
 
 def _read_cache() -> dict[str, Any]:
@@ -272,6 +282,6 @@ def normalise_remote(url: str) -> str:
     elif not m and "/" not in url.split(":", 1)[0] and (m := _SCP_LIKE.fullmatch(url)):
         host, rest = m["host"], m["path"]
     else:
-        host, rest = "", os.path.normpath(url[len("file://"):] if m else url)
+        host, rest = "", os.path.normpath(url[len("file://") :] if m else url)
     rest = rest.strip("/").removesuffix(".git").rstrip("/")
     return f"{host}/{rest}".lower()

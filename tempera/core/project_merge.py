@@ -35,9 +35,13 @@ class MergeReport:
     executed: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "target": self.target, "executed": self.executed,
-                "counts": {k: v for k, v in self.counts.items() if v},
-                "dropped": {k: v for k, v in self.dropped.items() if v}}
+        return {
+            "source": self.source,
+            "target": self.target,
+            "executed": self.executed,
+            "counts": {k: v for k, v in self.counts.items() if v},
+            "dropped": {k: v for k, v in self.dropped.items() if v},
+        }
 
 
 def merge_projects(db: Database, source_id: str, target_id: str, *, dry_run: bool = False) -> MergeReport:
@@ -84,19 +88,26 @@ def _count(db: Database, source_id: str, tables: dict[str, set[str]], owned: lis
     return counts
 
 
-def _move(db: Database, source_id: str, target_id: str, target_name: str, tables: dict[str, set[str]],
-          owned: list[str]) -> dict[str, int]:
+def _move(
+    db: Database, source_id: str, target_id: str, target_name: str, tables: dict[str, set[str]], owned: list[str]
+) -> dict[str, int]:
     """The writes of `merge_projects`; returns the rows dropped per table."""
     mine = "rowid IN (SELECT rowid FROM episodes WHERE project_id = ?)"
-    db.execute("UPDATE episodes_fts SET body = replace(body, ?, ?) WHERE " + mine,
-               (f"\n{PROJECT_TOKEN}{source_id}", f"\n{PROJECT_TOKEN}{target_id}", source_id))
+    db.execute(
+        "UPDATE episodes_fts SET body = replace(body, ?, ?) WHERE " + mine,
+        (f"\n{PROJECT_TOKEN}{source_id}", f"\n{PROJECT_TOKEN}{target_id}", source_id),
+    )
     if VEC_TABLE in tables:
         store = EpisodeStore(db)
         for rowid, blob, transferable in db.query(
-                f"SELECT rowid, embedding, transferable FROM {VEC_TABLE} WHERE project_id = ?", (source_id,)):
+            f"SELECT rowid, embedding, transferable FROM {VEC_TABLE} WHERE project_id = ?", (source_id,)
+        ):
             store.put_vector(rowid, blob, target_id, bool(transferable))
-    db.execute("UPDATE episodes SET project_id = ?, data = json_set(data, '$.project_id', ?, '$.project_name', ?) "
-               "WHERE project_id = ?", (target_id, target_id, target_name, source_id))
+    db.execute(
+        "UPDATE episodes SET project_id = ?, data = json_set(data, '$.project_id', ?, '$.project_name', ?) "
+        "WHERE project_id = ?",
+        (target_id, target_id, target_name, source_id),
+    )
     dropped = {}
     for table in owned:
         db.execute(f"UPDATE OR IGNORE {table} SET project_id = ? WHERE project_id = ?", (target_id, source_id))
@@ -111,9 +122,11 @@ def _move(db: Database, source_id: str, target_id: str, target_name: str, tables
 def reconcile(db: Database) -> list[MergeReport]:
     """Merge each project whose stored path exists here but now resolves to another id into that id (see the
     module doc). Nothing moves while sqlite-vec cannot be loaded: the vectors would be left behind."""
-    moves = [(project_id, path, ref) for project_id, path in
-             db.query("SELECT id, path FROM projects WHERE path IS NOT NULL ORDER BY created_at")
-             if os.path.isdir(path) and (ref := project_for_path(path)).id != project_id]
+    moves = [
+        (project_id, path, ref)
+        for project_id, path in db.query("SELECT id, path FROM projects WHERE path IS NOT NULL ORDER BY created_at")
+        if os.path.isdir(path) and (ref := project_for_path(path)).id != project_id
+    ]
     if not moves or not db.has_vec and VEC_TABLE in table_columns(db):
         return []
     store = EpisodeStore(db)

@@ -40,9 +40,17 @@ def freshness(decay_rate: float, anchor: datetime, now: datetime, expires: datet
     return (1.0 - decay_rate) ** _days(anchor, now)
 
 
-def salience_parts(w: SalienceWeights, now: datetime, *, utility: float, verification_weight: float,
-                   decay_rate: float, created: datetime, last_useful: datetime | None,
-                   expires: datetime | None) -> tuple[float, float, float]:
+def salience_parts(
+    w: SalienceWeights,
+    now: datetime,
+    *,
+    utility: float,
+    verification_weight: float,
+    decay_rate: float,
+    created: datetime,
+    last_useful: datetime | None,
+    expires: datetime | None,
+) -> tuple[float, float, float]:
     """(salience, freshness, recency): the factor a relevance is multiplied by, within
     [(1 - utility_effect) x freshness_floor x (1 - recency_weight), (1 + utility_effect) x (1 + verification_effect)],
     and the two age parts it used."""

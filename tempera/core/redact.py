@@ -37,21 +37,31 @@ _NOT_A_VALUE = re.compile(r"^(?:\$|<|\{\{|%\(|\[REDACTED|\*+$|x+$|null$|none$|tr
 
 # A secret-sounding name ends in one of these words ("DB_PASSWORD", "apiToken", "aws_secret_access_key"),
 # never continues into a longer word ("passed", "tokens", "tokenizer").
-_SECRET_NAME = (r"(?:password|passwd|passphrase|pwd|secret|secret[_-]?key|token|api[_-]?key|apikey|access[_-]?key|"
-                r"private[_-]?key(?:[_-]?id)?|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key|signing[_-]?key|"
-                r"encryption[_-]?key|account[_-]?key|master[_-]?key|sas[_-]?token)(?![A-Za-z0-9])")
+_SECRET_NAME = (
+    r"(?:password|passwd|passphrase|pwd|secret|secret[_-]?key|token|api[_-]?key|apikey|access[_-]?key|"
+    r"private[_-]?key(?:[_-]?id)?|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key|signing[_-]?key|"
+    r"encryption[_-]?key|account[_-]?key|master[_-]?key|sas[_-]?token)(?![A-Za-z0-9])"
+)
 _NAME = rf"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_SECRET_NAME}"
 
 RULES: tuple[Rule, ...] = (
     _rule("private", r"<private>.*?(?:</private>|\Z)", flags=re.S | re.I),
-    _rule("private_key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-                         r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", flags=re.S),
+    _rule(
+        "private_key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        flags=re.S,
+    ),
     _rule("anthropic_key", r"\bsk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{16,}"),
     _rule("openai_key", r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{16,}"),
     _rule("openai_key", r"\bsk-[A-Za-z0-9]{32,}\b"),
     _rule("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
-    _rule("aws_secret", r"(?i:aws_?secret(?:_access)?_?key|secretaccesskey)[\"']?\s*[:=]\s*[\"']?"
-                        r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", group=1),
+    _rule(
+        "aws_secret",
+        r"(?i:aws_?secret(?:_access)?_?key|secretaccesskey)[\"']?\s*[:=]\s*[\"']?"
+        r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+        group=1,
+    ),
     _rule("github_token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
     _rule("github_token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
     _rule("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|ft|cbt|imt|agent|oas)-[A-Za-z0-9_-]{20,}"),

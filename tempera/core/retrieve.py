@@ -42,16 +42,27 @@ class Hit:
     def as_dict(self) -> dict[str, Any]:
         ep = self.episode
         return {
-            "id": ep.id, "score": round(self.score, 4), "relevance": round(self.relevance, 4),
-            "salience": round(self.salience, 4), "utility": round(ep.utility.value, 4),
-            "verification": ep.outcome.verification.value, "freshness": round(self.freshness, 4),
+            "id": ep.id,
+            "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
+            "salience": round(self.salience, 4),
+            "utility": round(ep.utility.value, 4),
+            "verification": ep.outcome.verification.value,
+            "freshness": round(self.freshness, 4),
             "recency": round(self.recency, 4),
             "similarity": None if self.similarity is None else round(self.similarity, 4),
             "bm25": None if self.bm25 is None else round(self.bm25, 4),
-            "summary": ep.summary, "task_type": ep.intent.task_type, "outcome": ep.outcome.status,
-            "project": ep.project_name, "project_id": ep.project_id, "session_id": ep.session_id,
-            "scope": str(ep.scope), "created_at": ep.created_at.isoformat(), "updated_at": ep.updated_at.isoformat(),
-            "files_modified": ep.context.files_modified, "source": ep.source.model_dump(),
+            "summary": ep.summary,
+            "task_type": ep.intent.task_type,
+            "outcome": ep.outcome.status,
+            "project": ep.project_name,
+            "project_id": ep.project_id,
+            "session_id": ep.session_id,
+            "scope": str(ep.scope),
+            "created_at": ep.created_at.isoformat(),
+            "updated_at": ep.updated_at.isoformat(),
+            "files_modified": ep.context.files_modified,
+            "source": ep.source.model_dump(),
         }
 
 
@@ -63,23 +74,33 @@ def freshness(ep: Episode, now: datetime) -> float:
 
 def salience_parts(ep: Episode, cfg: RetrievalConfig, now: datetime) -> tuple[float, float, float]:
     """(salience, freshness, recency) of one episode: the factor its relevance is multiplied by, and its age parts."""
-    return ranking.salience_parts(cfg.salience_weights(), now, utility=ep.utility.value,
-                                  verification_weight=ep.outcome.verification.weight, decay_rate=ep.scope.decay_rate,
-                                  created=ep.created_at, last_useful=ep.utility.last_useful_at,
-                                  expires=ep.scope.expires)
+    return ranking.salience_parts(
+        cfg.salience_weights(),
+        now,
+        utility=ep.utility.value,
+        verification_weight=ep.outcome.verification.weight,
+        decay_rate=ep.scope.decay_rate,
+        created=ep.created_at,
+        last_useful=ep.utility.last_useful_at,
+        expires=ep.scope.expires,
+    )
 
 
 def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool, n: int) -> list[tuple[int, float]]:
     match = textsearch.fts_query(terms, project_id, transferable=cross)
     if match is None:
         return []
-    rows = store.db.query("SELECT rowid, -bm25(episodes_fts) FROM episodes_fts WHERE episodes_fts MATCH ? "
-                          "ORDER BY bm25(episodes_fts) LIMIT ?", (match, n))
+    rows = store.db.query(
+        "SELECT rowid, -bm25(episodes_fts) FROM episodes_fts WHERE episodes_fts MATCH ? "
+        "ORDER BY bm25(episodes_fts) LIMIT ?",
+        (match, n),
+    )
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: bool, n: int
-            ) -> tuple[list[tuple[int, float]], dict[int, "np.ndarray"]]:
+def _vector(
+    store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: bool, n: int
+) -> tuple[list[tuple[int, float]], dict[int, "np.ndarray"]]:
     """KNN hits (rowid, cosine) with their vectors (a later lookup by rowid is slow on a partitioned vec0 table).
     The transferable scan runs only when another project has transferable episodes at all."""
     import numpy as np
@@ -91,8 +112,9 @@ def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: boo
     found: dict[int, float] = {}
     vectors: dict[int, np.ndarray] = {}
     scans: list[tuple[str, str, str | int]] = [(project_id, "project_id = ?", project_id)]
-    if cross and store.db.one("SELECT 1 FROM episodes WHERE transferable = 1 AND project_id != ? LIMIT 1",
-                              (project_id,)):
+    if cross and store.db.one(
+        "SELECT 1 FROM episodes WHERE transferable = 1 AND project_id != ? LIMIT 1", (project_id,)
+    ):
         scans.append((TRANSFERABLE, "transferable = ?", 1))
     for partition, clause, value in scans:
         if cache is not None:
@@ -100,8 +122,9 @@ def _vector(store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: boo
                 found[rowid] = max(found.get(rowid, -9.0), sim)
             continue
         for rowid, dist, emb in store.db.query(
-                f"SELECT rowid, distance, embedding FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
-                (blob, n, value)):
+            f"SELECT rowid, distance, embedding FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
+            (blob, n, value),
+        ):
             found[int(rowid)] = max(found.get(int(rowid), -9.0), 1.0 - float(dist))
             vectors[int(rowid)] = np.frombuffer(emb, dtype=np.float32)
     return sorted(found.items(), key=lambda x: -x[1])[:n], vectors
@@ -114,8 +137,12 @@ def _selective(store: EpisodeStore, names: list[str], project_id: str, cross: bo
     out = []
     for name in names:
         match = textsearch.fts_query([name], project_id, transferable=cross)
-        if store.db.one("SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
-                        (match, n))[0] < n:
+        if (
+            store.db.one(
+                "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)", (match, n)
+            )[0]
+            < n
+        ):
             out.append(name)
     return out
 
@@ -172,9 +199,18 @@ def _redundancy(hits: list[Hit], floor: float) -> list[list[float]]:
     return (np.maximum(0.0, sims - floor) / (1.0 - floor)).tolist()
 
 
-def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: RetrievalConfig, limit: int = 5,
-             mode: str | None = None, cross_project: bool = False, now: datetime | None = None,
-             query_vector: "np.ndarray | None" = None) -> list[Hit]:
+def retrieve(
+    store: EpisodeStore,
+    query: str,
+    *,
+    project_id: str,
+    cfg: RetrievalConfig,
+    limit: int = 5,
+    mode: str | None = None,
+    cross_project: bool = False,
+    now: datetime | None = None,
+    query_vector: "np.ndarray | None" = None,
+) -> list[Hit]:
     """Ranked hits for the query within a project (plus transferable episodes of others when asked)."""
     mode = mode or cfg.mode
     if mode not in MODES:
@@ -201,8 +237,11 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
         qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
         vec = _vector_matches(found, cfg, mode)
-    names = _selective(store, textsearch.name_terms(query), project_id, cross_project, n) \
-        if mode == "hybrid" and cfg.hybrid_names_weight > 0 else []
+    names = (
+        _selective(store, textsearch.name_terms(query), project_id, cross_project, n)
+        if mode == "hybrid" and cfg.hybrid_names_weight > 0
+        else []
+    )
     named = _keyword(store, names, project_id, cross_project, n) if names else []
     episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec} | {r for r, _ in named})
     hits: dict[int, Hit] = {}
@@ -243,9 +282,11 @@ def retrieve(store: EpisodeStore, query: str, *, project_id: str, cfg: Retrieval
     return chosen
 
 
-def _in_time(store: EpisodeStore, query: str, ranked: list[Hit], project_id: str, cfg: RetrievalConfig,
-             asked: datetime, n: int) -> list[Hit]:
+def _in_time(
+    store: EpisodeStore, query: str, ranked: list[Hit], project_id: str, cfg: RetrievalConfig, asked: datetime, n: int
+) -> list[Hit]:
     """The time step (core/timeq.py): a prompt about time re-ranks by episode dates; others pass unchanged."""
+
     def anchor(event: str) -> datetime | None:
         found = _keyword(store, textsearch.query_terms(event), project_id, False, 1)
         eps = store.get_many_by_rowid([found[0][0]]) if found else {}
@@ -276,8 +317,7 @@ def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> 
     return base + (cfg.hybrid_keyword_max_weight - base) * max(0.0, coverage - 0.5) / 0.5
 
 
-def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float, named: bool
-                  ) -> float:
+def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float, named: bool) -> float:
     """RRF (k from config) normalised to [0, 1]. The keyword list counts with its own weight, and only for hits
     whose BM25 is within `hybrid_keyword_min_ratio` of the best one: a weak lexical overlap (a paraphrase that
     shares two generic words) must not outvote the embedding. When the prompt names files or identifiers, the
@@ -286,9 +326,11 @@ def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, 
     w_vec = 1.0 if use_vec else 0.0
     w_names = cfg.hybrid_names_weight if named else 0.0
     kw_ok = h.keyword_rank is not None and (h.bm25 or 0.0) >= cfg.hybrid_keyword_min_ratio * top_bm25
-    rrf = (w_kw / (k + h.keyword_rank) if kw_ok and h.keyword_rank else 0.0) + \
-        (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0) + \
-        (w_names / (k + h.names_rank) if h.names_rank else 0.0)
+    rrf = (
+        (w_kw / (k + h.keyword_rank) if kw_ok and h.keyword_rank else 0.0)
+        + (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0)
+        + (w_names / (k + h.names_rank) if h.names_rank else 0.0)
+    )
     return rrf / ((w_kw + w_vec + w_names) / (k + 1))
 
 

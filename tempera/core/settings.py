@@ -55,9 +55,16 @@ MIN_KEYWORD_HITS = Knob("inject", "min_keyword_hits", 2, 1, 50, integer=True)
 DAEMON_TIMEOUT = Knob("inject", "daemon_timeout_seconds", 2.0, 0.05, 30.0)
 _SALIENCE = SalienceWeights()
 # [retrieval]'s salience knobs (core/ranking.py), by their names there: the keyword path ranks as the warm path does
-SALIENCE = {name: Knob("retrieval", name, getattr(_SALIENCE, name), lo, hi) for name, lo, hi in (
-    ("utility_effect", 0.0, 1.0), ("verification_effect", 0.0, 1.0), ("freshness_floor", 0.0, 1.0),
-    ("recency_weight", 0.0, 1.0), ("recency_halflife_days", 0.01, 1e6))}
+SALIENCE = {
+    name: Knob("retrieval", name, getattr(_SALIENCE, name), lo, hi)
+    for name, lo, hi in (
+        ("utility_effect", 0.0, 1.0),
+        ("verification_effect", 0.0, 1.0),
+        ("freshness_floor", 0.0, 1.0),
+        ("recency_weight", 0.0, 1.0),
+        ("recency_halflife_days", 0.01, 1e6),
+    )
+}
 HOOK_SECTIONS = ("general", "inject", "retrieval")
 
 
@@ -68,7 +75,7 @@ def env_overrides(environ: Mapping[str, str], sections: Iterable[str]) -> dict[s
     for key, value in environ.items():
         if not key.startswith(ENV_PREFIX) or "__" not in key:
             continue
-        section, _, field = key[len(ENV_PREFIX):].lower().partition("__")
+        section, _, field = key[len(ENV_PREFIX) :].lower().partition("__")
         if section in known:
             out.setdefault(section, {})[field] = value
     if environ.get(KILL_SWITCH_ENV, "").strip().lower() in TRUE:
@@ -115,6 +122,9 @@ def hook_settings(environ: Mapping[str, str] | None = None) -> HookSettings:
     flag = general.get("disabled") if isinstance(general, dict) else None
     return HookSettings(
         disabled=flag is True or (isinstance(flag, str) and flag.strip().lower() in TRUE),
-        budget_chars=int(BUDGET_CHARS.read(doc)), max_episodes=int(MAX_EPISODES.read(doc)),
-        min_keyword_hits=int(MIN_KEYWORD_HITS.read(doc)), daemon_timeout=DAEMON_TIMEOUT.read(doc),
-        salience=SalienceWeights(**{name: knob.read(doc) for name, knob in SALIENCE.items()}))
+        budget_chars=int(BUDGET_CHARS.read(doc)),
+        max_episodes=int(MAX_EPISODES.read(doc)),
+        min_keyword_hits=int(MIN_KEYWORD_HITS.read(doc)),
+        daemon_timeout=DAEMON_TIMEOUT.read(doc),
+        salience=SalienceWeights(**{name: knob.read(doc) for name, knob in SALIENCE.items()}),
+    )

@@ -16,10 +16,19 @@ def memory_stats(db: Database, project_id: str | None = None) -> dict[str, Any]:
         return dict(db.query(f"SELECT {column}, COUNT(*) FROM episodes {where} GROUP BY 1", args))
 
     utility = db.one(f"SELECT AVG(utility), MIN(utility), MAX(utility) FROM episodes {where}", args)
-    feedback = db.query("SELECT f.signal, COUNT(*) FROM feedback_events f JOIN episodes e ON e.id = f.episode_id "
-                        f"{where.replace('project_id', 'e.project_id')} GROUP BY 1", args)
+    feedback = db.query(
+        "SELECT f.signal, COUNT(*) FROM feedback_events f JOIN episodes e ON e.id = f.episode_id "
+        f"{where.replace('project_id', 'e.project_id')} GROUP BY 1",
+        args,
+    )
     retrievals = db.one(f"SELECT COALESCE(SUM(retrieval_count), 0) FROM episodes {where}", args)[0]
     by_outcome = grouped("outcome")
-    return {"episodes": sum(by_outcome.values()), "by_outcome": by_outcome, "by_task_type": grouped("task_type"),
-            "by_verification": grouped("verification"), "utility": dict(zip(("mean", "min", "max"), utility)),
-            "feedback": dict(feedback), "retrievals": retrievals}
+    return {
+        "episodes": sum(by_outcome.values()),
+        "by_outcome": by_outcome,
+        "by_task_type": grouped("task_type"),
+        "by_verification": grouped("verification"),
+        "utility": dict(zip(("mean", "min", "max"), utility)),
+        "feedback": dict(feedback),
+        "retrievals": retrievals,
+    }

@@ -15,14 +15,16 @@ _WORD = re.compile(r"\w+")
 _DOTTED = re.compile(r"(?<!\w)\w++(?:[./\\:-]\w++)+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above after again all also am an and any are as at be been before being below between both but by can
 could did do does doing done down during each few for from further had has have having he her here hers him his
 how i if in into is it its itself just me more most my no nor not now of off on once only or other our ours out
 over own please same she should so some such than that the their them then there these they this those through
 to too under until up very was we were what when where which while who whom why will with would you your yours
 let lets make sure get got use using used thing things like want need via one two
-""".split())
+""".split()
+)
 
 
 def _parts(word: str) -> list[str]:
@@ -90,11 +92,13 @@ def name_terms(text: str, limit: int = 20, *, max_chars: int = NAME_CHARS) -> li
 
 # Words that acknowledge or steer a conversation without naming anything to look up ("continue", "sounds good",
 # "go ahead", "thanks"): a prompt made only of these and stopwords has no content to retrieve for.
-ACKNOWLEDGEMENTS = frozenset("""
+ACKNOWLEDGEMENTS = frozenset(
+    """
 ok okay kk yes yeah yep yup yea sure fine good great cool nice perfect awesome excellent right correct agreed
 alright lgtm thanks thank thx ty cheers continue proceed go ahead carry keep going next sounds looks seems
 exactly indeed absolutely definitely hmm hm um uh ah oh wow hi hello hey
-""".split())
+""".split()
+)
 
 
 def content_terms(text: str) -> list[str]:
@@ -121,7 +125,7 @@ def stem(term: str) -> str:
         w = w[:-1]
     for suffix in ("ing", "ed", "ly"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[:-len(suffix)]
+            w = w[: -len(suffix)]
             if w[-1] == w[-2] and w[-1] not in "lsz":  # running -> run
                 w = w[:-1]
             break

@@ -28,24 +28,80 @@ MAX_QUERY_CHARS = 400  # a longer prompt (a pasted plan, a log) is not a questio
 
 Order = Literal["earliest", "latest"]
 
-MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
-                                       "september", "october", "november", "december"), 1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        (
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ),
+        1,
+    )
+}
 MONTHS |= {m[:3]: i for m, i in list(MONTHS.items()) if m != "may"} | {"sept": 9}
-WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                                         "sunday"))}
+WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # first month; northern hemisphere
-NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-           "nine": 9, "ten": 10, "a couple of": 2, "a few": 3, "couple of": 2, "few": 3}
+NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a couple of": 2,
+    "a few": 3,
+    "couple of": 2,
+    "few": 3,
+}
 # words a prompt about time alone still has ("what did we work on yesterday")
-GENERIC = frozenset({"happened", "happen", "work", "worked", "working", "go", "going", "went", "done", "doing",
-                     "time", "day", "week", "month", "year", "last", "recent", "ago", "since"})
+GENERIC = frozenset(
+    {
+        "happened",
+        "happen",
+        "work",
+        "worked",
+        "working",
+        "go",
+        "going",
+        "went",
+        "done",
+        "doing",
+        "time",
+        "day",
+        "week",
+        "month",
+        "year",
+        "last",
+        "recent",
+        "ago",
+        "since",
+    }
+)
 UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _NUM = r"\d+|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
 _UNIT = r"(day|week|month|year)s?"
-_EARLIEST = re.compile(r"\b(first time|(?:did|do|have) (?:we|i|you) first|at first|initially|originally|earliest|"
-                       r"in the beginning)\b")
+_EARLIEST = re.compile(
+    r"\b(first time|(?:did|do|have) (?:we|i|you) first|at first|initially|originally|earliest|"
+    r"in the beginning)\b"
+)
 _LATEST = re.compile(r"\b(last time|most recent(?:ly)?|latest|recently|lately)\b")
 _AGO = re.compile(rf"\b({_NUM})\s+{_UNIT}\s+ago\b")
 _PAST_N = re.compile(rf"\b(?:last|past|previous)\s+({_NUM})\s+{_UNIT}\b")
@@ -170,8 +226,11 @@ def _period(which: str, unit: str, now: datetime) -> tuple[datetime, datetime]:
         return saturday, saturday + timedelta(days=2)
     if unit == "month":
         start, _ = _month(now.year, now.month, now)
-        return (_month(start.year - (start.month == 1), (start.month - 2) % 12 + 1, now)[0], start) if last \
+        return (
+            (_month(start.year - (start.month == 1), (start.month - 2) % 12 + 1, now)[0], start)
+            if last
             else (start, today + timedelta(days=1))
+        )
     start = today.replace(month=1, day=1)
     return (start.replace(year=start.year - 1), start) if last else (start, today + timedelta(days=1))
 
@@ -207,8 +266,12 @@ def parse(query: str, now: datetime, anchor: Callable[[str], datetime | None] | 
     return TimeQuery(start, end, order, topic)
 
 
-def apply(hits: list[H], tq: TimeQuery | None, when: Callable[[H], datetime],
-          window_episodes: Callable[[TimeQuery], list[H]] | None = None) -> list[H]:
+def apply(
+    hits: list[H],
+    tq: TimeQuery | None,
+    when: Callable[[H], datetime],
+    window_episodes: Callable[[TimeQuery], list[H]] | None = None,
+) -> list[H]:
     """The hits re-scored (in place) and re-sorted for the time query, best first.
 
     A prompt with a topic ("the login fix last week") boosts the hits in its window, and the window's other

@@ -21,8 +21,15 @@ def posterior_mean(helpful: float, unhelpful: float) -> float:
     return (1.0 + helpful) / (2.0 + helpful + unhelpful)
 
 
-def record_feedback(db: Database, episode_id: str, signal: str, *, weight: float = EXPLICIT_WEIGHT,
-                    source: str = "explicit", evidence: dict[str, Any] | None = None) -> float:
+def record_feedback(
+    db: Database,
+    episode_id: str,
+    signal: str,
+    *,
+    weight: float = EXPLICIT_WEIGHT,
+    source: str = "explicit",
+    evidence: dict[str, Any] | None = None,
+) -> float:
     """Store one evidence row and refresh the cached utility; returns the new value."""
     if signal not in SIGNALS:
         raise InvalidInput(f"feedback must be one of {', '.join(SIGNALS)}, not {signal!r}")
@@ -30,9 +37,11 @@ def record_feedback(db: Database, episode_id: str, signal: str, *, weight: float
         raise InvalidInput("feedback weight must not be negative")
     now = datetime.now(timezone.utc).isoformat()
     with db.transaction():
-        db.execute("INSERT INTO feedback_events(episode_id, signal, weight, source, evidence, created_at) "
-                   "VALUES (?, ?, ?, ?, ?, ?)",
-                   (episode_id, signal, weight, source, json.dumps(evidence or {}), now))
+        db.execute(
+            "INSERT INTO feedback_events(episode_id, signal, weight, source, evidence, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (episode_id, signal, weight, source, json.dumps(evidence or {}), now),
+        )
         value = recompute(db, episode_id)
         if signal == "helpful":
             db.execute("UPDATE episodes SET last_useful_at = ? WHERE id = ?", (now, episode_id))
@@ -40,18 +49,27 @@ def record_feedback(db: Database, episode_id: str, signal: str, *, weight: float
 
 
 def recompute(db: Database, episode_id: str) -> float:
-    row = db.one("SELECT COALESCE(SUM(CASE WHEN signal = 'helpful' THEN weight END), 0), "
-                 "COALESCE(SUM(CASE WHEN signal = 'unhelpful' THEN weight END), 0) "
-                 "FROM feedback_events WHERE episode_id = ?", (episode_id,))
+    row = db.one(
+        "SELECT COALESCE(SUM(CASE WHEN signal = 'helpful' THEN weight END), 0), "
+        "COALESCE(SUM(CASE WHEN signal = 'unhelpful' THEN weight END), 0) "
+        "FROM feedback_events WHERE episode_id = ?",
+        (episode_id,),
+    )
     helpful, unhelpful = float(row[0]), float(row[1])
     value = posterior_mean(helpful, unhelpful)
-    db.execute("UPDATE episodes SET helpful = ?, unhelpful = ?, utility = ? WHERE id = ?",
-               (helpful, unhelpful, value, episode_id))
+    db.execute(
+        "UPDATE episodes SET helpful = ?, unhelpful = ?, utility = ? WHERE id = ?",
+        (helpful, unhelpful, value, episode_id),
+    )
     return value
 
 
 def feedback_history(db: Database, episode_id: str) -> list[dict[str, Any]]:
-    rows = db.query("SELECT signal, weight, source, evidence, created_at FROM feedback_events "
-                    "WHERE episode_id = ? ORDER BY id", (episode_id,))
-    return [{"signal": r[0], "weight": r[1], "source": r[2], "evidence": json.loads(r[3] or "{}"),
-             "created_at": r[4]} for r in rows]
+    rows = db.query(
+        "SELECT signal, weight, source, evidence, created_at FROM feedback_events WHERE episode_id = ? ORDER BY id",
+        (episode_id,),
+    )
+    return [
+        {"signal": r[0], "weight": r[1], "source": r[2], "evidence": json.loads(r[3] or "{}"), "created_at": r[4]}
+        for r in rows
+    ]

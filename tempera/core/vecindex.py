@@ -32,8 +32,7 @@ class _Partition:
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
         if self._matrix is None:
             self._rowids = np.fromiter(self.vectors, dtype=np.int64, count=len(self.vectors))
-            self._matrix = (np.stack(list(self.vectors.values())) if self.vectors
-                            else np.zeros((0, 1), dtype=np.float32))
+            self._matrix = np.stack(list(self.vectors.values())) if self.vectors else np.zeros((0, 1), dtype=np.float32)
         assert self._rowids is not None
         return self._rowids, self._matrix
 
@@ -76,8 +75,9 @@ class VectorCache:
         part = self._parts.get(name)
         if part is None:
             where = "transferable = 1" if name == TRANSFERABLE else "project_id = ?"
-            rows = db.query(f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE {where}",
-                            () if name == TRANSFERABLE else (name,))
+            rows = db.query(
+                f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE {where}", () if name == TRANSFERABLE else (name,)
+            )
             part = self._parts[name] = _Partition({int(r): np.frombuffer(e, dtype=np.float32) for r, e in rows})
         return part
 
@@ -89,8 +89,10 @@ class VectorCache:
         if not self._parts or low > self._seq + 1:  # nothing held yet, or the log was pruned past us
             self._reset(high)
             return
-        changed = [r[0] for r in db.query("SELECT episode_rowid FROM vector_changes WHERE seq > ? AND seq <= ?",
-                                          (self._seq, high))]
+        changed = [
+            r[0]
+            for r in db.query("SELECT episode_rowid FROM vector_changes WHERE seq > ? AND seq <= ?", (self._seq, high))
+        ]
         if None in changed or len(changed) > RELOAD_AFTER:
             self._reset(high)
             return
@@ -99,10 +101,12 @@ class VectorCache:
             for rowid in ids:
                 part.drop(rowid)
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             for rowid, project_id, transferable, emb in db.query(
-                    f"SELECT rowid, project_id, transferable, embedding FROM {VEC_TABLE} "
-                    f"WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
+                f"SELECT rowid, project_id, transferable, embedding FROM {VEC_TABLE} "
+                f"WHERE rowid IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
                 vector = np.frombuffer(emb, dtype=np.float32)
                 for name in (project_id, TRANSFERABLE if transferable else None):
                     if name in self._parts:

@@ -245,9 +245,13 @@ class Daemon:
         assert self.mem is not None
         with self._request_lock:
             if op == "status":
-                return {"ok": True, "pid": os.getpid(), "version": self.started_version,
-                        "jobs": jobs.counts(self.mem.db.conn),
-                        "model": self.mem.embedder.spec.name if self.mem.embedder else None}
+                return {
+                    "ok": True,
+                    "pid": os.getpid(),
+                    "version": self.started_version,
+                    "jobs": jobs.counts(self.mem.db.conn),
+                    "model": self.mem.embedder.spec.name if self.mem.embedder else None,
+                }
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def answer_hook(self, req: dict[str, Any]) -> bytes:

@@ -41,8 +41,14 @@ class TeamSyncer:
         if self.pool is None or self.pool_dsn != dsn:
             if self.pool is not None:
                 self.pool.close()
-            self.pool = ConnectionPool(dsn, min_size=0, max_size=2, open=True, configure=pgdb.configure,
-                                       kwargs={"autocommit": True, "connect_timeout": pgdb.CONNECT_TIMEOUT})
+            self.pool = ConnectionPool(
+                dsn,
+                min_size=0,
+                max_size=2,
+                open=True,
+                configure=pgdb.configure,
+                kwargs={"autocommit": True, "connect_timeout": pgdb.CONNECT_TIMEOUT},
+            )
             self.pool_dsn = dsn
         return self.pool
 

@@ -20,8 +20,7 @@ log = logging.getLogger("tempera.daemon")
 
 
 class TranscriptWatcher(FileSystemEventHandler):
-    def __init__(self, data_dir: Path, debounce: float, on_enqueue: Callable[[], None],
-                 root: Path | None = None):
+    def __init__(self, data_dir: Path, debounce: float, on_enqueue: Callable[[], None], root: Path | None = None):
         self.root = root or claude_projects_dir()
         self.debounce = debounce
         self.on_enqueue = on_enqueue
@@ -45,8 +44,11 @@ class TranscriptWatcher(FileSystemEventHandler):
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         path = str(event.dest_path if event.event_type == "moved" else event.src_path)
-        if event.is_directory or not path.endswith(".jsonl") or event.event_type not in ("created", "modified",
-                                                                                        "moved", "closed"):
+        if (
+            event.is_directory
+            or not path.endswith(".jsonl")
+            or event.event_type not in ("created", "modified", "moved", "closed")
+        ):
             return
         with self.lock:
             self.pending[path] = time.monotonic()
@@ -65,8 +67,7 @@ class TranscriptWatcher(FileSystemEventHandler):
         db = connect(self.db_path)
         try:
             for p in ready:
-                jobs.enqueue(db.conn, "capture", {"transcript_path": p, "source": "watch"},
-                             dedupe_key=f"capture:{p}")
+                jobs.enqueue(db.conn, "capture", {"transcript_path": p, "source": "watch"}, dedupe_key=f"capture:{p}")
         finally:
             db.close()
         log.info("watch: queued %d transcript(s)", len(ready))

@@ -38,8 +38,13 @@ def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
     if capture_paused(mem, path):
         return {"skipped": "capture is paused for this project"}
     result = capture_and_learn(mem, path, session_id=payload.get("session_id") or None)
-    return {"added": len(result.added), "updated": len(result.updated), "learned": len(result.learning),
-            "turns": result.turns, "units": result.units}
+    return {
+        "added": len(result.added),
+        "updated": len(result.updated),
+        "learned": len(result.learning),
+        "turns": result.turns,
+        "units": result.units,
+    }
 
 
 def handle_auto_memory(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +58,9 @@ def handle_auto_memory(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
-    "capture": handle_capture, "auto-memory": handle_auto_memory}
+    "capture": handle_capture,
+    "auto-memory": handle_auto_memory,
+}
 
 
 def work_one(mem: Memory) -> bool:

@@ -84,8 +84,9 @@ class CycleBudget:
         if need > self.remaining + 1e-12:
             raise BudgetExceeded(f"${self.remaining:.4f} left; the next call to {model} may cost ${need:.4f}")
         try:
-            return self.client.complete(prompt, budget=self.budget, system=system, max_tokens=max_tokens,
-                                        model=model).text
+            return self.client.complete(
+                prompt, budget=self.budget, system=system, max_tokens=max_tokens, model=model
+            ).text
         except LLMUnavailable as exc:
             # the SDK has retried already: the rest of the cycle runs on fallbacks instead of waiting on each call
             log.warning("dream: %s; the rest of this cycle runs on fallbacks", exc)

@@ -18,11 +18,14 @@ from tempera.core.selfimprove.calibration import wilson
 from tempera.dream.schema import MIGRATIONS
 
 POSITIVE = frozenset({"for", "pro", "yes", "use", "prefer", "allow", "require", "support", "keep", "adopt", "true"})
-NEGATIVE = frozenset({"against", "con", "no", "avoid", "reject", "forbid", "disallow", "deny", "drop", "remove",
-                      "never", "false"})
-_LIVE = ("a_id IN (SELECT id FROM episodes) AND b_id IN (SELECT id FROM episodes) "
-         "AND a_id NOT IN (SELECT episode_id FROM episode_retirements) "
-         "AND b_id NOT IN (SELECT episode_id FROM episode_retirements)")
+NEGATIVE = frozenset(
+    {"against", "con", "no", "avoid", "reject", "forbid", "disallow", "deny", "drop", "remove", "never", "false"}
+)
+_LIVE = (
+    "a_id IN (SELECT id FROM episodes) AND b_id IN (SELECT id FROM episodes) "
+    "AND a_id NOT IN (SELECT episode_id FROM episode_retirements) "
+    "AND b_id NOT IN (SELECT episode_id FROM episode_retirements)"
+)
 
 
 def opposite(a: str, b: str) -> bool:
@@ -32,24 +35,49 @@ def opposite(a: str, b: str) -> bool:
 
 def episode_conflicts(db: Database, min_confidence: float) -> list[dict[str, Any]]:
     apply_migrations(db, MIGRATIONS)
-    rows = db.query("SELECT c.a_id, c.b_id, c.similarity, c.confidence, c.claim, c.judged_by, c.model, c.created_at, "
-                    "a.summary, b.summary, a.outcome, b.outcome, COALESCE(p.name, a.project_id) "
-                    "FROM contradiction_checks c JOIN episodes a ON a.id = c.a_id JOIN episodes b ON b.id = c.b_id "
-                    f"LEFT JOIN projects p ON p.id = a.project_id WHERE c.contradicts = 1 AND c.confidence >= ? "
-                    f"AND {_LIVE} ORDER BY c.confidence DESC, c.similarity DESC", (min_confidence,))
-    return [{"a_id": r[0], "b_id": r[1], "similarity": r[2], "confidence": r[3], "claim": r[4], "judged_by": r[5],
-             "model": r[6], "judged_at": r[7], "a_summary": r[8].splitlines()[0], "b_summary": r[9].splitlines()[0],
-             "a_outcome": r[10], "b_outcome": r[11], "project": r[12]} for r in rows]
+    rows = db.query(
+        "SELECT c.a_id, c.b_id, c.similarity, c.confidence, c.claim, c.judged_by, c.model, c.created_at, "
+        "a.summary, b.summary, a.outcome, b.outcome, COALESCE(p.name, a.project_id) "
+        "FROM contradiction_checks c JOIN episodes a ON a.id = c.a_id JOIN episodes b ON b.id = c.b_id "
+        f"LEFT JOIN projects p ON p.id = a.project_id WHERE c.contradicts = 1 AND c.confidence >= ? "
+        f"AND {_LIVE} ORDER BY c.confidence DESC, c.similarity DESC",
+        (min_confidence,),
+    )
+    return [
+        {
+            "a_id": r[0],
+            "b_id": r[1],
+            "similarity": r[2],
+            "confidence": r[3],
+            "claim": r[4],
+            "judged_by": r[5],
+            "model": r[6],
+            "judged_at": r[7],
+            "a_summary": r[8].splitlines()[0],
+            "b_summary": r[9].splitlines()[0],
+            "a_outcome": r[10],
+            "b_outcome": r[11],
+            "project": r[12],
+        }
+        for r in rows
+    ]
 
 
 def contradiction_rate(db: Database, min_confidence: float) -> dict[str, Any]:
     """Share of judged live pairs that contradict, with its Wilson 95% interval."""
     apply_migrations(db, MIGRATIONS)
-    n, k = db.one(f"SELECT COUNT(*), COALESCE(SUM(contradicts = 1 AND confidence >= ?), 0) FROM contradiction_checks "
-                  f"WHERE {_LIVE}", (min_confidence,))
+    n, k = db.one(
+        f"SELECT COUNT(*), COALESCE(SUM(contradicts = 1 AND confidence >= ?), 0) FROM contradiction_checks "
+        f"WHERE {_LIVE}",
+        (min_confidence,),
+    )
     low, high = wilson(int(k), int(n))
-    return {"pairs": int(n), "contradictions": int(k), "rate": (k / n) if n else None,
-            "ci95": [round(low, 4), round(high, 4)]}
+    return {
+        "pairs": int(n),
+        "contradictions": int(k),
+        "rate": (k / n) if n else None,
+        "ci95": [round(low, 4), round(high, 4)],
+    }
 
 
 def fact_conflicts(db: Database) -> list[dict[str, Any]]:
@@ -69,12 +97,21 @@ def fact_conflicts(db: Database) -> list[dict[str, Any]]:
     out = []
     for subject, held in sorted(by_subject.items()):
         for i, (e1, p1) in enumerate(held):
-            for e2, p2 in held[i + 1:]:
+            for e2, p2 in held[i + 1 :]:
                 j1, j2 = project_of.get(e1), project_of.get(e2)
                 if opposite(p1, p2) and (j1 is None or j2 is None or j1 == j2):
                     project = j1 or j2
-                    out.append({"subject": subject, "project_id": project,
-                                "project": names.get(project, project) if project else None,
-                                "a": e1, "a_polarity": p1, "a_description": described.get(e1, ""),
-                                "b": e2, "b_polarity": p2, "b_description": described.get(e2, "")})
+                    out.append(
+                        {
+                            "subject": subject,
+                            "project_id": project,
+                            "project": names.get(project, project) if project else None,
+                            "a": e1,
+                            "a_polarity": p1,
+                            "a_description": described.get(e1, ""),
+                            "b": e2,
+                            "b_polarity": p2,
+                            "b_description": described.get(e2, ""),
+                        }
+                    )
     return out

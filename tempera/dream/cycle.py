@@ -32,8 +32,14 @@ if TYPE_CHECKING:
     from tempera.core.memory import Memory
 
 log = logging.getLogger("tempera.dream")
-PHASES: list[Phase] = [verify_advance.PHASE, decay.PHASE, reflect.PHASE, patterns.PHASE, contradict.PHASE,
-                       templates.PHASE]
+PHASES: list[Phase] = [
+    verify_advance.PHASE,
+    decay.PHASE,
+    reflect.PHASE,
+    patterns.PHASE,
+    contradict.PHASE,
+    templates.PHASE,
+]
 LOCK_NAME = "dream.lock"
 EMPTY_SIGNATURE = "0:0::0:0:0"
 
@@ -55,9 +61,17 @@ class CycleReport:
     finished_at: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "trigger": self.trigger, "status": self.status, "max_usd": self.max_usd,
-                "spent_usd": round(self.spent_usd, 6), "llm": self.llm, "started_at": self.started_at,
-                "finished_at": self.finished_at, "phases": [p.as_dict() for p in self.phases]}
+        return {
+            "id": self.id,
+            "trigger": self.trigger,
+            "status": self.status,
+            "max_usd": self.max_usd,
+            "spent_usd": round(self.spent_usd, 6),
+            "llm": self.llm,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "phases": [p.as_dict() for p in self.phases],
+        }
 
 
 def select_phases(names: Sequence[str] | None) -> list[Phase]:
@@ -72,10 +86,12 @@ def select_phases(names: Sequence[str] | None) -> list[Phase]:
 def memory_signature(db: Database) -> str:
     """Changes whenever memory gains something to dream about (episodes added or changed, feedback, retrievals,
     corrections); maxima of keys plus one scan of updated_at, cheap enough to check on every file event."""
-    row = db.one("SELECT (SELECT COALESCE(MAX(rowid), 0) FROM episodes), (SELECT COUNT(*) FROM episodes), "
-                 "(SELECT COALESCE(MAX(updated_at), '') FROM episodes), (SELECT COALESCE(MAX(id), 0) FROM "
-                 "feedback_events), (SELECT COALESCE(MAX(id), 0) FROM retrievals), "
-                 "(SELECT COALESCE(MAX(id), 0) FROM mistakes)")
+    row = db.one(
+        "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM episodes), (SELECT COUNT(*) FROM episodes), "
+        "(SELECT COALESCE(MAX(updated_at), '') FROM episodes), (SELECT COALESCE(MAX(id), 0) FROM "
+        "feedback_events), (SELECT COALESCE(MAX(id), 0) FROM retrievals), "
+        "(SELECT COALESCE(MAX(id), 0) FROM mistakes)"
+    )
     return ":".join(str(v) for v in row)
 
 
@@ -92,32 +108,53 @@ def cycle_lock(data_dir: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _context(mem: "Memory", max_usd: float | None, now: datetime | None, should_stop: Callable[[], bool] | None,
-             days: list[date] | None) -> DreamContext:
+def _context(
+    mem: "Memory",
+    max_usd: float | None,
+    now: datetime | None,
+    should_stop: Callable[[], bool] | None,
+    days: list[date] | None,
+) -> DreamContext:
     cap = mem.config.dream.default_max_usd if max_usd is None else max_usd
     if cap < 0:
         raise InvalidInput("--max-usd must not be negative")
     apply_migrations(mem.db, MIGRATIONS)
-    return DreamContext(mem, CycleBudget(mem.config, cap), now or datetime.now(timezone.utc), mem.db.path.parent,
-                        should_stop or (lambda: False), days)
+    return DreamContext(
+        mem,
+        CycleBudget(mem.config, cap),
+        now or datetime.now(timezone.utc),
+        mem.db.path.parent,
+        should_stop or (lambda: False),
+        days,
+    )
 
 
 def _mode(phase: Phase, ctx: DreamContext) -> str:
     return "free" if not phase.paid else "llm" if ctx.budget.llm_on else "fallback"
 
 
-def plan_cycle(mem: "Memory", *, max_usd: float | None = None, phases: Sequence[str] | None = None,
-               now: datetime | None = None, days: list[date] | None = None) -> CycleReport:
+def plan_cycle(
+    mem: "Memory",
+    *,
+    max_usd: float | None = None,
+    phases: Sequence[str] | None = None,
+    now: datetime | None = None,
+    days: list[date] | None = None,
+) -> CycleReport:
     """The dry run: every selected phase's plan and worst-case cost, on the memory as it is now (a later phase
     would also see what earlier ones write). Nothing is called and nothing is written."""
     ctx = _context(mem, max_usd, now, None, days)
-    report = CycleReport(None, "dry-run", "planned", ctx.budget.budget.max_usd, 0.0, ctx.budget.llm_state,
-                         started_at=ctx.now.isoformat())
+    report = CycleReport(
+        None, "dry-run", "planned", ctx.budget.budget.max_usd, 0.0, ctx.budget.llm_state, started_at=ctx.now.isoformat()
+    )
     for phase in select_phases(phases):
         plan = phase.plan(ctx)
         ctx.budget.set_aside(plan.estimate_usd)
-        report.phases.append(PhaseReport(phase.name, "planned", _mode(phase, ctx), plan.estimate_usd,
-                                         notes=[plan.detail] if plan.detail else []))
+        report.phases.append(
+            PhaseReport(
+                phase.name, "planned", _mode(phase, ctx), plan.estimate_usd, notes=[plan.detail] if plan.detail else []
+            )
+        )
     return report
 
 
@@ -126,8 +163,10 @@ def _run_phase(phase: Phase, ctx: DreamContext, report: PhaseReport) -> None:
     report.estimate_usd = plan.estimate_usd
     if plan.deferred and not plan.items:
         report.status = "skipped"
-        report.notes.append(f"estimate does not fit the ${ctx.budget.remaining:.4f} left "
-                            f"({plan.deferred} item(s) wait for a later cycle)")
+        report.notes.append(
+            f"estimate does not fit the ${ctx.budget.remaining:.4f} left "
+            f"({plan.deferred} item(s) wait for a later cycle)"
+        )
         return
     phase.run(ctx, plan, report)
     if plan.deferred:
@@ -142,8 +181,9 @@ def _run_phases(selected: list[Phase], ctx: DreamContext, report: CycleReport) -
         report.phases.append(result)
         if report.status == "interrupted" or (phase.paid and exhausted and ctx.budget.llm_on):
             result.status = "skipped"
-            result.notes.append("cycle interrupted" if report.status == "interrupted"
-                                else "budget exhausted earlier in the cycle")
+            result.notes.append(
+                "cycle interrupted" if report.status == "interrupted" else "budget exhausted earlier in the cycle"
+            )
             continue
         before = ctx.budget.spent
         try:
@@ -160,9 +200,16 @@ def _run_phases(selected: list[Phase], ctx: DreamContext, report: CycleReport) -
         result.spent_usd = ctx.budget.spent - before
 
 
-def run_cycle(mem: "Memory", *, max_usd: float | None = None, phases: Sequence[str] | None = None,
-              trigger: str = "manual", now: datetime | None = None, should_stop: Callable[[], bool] | None = None,
-              days: list[date] | None = None) -> CycleReport:
+def run_cycle(
+    mem: "Memory",
+    *,
+    max_usd: float | None = None,
+    phases: Sequence[str] | None = None,
+    trigger: str = "manual",
+    now: datetime | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    days: list[date] | None = None,
+) -> CycleReport:
     """Run the selected phases (all by default); raises CycleBusy when another cycle holds the data dir."""
     selected = select_phases(phases)
     ctx = _context(mem, max_usd, now, should_stop, days)
@@ -170,33 +217,54 @@ def run_cycle(mem: "Memory", *, max_usd: float | None = None, phases: Sequence[s
     with cycle_lock(ctx.data_dir):
         started = datetime.now(timezone.utc).isoformat()
         with db.transaction():
-            db.execute("UPDATE dream_cycles SET status = 'interrupted', finished_at = ? WHERE status = 'running'",
-                       (started,))  # we hold the lock: a row still running belongs to a cycle that died
-            cycle_id = db.execute("INSERT INTO dream_cycles(trigger, status, max_usd, llm, started_at) "
-                                  "VALUES (?, 'running', ?, ?, ?)",
-                                  (trigger, ctx.budget.budget.max_usd, ctx.budget.llm_state, started)).lastrowid
-        report = CycleReport(cycle_id, trigger, "done", ctx.budget.budget.max_usd, 0.0, ctx.budget.llm_state,
-                             started_at=started)
+            db.execute(
+                "UPDATE dream_cycles SET status = 'interrupted', finished_at = ? WHERE status = 'running'", (started,)
+            )  # we hold the lock: a row still running belongs to a cycle that died
+            cycle_id = db.execute(
+                "INSERT INTO dream_cycles(trigger, status, max_usd, llm, started_at) VALUES (?, 'running', ?, ?, ?)",
+                (trigger, ctx.budget.budget.max_usd, ctx.budget.llm_state, started),
+            ).lastrowid
+        report = CycleReport(
+            cycle_id, trigger, "done", ctx.budget.budget.max_usd, 0.0, ctx.budget.llm_state, started_at=started
+        )
         _run_phases(selected, ctx, report)
         report.spent_usd, report.llm = ctx.budget.spent, ctx.budget.llm_state
         report.finished_at = datetime.now(timezone.utc).isoformat()
         whole = report.status == "done" and len(selected) == len(PHASES) and not days
         signature = memory_signature(db) if whole else None  # only a whole cycle settles the pending work
-        db.execute("UPDATE dream_cycles SET status = ?, spent_usd = ?, llm = ?, phases = ?, signature = ?, "
-                   "finished_at = ? WHERE id = ?", (report.status, report.spent_usd, report.llm,
-                                                   json.dumps([p.as_dict() for p in report.phases]), signature,
-                                                   report.finished_at, cycle_id))
-    log.info("dream cycle %s (%s) %s, $%.4f of $%.2f, LLM %s: %s", cycle_id, trigger, report.status,
-             report.spent_usd, report.max_usd, report.llm,
-             "; ".join(f"{p.phase} {p.status}: {p.summary()}" for p in report.phases))
+        db.execute(
+            "UPDATE dream_cycles SET status = ?, spent_usd = ?, llm = ?, phases = ?, signature = ?, "
+            "finished_at = ? WHERE id = ?",
+            (
+                report.status,
+                report.spent_usd,
+                report.llm,
+                json.dumps([p.as_dict() for p in report.phases]),
+                signature,
+                report.finished_at,
+                cycle_id,
+            ),
+        )
+    log.info(
+        "dream cycle %s (%s) %s, $%.4f of $%.2f, LLM %s: %s",
+        cycle_id,
+        trigger,
+        report.status,
+        report.spent_usd,
+        report.max_usd,
+        report.llm,
+        "; ".join(f"{p.phase} {p.status}: {p.summary()}" for p in report.phases),
+    )
     return report
 
 
 def last_cycle(db: Database) -> dict[str, Any] | None:
     """The most recent cycle (what `tempera status` shows), or None before the first one."""
     apply_migrations(db, MIGRATIONS)
-    row = db.one("SELECT id, trigger, status, max_usd, spent_usd, llm, phases, started_at, finished_at "
-                 "FROM dream_cycles ORDER BY id DESC LIMIT 1")
+    row = db.one(
+        "SELECT id, trigger, status, max_usd, spent_usd, llm, phases, started_at, finished_at "
+        "FROM dream_cycles ORDER BY id DESC LIMIT 1"
+    )
     if row is None:
         return None
     keys = ("id", "trigger", "status", "max_usd", "spent_usd", "llm", "phases", "started_at", "finished_at")
@@ -208,6 +276,7 @@ def last_cycle(db: Database) -> dict[str, Any] | None:
 def last_signature(db: Database) -> str:
     """The memory signature when the last completed cycle ended (EMPTY_SIGNATURE before any)."""
     apply_migrations(db, MIGRATIONS)
-    row = db.one("SELECT signature FROM dream_cycles WHERE status = 'done' AND signature IS NOT NULL "
-                 "ORDER BY id DESC LIMIT 1")
+    row = db.one(
+        "SELECT signature FROM dream_cycles WHERE status = 'done' AND signature IS NOT NULL ORDER BY id DESC LIMIT 1"
+    )
     return row[0] if row else EMPTY_SIGNATURE

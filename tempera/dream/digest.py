@@ -35,7 +35,7 @@ def day_start_utc(day: date) -> str:
 
 def _first_lines(ep: Episode, n: int = 2, limit: int = 220) -> str:
     text = " — ".join(line.strip() for line in ep.summary.splitlines()[:n] if line.strip())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -70,9 +70,14 @@ class DayDigest:
         """Free signal: failures, errors, corrections and missed questions teach most; edits a little."""
         resolved, unresolved = self.errors()
         outcomes = self.outcomes()
-        return (sum(outcomes[s] for s in FAILED) + len(resolved) + 0.5 * len(unresolved)
-                + 1.5 * len(self.corrections) + len(self.missed_questions)
-                + 0.5 * sum(1 for ep in self.episodes if ep.context.files_modified))
+        return (
+            sum(outcomes[s] for s in FAILED)
+            + len(resolved)
+            + 0.5 * len(unresolved)
+            + 1.5 * len(self.corrections)
+            + len(self.missed_questions)
+            + 0.5 * sum(1 for ep in self.episodes if ep.context.files_modified)
+        )
 
     def score(self) -> float:
         return min(1.0, self.points() / SCORE_SCALE)
@@ -110,8 +115,11 @@ def gather(mem: "Memory", days: Iterable[date], *, project_id: str | None = None
         sql += " AND project_id = ?"
         params.append(project_id)
     retired = retired_ids(mem.db)
-    episodes = [ep for ep in mem.store.get_many_by_rowid(r[0] for r in mem.db.query(sql, params)).values()
-                if ep.id not in retired and local_day(ep.created_at) in wanted]
+    episodes = [
+        ep
+        for ep in mem.store.get_many_by_rowid(r[0] for r in mem.db.query(sql, params)).values()
+        if ep.id not in retired and local_day(ep.created_at) in wanted
+    ]
     groups: dict[tuple[str, date], list[Episode]] = {}
     for ep in sorted(episodes, key=lambda e: e.created_at):
         groups.setdefault((ep.project_id, local_day(ep.created_at)), []).append(ep)
@@ -119,11 +127,15 @@ def gather(mem: "Memory", days: Iterable[date], *, project_id: str | None = None
     by_episode = {ep.id: d for d in digests for ep in d.episodes}
     ids = list(by_episode)
     for start in range(0, len(ids), 500):
-        marks = ",".join("?" * len(ids[start:start + 500]))
-        for eid, cat, words in mem.db.query(f"SELECT episode_id, category, correction FROM mistakes "
-                                            f"WHERE episode_id IN ({marks}) ORDER BY id", ids[start:start + 500]):
+        marks = ",".join("?" * len(ids[start : start + 500]))
+        for eid, cat, words in mem.db.query(
+            f"SELECT episode_id, category, correction FROM mistakes WHERE episode_id IN ({marks}) ORDER BY id",
+            ids[start : start + 500],
+        ):
             by_episode[eid].corrections.append((cat, words))
-        for eid, question in mem.db.query(f"SELECT episode_id, question FROM should_have_asked "
-                                          f"WHERE episode_id IN ({marks}) ORDER BY id", ids[start:start + 500]):
+        for eid, question in mem.db.query(
+            f"SELECT episode_id, question FROM should_have_asked WHERE episode_id IN ({marks}) ORDER BY id",
+            ids[start : start + 500],
+        ):
             by_episode[eid].missed_questions.append(question)
     return sorted(digests, key=lambda d: (d.day, d.project_name))

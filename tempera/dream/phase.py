@@ -63,9 +63,16 @@ class PhaseReport:
         return "; ".join(parts + self.notes) or "nothing to do"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"phase": self.phase, "status": self.status, "mode": self.mode,
-                "estimate_usd": round(self.estimate_usd, 6), "spent_usd": round(self.spent_usd, 6),
-                "counts": dict(self.counts), "notes": self.notes, "summary": self.summary()}
+        return {
+            "phase": self.phase,
+            "status": self.status,
+            "mode": self.mode,
+            "estimate_usd": round(self.estimate_usd, 6),
+            "spent_usd": round(self.spent_usd, 6),
+            "counts": dict(self.counts),
+            "notes": self.notes,
+            "summary": self.summary(),
+        }
 
 
 @dataclass(frozen=True)

@@ -76,8 +76,11 @@ class DreamScheduler:
         except Exception as exc:  # without events the signature is checked on every tick instead
             log.warning("dream: file watch unavailable (%s); polling instead", exc)
         self.thread.start()
-        log.info("dream scheduler on: idle %.1f min, nightly %s", self.config.dream.idle_minutes,
-                 self.config.dream.nightly_time or "off")
+        log.info(
+            "dream scheduler on: idle %.1f min, nightly %s",
+            self.config.dream.idle_minutes,
+            self.config.dream.nightly_time or "off",
+        )
 
     def mark_pending(self) -> None:
         """New transcripts arrived (the daemon's watcher saw them): maybe new work."""
@@ -123,8 +126,9 @@ class DreamScheduler:
         """One cycle; True when it completed (an interrupted or refused one leaves the work pending)."""
         quiet_since = self.last_activity()
         try:
-            report = run_cycle(mem, trigger=trigger,
-                               should_stop=lambda: self.stopping.is_set() or self.last_activity() != quiet_since)
+            report = run_cycle(
+                mem, trigger=trigger, should_stop=lambda: self.stopping.is_set() or self.last_activity() != quiet_since
+            )
         except CycleBusy:
             log.info("dream: a cycle is already running elsewhere; trying again later")
             return False

@@ -14,7 +14,9 @@ def m050_dream(conn: Connection) -> None:
     reflections, pattern pages and judged episode pairs. Episodes are named by id without a foreign key, like the
     self-improvement log, so pruning an episode never breaks a reflection or a verdict. A judged pair keeps a
     digest of what each side said, so it is judged again only when that changes."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE dream_cycles (
         id INTEGER PRIMARY KEY,
         trigger TEXT NOT NULL,
@@ -86,7 +88,8 @@ def m050_dream(conn: Connection) -> None:
         created_at TEXT NOT NULL,
         PRIMARY KEY (a_id, b_id)
     );
-    """)
+    """,
+    )
 
 
 MIGRATIONS: list[Migration] = [("core.050_dream", m050_dream)]

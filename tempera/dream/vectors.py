@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 TERM_CHARS = 4000
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 # words Tempera's own summaries and digests put into every item ("Changed ...", "Tests passed: ...", "2 turns")
-OWN_WORDS = frozenset("changed tests passed failed unresolved turns turn success failure partial unknown files "
-                      "touched errors resolved episode reflection".split())
+OWN_WORDS = frozenset(
+    "changed tests passed failed unresolved turns turn success failure partial unknown files "
+    "touched errors resolved episode reflection".split()
+)
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,7 @@ class TextItem:
 def terms(text: str) -> list[str]:
     """The words of a text (first TERM_CHARS), lowercased, stopwords and short tokens dropped; plain words rather
     than the index's identifier expansions, because they also name themes."""
-    return [w for w in _WORD.findall(text[:TERM_CHARS].lower()) if w not in textsearch.STOPWORDS
-            and w not in OWN_WORDS]
+    return [w for w in _WORD.findall(text[:TERM_CHARS].lower()) if w not in textsearch.STOPWORDS and w not in OWN_WORDS]
 
 
 def _normalised(matrix: np.ndarray) -> np.ndarray:
@@ -64,9 +65,12 @@ def tfidf(docs: Sequence[Sequence[str]]) -> np.ndarray:
 def _stored(mem: "Memory", episode_ids: list[str]) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for start in range(0, len(episode_ids), 500):
-        chunk = episode_ids[start:start + 500]
-        rows = mem.db.query(f"SELECT e.id, v.embedding FROM episodes e JOIN {VEC_TABLE} v ON v.rowid = e.rowid "
-                            f"WHERE e.id IN ({','.join('?' * len(chunk))})", chunk)
+        chunk = episode_ids[start : start + 500]
+        rows = mem.db.query(
+            f"SELECT e.id, v.embedding FROM episodes e JOIN {VEC_TABLE} v ON v.rowid = e.rowid "
+            f"WHERE e.id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        )
         out.update({r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows})
     return out
 

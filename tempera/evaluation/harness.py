@@ -55,8 +55,15 @@ def load_fixture(path: Path) -> list[Query]:
         if not d.get("query") or not isinstance(d.get("relevant"), list):
             raise InvalidInput(f"{path}:{n}: needs `query` and a `relevant` list of {{id, grade}}")
         grades = {corpus_uuid(str(r["id"])): int(r.get("grade", 1)) for r in d["relevant"]}
-        out.append(Query(id=str(d.get("id", n)), query=d["query"], grades=grades, project=d.get("project"),
-                         tags=list(d.get("tags", []))))
+        out.append(
+            Query(
+                id=str(d.get("id", n)),
+                query=d["query"],
+                grades=grades,
+                project=d.get("project"),
+                tags=list(d.get("tags", [])),
+            )
+        )
     return out
 
 
@@ -73,7 +80,7 @@ def load_corpus(mem: Memory, path: Path) -> int:
         ep.id = corpus_uuid(str(slug))
         episodes.append(ep)
     for start in range(0, len(episodes), 256):
-        mem.store.add_many(episodes[start:start + 256])
+        mem.store.add_many(episodes[start : start + 256])
     return len(episodes)
 
 
@@ -82,28 +89,56 @@ def evaluate(mem: Memory, queries: list[Query], *, mode: str, k: int) -> dict[st
     rows = []
     for q in queries:
         ref = mem.store.resolve_project(q.project)
-        hits = retrieve(mem.store, q.query, project_id=ref.id, cfg=mem.config.retrieval, limit=max(k, 10), mode=mode,
-                        cross_project="cross-project" in q.tags)
+        hits = retrieve(
+            mem.store,
+            q.query,
+            project_id=ref.id,
+            cfg=mem.config.retrieval,
+            limit=max(k, 10),
+            mode=mode,
+            cross_project="cross-project" in q.tags,
+        )
         ranked = [h.episode.id for h in hits]
-        rows.append({"id": q.id, "tags": q.tags, "p": precision_at_k(ranked, q.grades, k),
-                     "r": recall_at_k(ranked, q.grades, k), "mrr": reciprocal_rank(ranked, q.grades),
-                     "ndcg": ndcg_at_k(ranked, q.grades, k)})
+        rows.append(
+            {
+                "id": q.id,
+                "tags": q.tags,
+                "p": precision_at_k(ranked, q.grades, k),
+                "r": recall_at_k(ranked, q.grades, k),
+                "mrr": reciprocal_rank(ranked, q.grades),
+                "ndcg": ndcg_at_k(ranked, q.grades, k),
+            }
+        )
     by_tag: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         for t in r["tags"] or ["untagged"]:
             by_tag[t].append(r)
-    return {"mode": mode, "k": k, "queries": len(rows), "overall": _aggregate(rows, k),
-            "by_tag": {t: _aggregate(rs, k) for t, rs in sorted(by_tag.items())}, "per_query": rows}
+    return {
+        "mode": mode,
+        "k": k,
+        "queries": len(rows),
+        "overall": _aggregate(rows, k),
+        "by_tag": {t: _aggregate(rs, k) for t, rs in sorted(by_tag.items())},
+        "per_query": rows,
+    }
 
 
 def _aggregate(rows: list[dict[str, Any]], k: int) -> dict[str, float]:
     if not rows:
         return {}
-    return {f"P@{k}": mean(r["p"] for r in rows), f"R@{k}": mean(r["r"] for r in rows),
-            "MRR": mean(r["mrr"] for r in rows), f"nDCG@{k}": mean(r["ndcg"] for r in rows), "n": len(rows)}
+    return {
+        f"P@{k}": mean(r["p"] for r in rows),
+        f"R@{k}": mean(r["r"] for r in rows),
+        "MRR": mean(r["mrr"] for r in rows),
+        f"nDCG@{k}": mean(r["ndcg"] for r in rows),
+        "n": len(rows),
+    }
 
 
 def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, float]:
     """Metric deltas (current - baseline) of the overall figures."""
-    return {m: current["overall"][m] - baseline["overall"].get(m, 0.0)
-            for m in current["overall"] if m != "n" and m in baseline.get("overall", {})}
+    return {
+        m: current["overall"][m] - baseline["overall"].get(m, 0.0)
+        for m in current["overall"]
+        if m != "n" and m in baseline.get("overall", {})
+    }

@@ -26,8 +26,9 @@ def reciprocal_rank(ranked: Sequence[str], grades: Mapping[str, int]) -> float:
 
 def ndcg_at_k(ranked: Sequence[str], grades: Mapping[str, int], k: int) -> float:
     """nDCG with gain 2^grade - 1 and log2 discount."""
+
     def dcg(gs: Sequence[int]) -> float:
-        return sum((2 ** g - 1) / math.log2(i + 1) for i, g in enumerate(gs, 1))
+        return sum((2**g - 1) / math.log2(i + 1) for i, g in enumerate(gs, 1))
 
     ideal = dcg(sorted((g for g in grades.values() if g > 0), reverse=True)[:k])
     return dcg([grades.get(r, 0) for r in ranked[:k]]) / ideal if ideal else 0.0

@@ -11,5 +11,13 @@ from tempera.facts.errors import DatalogError, DatalogSyntaxError
 from tempera.facts.store import FactStore, QueryResult, RuleInfo, RuleResult, TxResult
 from tempera.facts.values import Keyword
 
-__all__ = ["DatalogError", "DatalogSyntaxError", "FactStore", "Keyword", "QueryResult", "RuleInfo", "RuleResult",
-           "TxResult"]
+__all__ = [
+    "DatalogError",
+    "DatalogSyntaxError",
+    "FactStore",
+    "Keyword",
+    "QueryResult",
+    "RuleInfo",
+    "RuleResult",
+    "TxResult",
+]

@@ -22,9 +22,15 @@ class AuditReport:
     tx: int | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"audited": self.audited, "retracted": self.retracted, "tx": self.tx,
-                "violations": [{"entity": str(v.entity), "kind": v.kind, "attribute": v.attribute,
-                                "detail": v.detail} for v in self.violations]}
+        return {
+            "audited": self.audited,
+            "retracted": self.retracted,
+            "tx": self.tx,
+            "violations": [
+                {"entity": str(v.entity), "kind": v.kind, "attribute": v.attribute, "detail": v.detail}
+                for v in self.violations
+            ],
+        }
 
 
 def current_states(store: FactStore) -> dict[Keyword, dict[str, list[Value]]]:
@@ -34,7 +40,8 @@ def current_states(store: FactStore) -> dict[Keyword, dict[str, list[Value]]]:
     rows = store.db.query(
         f"SELECT e, a, vt, v FROM fact_datoms WHERE retracted_tx IS NULL AND valid_from <= ? "
         f"AND (valid_to IS NULL OR valid_to > ?) AND ({prefixes}) ORDER BY e, a, id",
-        [now, now, *(f":{name}/*" for name in TYPES)])
+        [now, now, *(f":{name}/*" for name in TYPES)],
+    )
     states: dict[Keyword, dict[str, list[Value]]] = {}
     for e, a, vt, v in rows:
         states.setdefault(Keyword(e), {}).setdefault(a, []).append(decode(vt, v))

@@ -24,9 +24,17 @@ from tempera.facts.values import NUMERIC, REFERENCE, VT, Keyword, Value, encode,
 NO_CONST = object()
 ARITHMETIC = {"+", "-", "*", "/"}
 ORDERING = {"<": "<", ">": ">", "<=": "<=", ">=": ">="}
-TYPE_TESTS = {"string?": {VT.STRING}, "integer?": {VT.INT}, "float?": {VT.FLOAT}, "boolean?": {VT.BOOL},
-              "nil?": {VT.NIL}, "keyword?": {VT.KEYWORD}, "uuid?": {VT.UUID}, "instant?": {VT.INSTANT},
-              "number?": set(NUMERIC)}
+TYPE_TESTS = {
+    "string?": {VT.STRING},
+    "integer?": {VT.INT},
+    "float?": {VT.FLOAT},
+    "boolean?": {VT.BOOL},
+    "nil?": {VT.NIL},
+    "keyword?": {VT.KEYWORD},
+    "uuid?": {VT.UUID},
+    "instant?": {VT.INSTANT},
+    "number?": set(NUMERIC),
+}
 STRING_TESTS = {"starts-with?", "ends-with?", "contains?", "matches?"}
 COMPARABLE = (NUMERIC, frozenset({VT.STRING}), frozenset({VT.INSTANT}))  # what <, > ... may compare
 
@@ -50,8 +58,9 @@ class RelationRef:
 
 
 class Relations(Protocol):
-    def relation(self, name: str, consts: dict[int, Value], arity: int, pos: Pos,
-                 seeds: dict[int, str] | None = None) -> RelationRef: ...
+    def relation(
+        self, name: str, consts: dict[int, Value], arity: int, pos: Pos, seeds: dict[int, str] | None = None
+    ) -> RelationRef: ...
 
 
 @dataclass
@@ -88,11 +97,15 @@ class Context:
         if self.as_of is None:
             conds = [f"{alias}.retracted_tx IS NULL"]
         else:
-            conds = [f"{alias}.tx <= {self.as_of:d}",
-                     f"({alias}.retracted_tx IS NULL OR {alias}.retracted_tx > {self.as_of:d})"]
+            conds = [
+                f"{alias}.tx <= {self.as_of:d}",
+                f"({alias}.retracted_tx IS NULL OR {alias}.retracted_tx > {self.as_of:d})",
+            ]
         if self.valid_at is not None:
-            conds += [f"{alias}.valid_from <= {self.valid_at:d}",
-                      f"({alias}.valid_to IS NULL OR {alias}.valid_to > {self.valid_at:d})"]
+            conds += [
+                f"{alias}.valid_from <= {self.valid_at:d}",
+                f"({alias}.valid_to IS NULL OR {alias}.valid_to > {self.valid_at:d})",
+            ]
         return conds
 
 
@@ -116,9 +129,15 @@ class Scope:
         return sql
 
 
-def compile_conjunction(ctx: Context, clauses: tuple[query_ast.Clause, ...], bindings: Mapping[str, Term],
-                        froms: list[str] | None = None, *, drive_first: bool = False,
-                        sideways: bool = False) -> Scope:
+def compile_conjunction(
+    ctx: Context,
+    clauses: tuple[query_ast.Clause, ...],
+    bindings: Mapping[str, Term],
+    froms: list[str] | None = None,
+    *,
+    drive_first: bool = False,
+    sideways: bool = False,
+) -> Scope:
     """One or-free conjunction -> a Scope; `bindings` are the variables already bound outside.
 
     With `drive_first`, the first clause's table is forced to be the outer loop: SQLite cannot estimate the
@@ -168,8 +187,11 @@ def _missing(clause: query_ast.Clause, scope: Scope) -> set[str]:
 def _report_unbound(clause: query_ast.Clause, scope: Scope) -> None:
     name = sorted(_missing(clause, scope))[0]
     if isinstance(clause, query_ast.Not):
-        raise DatalogError(f"variable {name} in (not ...) is not bound by any other clause; "
-                           f"use (not-join [...] ...) for variables local to the negation", clause.pos)
+        raise DatalogError(
+            f"variable {name} in (not ...) is not bound by any other clause; "
+            f"use (not-join [...] ...) for variables local to the negation",
+            clause.pos,
+        )
     if isinstance(clause, query_ast.NotJoin):
         raise DatalogError(f"join variable {name} of (not-join ...) is not bound by any other clause", clause.pos)
     raise DatalogError(f"variable {name} in an expression clause is not bound by any pattern", clause.pos)
@@ -197,6 +219,7 @@ def _apply(ctx: Context, scope: Scope, clause: query_ast.Clause) -> None:
 
 
 # -- patterns and rule calls -------------------------------------------------------------------------------------
+
 
 def _pattern(ctx: Context, scope: Scope, pattern: query_ast.Pattern) -> None:
     d = ctx.name("d")
@@ -272,6 +295,7 @@ def _rule_call(ctx: Context, scope: Scope, call: query_ast.RuleCall, *, sideways
 
 
 # -- equality and expressions ------------------------------------------------------------------------------------
+
 
 def equal(a: Term, b: Term) -> str:
     """Typed equality: the integer 1, the float 1.0 and the string "1" are three different values."""
@@ -355,8 +379,11 @@ def condition(ctx: Context, scope: Scope, call: query_ast.Call) -> str:
     if fn in ORDERING:
         _arity(call, args, 2)
         a, b = args
-        parts = [_guarded([_guard(a, kind), _guard(b, kind)], f"{a.v} {ORDERING[fn]} {b.v}")
-                 for kind in COMPARABLE if _guard(a, kind) != "0" and _guard(b, kind) != "0"]
+        parts = [
+            _guarded([_guard(a, kind), _guard(b, kind)], f"{a.v} {ORDERING[fn]} {b.v}")
+            for kind in COMPARABLE
+            if _guard(a, kind) != "0" and _guard(b, kind) != "0"
+        ]
         return "(" + " OR ".join(parts) + ")" if parts else "0"
     if fn in STRING_TESTS:
         _arity(call, args, 2)
@@ -364,7 +391,7 @@ def condition(ctx: Context, scope: Scope, call: query_ast.Call) -> str:
         test = {
             "starts-with?": f"instr({s.v}, {pattern.v}) = 1",
             "ends-with?": f"length({pattern.v}) <= length({s.v}) AND "
-                          f"substr({s.v}, length({s.v}) - length({pattern.v}) + 1) = {pattern.v}",
+            f"substr({s.v}, length({s.v}) - length({pattern.v}) + 1) = {pattern.v}",
             "contains?": f"instr({s.v}, {pattern.v}) > 0",
             "matches?": f"tempera_regexp({pattern.v}, {s.v})",
         }[fn]

@@ -68,7 +68,7 @@ class _Reader:
         return Pos(self.line, self.col)
 
     def advance(self, n: int = 1) -> None:
-        for ch in self.text[self.i:self.i + n]:
+        for ch in self.text[self.i : self.i + n]:
             if ch == "\n":
                 self.line += 1
                 self.col = 1
@@ -136,9 +136,9 @@ class _Reader:
                 self.advance()
                 return "".join(out)
             if ch == "\\":
-                esc = self.text[self.i + 1:self.i + 2]
-                if esc == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", self.text[self.i + 2:self.i + 6]):
-                    out.append(chr(int(self.text[self.i + 2:self.i + 6], 16)))
+                esc = self.text[self.i + 1 : self.i + 2]
+                if esc == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", self.text[self.i + 2 : self.i + 6]):
+                    out.append(chr(int(self.text[self.i + 2 : self.i + 6], 16)))
                     self.advance(6)
                     continue
                 if esc not in ESCAPES:
@@ -155,7 +155,7 @@ class _Reader:
         tag_start = self.i
         while self.i < len(self.text) and self.text[self.i] not in DELIMITERS:
             self.advance()
-        tag = self.text[tag_start:self.i]
+        tag = self.text[tag_start : self.i]
         if tag not in TAGS:
             raise DatalogSyntaxError(f"unknown tagged literal #{tag} (only #uuid and #inst are supported)", start)
         self.skip_space()
@@ -167,7 +167,7 @@ class _Reader:
         begin = self.i
         while self.i < len(self.text) and self.text[self.i] not in DELIMITERS:
             self.advance()
-        token = self.text[begin:self.i]
+        token = self.text[begin : self.i]
         if INT_RE.fullmatch(token):
             return int(token)
         if FLOAT_RE.fullmatch(token):

@@ -85,18 +85,26 @@ _NOTE = {":rationale": "string", ":date": "time", ":alias": "string"}
 _STANCE = {**_NOTE, ":subject": "string", ":polarity": "keyword", PROJECT: "string"}
 _CODE = {":file": "string", ":line": "integer", ":alias": "string", ":description": "string"}
 
-TYPES: dict[str, EntityType] = {t.name: t for t in (
-    EntityType("decision", {":description": "string"}, _STANCE),
-    EntityType("preference", {":description": "string"}, _STANCE),
-    EntityType("constraint", {":description": "string"}, _STANCE),
-    EntityType("dependency", {":description": "string"}, _STANCE),
-    EntityType("module", {":path": "string"}, {":description": "string", ":language": "string", ":alias": "string"}),
-    EntityType("file", {":path": "string"}, {":description": "string", ":language": "string", ":alias": "string"}),
-    EntityType("function", {":name": "string"}, _CODE),
-    EntityType("class", {":name": "string"}, _CODE),
-    EntityType("commit", {":hash": "string"},
-               {":author": "string", ":date": "time", ":subject": "string", ":message": "string"}),
-)}
+TYPES: dict[str, EntityType] = {
+    t.name: t
+    for t in (
+        EntityType("decision", {":description": "string"}, _STANCE),
+        EntityType("preference", {":description": "string"}, _STANCE),
+        EntityType("constraint", {":description": "string"}, _STANCE),
+        EntityType("dependency", {":description": "string"}, _STANCE),
+        EntityType(
+            "module", {":path": "string"}, {":description": "string", ":language": "string", ":alias": "string"}
+        ),
+        EntityType("file", {":path": "string"}, {":description": "string", ":language": "string", ":alias": "string"}),
+        EntityType("function", {":name": "string"}, _CODE),
+        EntityType("class", {":name": "string"}, _CODE),
+        EntityType(
+            "commit",
+            {":hash": "string"},
+            {":author": "string", ":date": "time", ":subject": "string", ":message": "string"},
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -119,15 +127,17 @@ def validate(entity: Keyword, state: Mapping[str, Sequence[Value]]) -> list[Viol
     etype = entity_type(entity)
     if etype is None:
         return []
-    out = [Violation(entity, "missing-required", attr, f"{etype.name} needs {attr}")
-           for attr in etype.required if not state.get(attr)]
+    out = [
+        Violation(entity, "missing-required", attr, f"{etype.name} needs {attr}")
+        for attr in etype.required
+        if not state.get(attr)
+    ]
     for attr, values in sorted(state.items()):
         kind = etype.kind_of(attr)
         if kind is None:
             plain = tuple(v for v in values if not isinstance(v, (Keyword, uuid.UUID)))
             if plain:
-                out.append(Violation(entity, "unknown-attribute", attr,
-                                     f"{etype.name} has no attribute {attr}", plain))
+                out.append(Violation(entity, "unknown-attribute", attr, f"{etype.name} has no attribute {attr}", plain))
             continue
         wrong = tuple(v for v in values if not CHECKS[kind](v))
         if wrong:

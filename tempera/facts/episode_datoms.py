@@ -23,8 +23,10 @@ _PROJECT = "episodes ep JOIN projects p ON p.id = ep.project_id"
 
 def _view(attribute: str, value: str, vt: VT, source: str = "episodes ep", where: str = "") -> str:
     condition = f"{_ID_SHAPE} AND {where}" if where else _ID_SHAPE
-    return (f"(SELECT ep.id AS e, '{attribute}' AS a, {vt:d} AS vt, {value} AS v, {_VALID_FROM_MS} AS valid_from, "
-            f"NULL AS valid_to, 0 AS tx, NULL AS retracted_tx FROM {source} WHERE {condition})")
+    return (
+        f"(SELECT ep.id AS e, '{attribute}' AS a, {vt:d} AS vt, {value} AS v, {_VALID_FROM_MS} AS valid_from, "
+        f"NULL AS valid_to, 0 AS tx, NULL AS retracted_tx FROM {source} WHERE {condition})"
+    )
 
 
 def _files(attribute: str, keys: str) -> str:
@@ -40,8 +42,12 @@ EPISODE_VIEWS: dict[str, str] = {
     ":episode/verification": _view(":episode/verification", "ep.verification", VT.STRING),
     ":episode/created-at": _view(":episode/created-at", _INSTANT, VT.INSTANT),
     ":episode/session": _view(":episode/session", "ep.session_id", VT.STRING, where="ep.session_id IS NOT NULL"),
-    ":episode/commit": _view(":episode/commit", "json_extract(ep.data, '$.outcome.commit')", VT.STRING,
-                             where="json_type(ep.data, '$.outcome.commit') = 'text'"),
+    ":episode/commit": _view(
+        ":episode/commit",
+        "json_extract(ep.data, '$.outcome.commit')",
+        VT.STRING,
+        where="json_type(ep.data, '$.outcome.commit') = 'text'",
+    ),
     ":episode/project": _view(":episode/project", "p.name", VT.STRING, _PROJECT),
     ":episode/project-id": _view(":episode/project-id", "ep.project_id", VT.STRING),
     ":episode/project-path": _view(":episode/project-path", "p.path", VT.STRING, _PROJECT, "p.path IS NOT NULL"),

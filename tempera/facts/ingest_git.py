@@ -84,8 +84,9 @@ def _index(commit: Any | None, cache: dict[str, ModuleIndex]) -> ModuleIndex:
         return ModuleIndex([])
     if commit.hexsha not in cache:
         cache.clear()
-        cache[commit.hexsha] = ModuleIndex([b.path for b in commit.tree.traverse()
-                                            if b.type == "blob" and b.path.endswith(".py")])
+        cache[commit.hexsha] = ModuleIndex(
+            [b.path for b in commit.tree.traverse() if b.type == "blob" and b.path.endswith(".py")]
+        )
     return cache[commit.hexsha]
 
 
@@ -98,8 +99,12 @@ def commit_changes(store: FactStore, commit: Any, cache: dict[str, ModuleIndex])
     """(facts to add, facts to close) for one commit, compared with its first parent."""
     parent = commit.parents[0] if commit.parents else None
     c = kw("commit", commit.hexsha)
-    add: set[Fact] = {(c, attr("hash"), commit.hexsha), (c, attr("author"), commit.author.name or ""),
-                      (c, attr("date"), commit.committed_datetime.isoformat()), (c, attr("subject"), commit.summary)}
+    add: set[Fact] = {
+        (c, attr("hash"), commit.hexsha),
+        (c, attr("author"), commit.author.name or ""),
+        (c, attr("date"), commit.committed_datetime.isoformat()),
+        (c, attr("subject"), commit.summary),
+    }
     add |= {(c, attr("parent"), kw("commit", p.hexsha)) for p in commit.parents}
     close: set[Fact] = set()
     before, after = _index(parent, cache), _index(commit, cache)
@@ -121,8 +126,14 @@ def commit_changes(store: FactStore, commit: Any, cache: dict[str, ModuleIndex])
     return add - close, close - add
 
 
-def ingest(store: FactStore, repo_path: str | Path, *, since: str | None = None, rev: str = "HEAD",
-           on_commit: Callable[[int, int, str], None] | None = None) -> IngestReport:
+def ingest(
+    store: FactStore,
+    repo_path: str | Path,
+    *,
+    since: str | None = None,
+    rev: str = "HEAD",
+    on_commit: Callable[[int, int, str], None] | None = None,
+) -> IngestReport:
     """Ingest the first-parent history up to `rev`, after `since` (default: after the last ingested commit)."""
     import git
 
@@ -136,10 +147,12 @@ def ingest(store: FactStore, repo_path: str | Path, *, since: str | None = None,
     cache: dict[str, ModuleIndex] = {}
     for done, commit in enumerate(commits, 1):
         add, close = commit_changes(store, commit, cache)
-        store.change(add=add | {(mark, attr("hash"), commit.hexsha)},
-                     close=close | {f for f in previous if f[1] == attr("hash")},
-                     at=commit.committed_datetime,
-                     reason=f"git {commit.hexsha[:12]} {commit.author.name}: {commit.summary}")
+        store.change(
+            add=add | {(mark, attr("hash"), commit.hexsha)},
+            close=close | {f for f in previous if f[1] == attr("hash")},
+            at=commit.committed_datetime,
+            reason=f"git {commit.hexsha[:12]} {commit.author.name}: {commit.summary}",
+        )
         previous = {(mark, attr("hash"), commit.hexsha)}
         if on_commit:
             on_commit(done, len(commits), commit.hexsha)
@@ -147,6 +160,7 @@ def ingest(store: FactStore, repo_path: str | Path, *, since: str | None = None,
 
 
 # -- background runs ---------------------------------------------------------------------------------------------
+
 
 def status_path(db_path: Path) -> Path:
     return db_path.parent / STATUS_FILE
@@ -186,16 +200,27 @@ def run_with_status(db_path: Path, repo: str, since: str | None) -> IngestReport
     write_status(path, state="running", processed=0, total=None, **base)
     db = connect(db_path)
     try:
-        report = ingest(FactStore(db), repo, since=since,
-                        on_commit=lambda done, total, sha: write_status(
-                            path, state="running", processed=done, total=total, current_commit=sha, **base))
+        report = ingest(
+            FactStore(db),
+            repo,
+            since=since,
+            on_commit=lambda done, total, sha: write_status(
+                path, state="running", processed=done, total=total, current_commit=sha, **base
+            ),
+        )
     except Exception as exc:
         write_status(path, state="failed", error=f"{type(exc).__name__}: {exc}", finished_at=time.time(), **base)
         raise
     finally:
         db.close()
-    write_status(path, state="done", processed=report.commits, total=report.commits, finished_at=time.time(),
-                 **{**base, **asdict(report)})
+    write_status(
+        path,
+        state="done",
+        processed=report.commits,
+        total=report.commits,
+        finished_at=time.time(),
+        **{**base, **asdict(report)},
+    )
     return report
 
 

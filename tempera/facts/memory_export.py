@@ -23,13 +23,22 @@ def fact_records(db: Database) -> Iterator[dict[str, Any]]:
         history = store.history(decode_entity(entity))
         for row in history.rows:
             rec = dict(zip(history.columns, row))
-            yield {"entity": entity, "op": rec["op"], "attribute": str.__str__(rec["attribute"]),
-                   "value": to_edn(rec["value"]), "valid_from": rec["valid-from"], "valid_to": rec["valid-to"],
-                   "tx": rec["tx"], "at": rec["at"], "reason": rec["reason"]}
+            yield {
+                "entity": entity,
+                "op": rec["op"],
+                "attribute": str.__str__(rec["attribute"]),
+                "value": to_edn(rec["value"]),
+                "valid_from": rec["valid-from"],
+                "valid_to": rec["valid-to"],
+                "tx": rec["tx"],
+                "at": rec["at"],
+                "reason": rec["reason"],
+            }
 
 
-def export(mem: "Memory", out: TextIO, fmt: str, *, project: str | None = None,
-           facts: bool = True) -> exporting.ExportCounts:
+def export(
+    mem: "Memory", out: TextIO, fmt: str, *, project: str | None = None, facts: bool = True
+) -> exporting.ExportCounts:
     """Episodes (of one project, or all) and, unless `facts` is off or a project is named, the fact graph."""
     project_id = mem.store.resolve_project(project).id if project else None
     records = fact_records(mem.db) if facts and project_id is None else iter(())

@@ -84,8 +84,9 @@ def rule_calls(clause: query_ast.Clause, negative: bool = False) -> Iterator[tup
                 yield from rule_calls(c, negative)
 
 
-def expand(clauses: tuple[query_ast.Clause, ...], outer: set[str],
-           fresh: Iterator[int] | None = None) -> list[tuple[query_ast.Clause, ...]]:
+def expand(
+    clauses: tuple[query_ast.Clause, ...], outer: set[str], fresh: Iterator[int] | None = None
+) -> list[tuple[query_ast.Clause, ...]]:
     """Distribute or / or-join over the conjunction: a list of or-free conjunctions with the same answers."""
     fresh = fresh or count(1)
     result: list[tuple[query_ast.Clause, ...]] = [()]
@@ -99,15 +100,19 @@ def expand(clauses: tuple[query_ast.Clause, ...], outer: set[str],
     return result
 
 
-def _or_alternatives(clause: query_ast.Or | query_ast.OrJoin, around: set[str],
-                     fresh: Iterator[int]) -> list[tuple[query_ast.Clause, ...]]:
+def _or_alternatives(
+    clause: query_ast.Or | query_ast.OrJoin, around: set[str], fresh: Iterator[int]
+) -> list[tuple[query_ast.Clause, ...]]:
     alternatives: list[tuple[query_ast.Clause, ...]] = []
     if isinstance(clause, query_ast.Or):
         introduced = [conj_bound_vars(b) - around for b in clause.branches]
         if any(vars_ != introduced[0] for vars_ in introduced):
             shown = " vs ".join("{" + ", ".join(sorted(v)) + "}" for v in introduced)
-            raise DatalogError(f"all branches of (or ...) must introduce the same new variables ({shown}); "
-                               f"use or-join to keep branch variables private", clause.pos)
+            raise DatalogError(
+                f"all branches of (or ...) must introduce the same new variables ({shown}); "
+                f"use or-join to keep branch variables private",
+                clause.pos,
+            )
         for branch in clause.branches:
             alternatives.extend(expand(branch, around, fresh))
         return alternatives
@@ -120,16 +125,18 @@ def _or_alternatives(clause: query_ast.Or | query_ast.OrJoin, around: set[str],
     return alternatives
 
 
-def substitute(clauses: tuple[query_ast.Clause, ...],
-               mapping: Mapping[str, query_ast.Var | query_ast.Const]) -> tuple[query_ast.Clause, ...]:
+def substitute(
+    clauses: tuple[query_ast.Clause, ...], mapping: Mapping[str, query_ast.Var | query_ast.Const]
+) -> tuple[query_ast.Clause, ...]:
     """Replace variables by variables or constants throughout the clauses (respecting not-join scopes)."""
     return tuple(_subst_clause(c, mapping) for c in clauses)
 
 
 def _subst_clause(clause: query_ast.Clause, mapping: Mapping[str, query_ast.Var | query_ast.Const]) -> query_ast.Clause:
     if isinstance(clause, query_ast.Pattern):
-        return replace(clause, e=_subst_term(clause.e, mapping), a=_subst_term(clause.a, mapping),
-                       v=_subst_term(clause.v, mapping))
+        return replace(
+            clause, e=_subst_term(clause.e, mapping), a=_subst_term(clause.a, mapping), v=_subst_term(clause.v, mapping)
+        )
     if isinstance(clause, query_ast.RuleCall):
         return replace(clause, args=tuple(_subst_term(a, mapping) for a in clause.args))
     if isinstance(clause, query_ast.Predicate):

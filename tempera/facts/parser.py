@@ -66,8 +66,9 @@ def parse_query(text: str) -> query_ast.Query:
     return _vector_or_command(text, "query")
 
 
-def parse_facts(text: str, *, retract: bool, valid_from: int | None = None,
-                valid_to: int | None = None) -> tuple[query_ast.FactSpec, ...]:
+def parse_facts(
+    text: str, *, retract: bool, valid_from: int | None = None, valid_to: int | None = None
+) -> tuple[query_ast.FactSpec, ...]:
     """A vector of facts `[[e a v] ...]`, for the Python API's transact and retract."""
     form = read_one(text)
     if not _is_vector(form):
@@ -105,6 +106,7 @@ def _vector_or_command(text: str, wanted: str) -> Any:
 
 # -- transact / retract ------------------------------------------------------------------------------------------
 
+
 def _transact(args: tuple[Form, ...], pos: Pos) -> query_ast.Transact:
     if not args:
         raise DatalogSyntaxError("transact needs a vector of facts: (transact [[e a v] ...])", pos)
@@ -113,8 +115,9 @@ def _transact(args: tuple[Form, ...], pos: Pos) -> query_ast.Transact:
         defaults = _valid_time_pairs(args[0].items, VALID_TIME_KEYS)
         args = args[1:]
     if len(args) != 1 or not _is_vector(args[0]):
-        raise DatalogSyntaxError("transact takes an optional {:valid-from .. :valid-to ..} map and one vector "
-                                 "of facts", pos)
+        raise DatalogSyntaxError(
+            "transact takes an optional {:valid-from .. :valid-to ..} map and one vector of facts", pos
+        )
     return query_ast.Transact(_facts(args[0], retract=False, defaults=defaults), pos)
 
 
@@ -130,20 +133,21 @@ def _facts(form: Seq, *, retract: bool, defaults: dict[str, int | None]) -> tupl
 def _fact(form: Seq, *, retract: bool, defaults: dict[str, int | None]) -> query_ast.FactSpec:
     items = form.items
     if len(items) < 3:
-        raise DatalogError(f"a fact needs an entity, an attribute and a value; got {len(items)} element(s)",
-                           form.pos)
+        raise DatalogError(f"a fact needs an entity, an attribute and a value; got {len(items)} element(s)", form.pos)
     times = dict(defaults)
     extra = items[3:]
     if retract and extra:
-        raise DatalogError(f"retract takes facts of exactly 3 elements [entity attribute value]; got {len(items)}",
-                           form.pos)
+        raise DatalogError(
+            f"retract takes facts of exactly 3 elements [entity attribute value]; got {len(items)}", form.pos
+        )
     if len(extra) == 1 and isinstance(extra[0], Seq) and extra[0].kind == "map":
         times.update(_valid_time_pairs(extra[0].items, VALID_TIME_KEYS))
     elif extra:
-        if len(extra) % 2 or not all(isinstance(k, Atom) and k.value in INLINE_VALID_TIME_KEYS
-                                     for k in extra[0::2]):
-            raise DatalogError(f"a fact has 3 elements and an optional {{:valid-from .. :valid-to ..}} map; "
-                               f"got {len(items)} elements", form.pos)
+        if len(extra) % 2 or not all(isinstance(k, Atom) and k.value in INLINE_VALID_TIME_KEYS for k in extra[0::2]):
+            raise DatalogError(
+                f"a fact has 3 elements and an optional {{:valid-from .. :valid-to ..}} map; got {len(items)} elements",
+                form.pos,
+            )
         times.update(_valid_time_pairs(extra, INLINE_VALID_TIME_KEYS))
     entity = _literal(items[0])
     if not isinstance(entity, (Keyword, uuid.UUID)):
@@ -197,14 +201,15 @@ def _tagged(value: Tagged, pos: Pos) -> Any:
         try:
             return uuid.UUID(value.text)
         except ValueError:
-            raise DatalogError(f"invalid UUID in #uuid \"{value.text}\"", pos) from None
+            raise DatalogError(f'invalid UUID in #uuid "{value.text}"', pos) from None
     try:
         return parse_time(value.text)
     except InvalidInput:
-        raise DatalogError(f"invalid instant in #inst \"{value.text}\"", pos) from None
+        raise DatalogError(f'invalid instant in #inst "{value.text}"', pos) from None
 
 
 # -- queries -----------------------------------------------------------------------------------------------------
+
 
 def query_from_form(form: Seq) -> query_ast.Query:
     sections: dict[str, list[Form]] = {}
@@ -260,7 +265,8 @@ def query_from_form(form: Seq) -> query_ast.Query:
         order_by=_order_by(options[":order-by"], find) if ":order-by" in options else (),
         limit=_limit(options),
         max_derived_facts=_count(options[":max-derived-facts"], ":max-derived-facts", minimum=1)
-        if ":max-derived-facts" in options else None,
+        if ":max-derived-facts" in options
+        else None,
     )
 
 
@@ -363,8 +369,11 @@ def _order_by(form: Form, find: tuple[query_ast.FindElem, ...]) -> tuple[query_a
             continue
         target = _find_elem(item)
         for column, elem in enumerate(find):
-            same = elem == target if isinstance(elem, query_ast.Var) else (
-                isinstance(target, query_ast.Aggregate) and elem.text == target.text)
+            same = (
+                elem == target
+                if isinstance(elem, query_ast.Var)
+                else (isinstance(target, query_ast.Aggregate) and elem.text == target.text)
+            )
             if same:
                 keys.append(query_ast.OrderKey(column, False))
                 break
@@ -394,6 +403,7 @@ def _in_term(form: Form) -> query_ast.Var | query_ast.Wildcard:
 
 
 # -- where clauses -----------------------------------------------------------------------------------------------
+
 
 def _clauses(forms: list[Form] | tuple[Form, ...], *, in_not: bool) -> tuple[query_ast.Clause, ...]:
     out: list[query_ast.Clause] = []
@@ -503,6 +513,7 @@ def _var(form: Form, what: str) -> query_ast.Var:
 
 
 # -- rules -------------------------------------------------------------------------------------------------------
+
 
 def rule_from_form(form: Seq) -> query_ast.Rule:
     items = form.items

@@ -42,8 +42,9 @@ class Plan:
         for pair in self.pairs:
             positions.append((i, pair))
             i += 2 if pair else 1
-        return [tuple(_decode(row[i], row[i + 1], keywords) if pair else row[i] for i, pair in positions)
-                for row in raw]
+        return [
+            tuple(_decode(row[i], row[i + 1], keywords) if pair else row[i] for i, pair in positions) for row in raw
+        ]
 
 
 def _decode(tag: int, value: Any, keywords: dict[str, Keyword]) -> Value:
@@ -54,9 +55,17 @@ def _decode(tag: int, value: Any, keywords: dict[str, Keyword]) -> Value:
     return decode(tag, value)
 
 
-def plan_query(query: query_ast.Query, program: Program, *, as_of: int | None, valid_at: int | None,
-               inputs: Sequence[Any] = (), slots: Mapping[str, Value] | None = None,
-               aggregates: Mapping[str, str] | None = None, views: Mapping[str, str] | None = None) -> Plan:
+def plan_query(
+    query: query_ast.Query,
+    program: Program,
+    *,
+    as_of: int | None,
+    valid_at: int | None,
+    inputs: Sequence[Any] = (),
+    slots: Mapping[str, Value] | None = None,
+    aggregates: Mapping[str, str] | None = None,
+    views: Mapping[str, str] | None = None,
+) -> Plan:
     """Compile `query` for the given time filters. `aggregates` maps UDF names to their SQL function names;
     `views` maps attributes to the subqueries that serve them (see `Context.views`)."""
     ctx = Context(as_of=as_of, valid_at=valid_at, slots=slots or {}, views=views or {})
@@ -73,8 +82,13 @@ def plan_query(query: query_ast.Query, program: Program, *, as_of: int | None, v
         names = _find_vars(query)
         sql, order_columns = _union(ctx, scopes, names), [(f"v{i}", f"t{i}") for i in range(len(names))]
     sql = f"SELECT * FROM ({sql} LIMIT -1 OFFSET 0){_order_limit(query, order_columns)}"
-    return Plan(relations.with_clause() + sql, ctx.params, [_column_name(f) for f in query.find],
-                [isinstance(f, query_ast.Var) for f in query.find], relations.fixpoints)
+    return Plan(
+        relations.with_clause() + sql,
+        ctx.params,
+        [_column_name(f) for f in query.find],
+        [isinstance(f, query_ast.Var) for f in query.find],
+        relations.fixpoints,
+    )
 
 
 def _order_limit(query: query_ast.Query, columns: list[tuple[str, str | None]]) -> str:
@@ -132,8 +146,13 @@ def _inputs(ctx: Context, query: query_ast.Query, inputs: Sequence[Any]) -> tupl
                 _check_width(names, row, query)
             alias = ctx.name("in")
             froms.append(f"({_values(ctx, rows, len(names))}) {alias}")
-            bindings.update({v.name: Term(f"{alias}.v{i}", f"{alias}.t{i}")
-                             for i, v in enumerate(names) if isinstance(v, query_ast.Var)})
+            bindings.update(
+                {
+                    v.name: Term(f"{alias}.v{i}", f"{alias}.t{i}")
+                    for i, v in enumerate(names)
+                    if isinstance(v, query_ast.Var)
+                }
+            )
     return bindings, froms
 
 
@@ -163,8 +182,9 @@ def _union(ctx: Context, scopes: list[Scope], names: list[str]) -> str:
     return " UNION ".join(selects)
 
 
-def _aggregate_sql(ctx: Context, query: query_ast.Query, scopes: list[Scope],
-                   udfs: Mapping[str, str]) -> tuple[str, list[tuple[str, str | None]]]:
+def _aggregate_sql(
+    ctx: Context, query: query_ast.Query, scopes: list[Scope], udfs: Mapping[str, str]
+) -> tuple[str, list[tuple[str, str | None]]]:
     names = sorted(set.intersection(*(set(s.bindings) for s in scopes)))
     names = [n for n in names if PRIVATE_MARK not in n]
     index = {name: i for i, name in enumerate(names)}
@@ -222,10 +242,9 @@ def _aggregate_expr(agg: query_ast.Aggregate, index: dict[str, int], udfs: Mappi
         return call
     parts = []
     if agg.over.partition_by:
-        parts.append("PARTITION BY " + ", ".join(f"t{index[v.name]}, v{index[v.name]}"
-                                                  for v in agg.over.partition_by))
+        parts.append("PARTITION BY " + ", ".join(f"t{index[v.name]}, v{index[v.name]}" for v in agg.over.partition_by))
     if agg.over.order_by:
-        parts.append("ORDER BY " + ", ".join(f"v{index[v.name]}{' DESC' if desc else ''}"
-                                             for v, desc in agg.over.order_by))
+        parts.append(
+            "ORDER BY " + ", ".join(f"v{index[v.name]}{' DESC' if desc else ''}" for v, desc in agg.over.order_by)
+        )
     return f"{call} OVER ({' '.join(parts)})"
-

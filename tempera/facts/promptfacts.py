@@ -31,21 +31,47 @@ if TYPE_CHECKING:
 
 MAX_WORDS = 40  # a pasted log must not turn into thousands of lookups
 MAX_CANDIDATES = 200  # stances fetched per prompt, the ones sharing the most words with it first
-NAMESPACES = ("module", "file", "function", "class", "package", "service", "project", "component", "library",
-              "tool", "commit")
-KIND_WORDS = {"decision": "decision", "decisions": "decision", "decide": "decision", "decided": "decision",
-              "preference": "preference", "preferences": "preference", "prefer": "preference",
-              "preferred": "preference", "constraint": "constraint", "constraints": "constraint",
-              "rule": "constraint", "rules": "constraint", "dependency": "dependency",
-              "dependencies": "dependency", "depend": "dependency", "depended": "dependency"}
-STOP_WORDS = frozenset("""a about above after again against all also am an and any are as at be because been before
+NAMESPACES = (
+    "module",
+    "file",
+    "function",
+    "class",
+    "package",
+    "service",
+    "project",
+    "component",
+    "library",
+    "tool",
+    "commit",
+)
+KIND_WORDS = {
+    "decision": "decision",
+    "decisions": "decision",
+    "decide": "decision",
+    "decided": "decision",
+    "preference": "preference",
+    "preferences": "preference",
+    "prefer": "preference",
+    "preferred": "preference",
+    "constraint": "constraint",
+    "constraints": "constraint",
+    "rule": "constraint",
+    "rules": "constraint",
+    "dependency": "dependency",
+    "dependencies": "dependency",
+    "depend": "dependency",
+    "depended": "dependency",
+}
+STOP_WORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
 being below between both but by can could did do does doing don done down during each else even ever every few for
 from further get got had has have having he her here hers him his how i if in into is it its itself just let like
 make may me might more most much must my no nor not now of off ok okay on once only or other our ours out over own
 please same she should so some still such than thank thanks that the their theirs them then there these they this
 those through to too under until up us use used uses using very want was way we well were what when where which
 while who whom why will with would yes yet you your yours back new one two add fix run see look need sure today
-tomorrow yesterday currently current last next first""".split())
+tomorrow yesterday currently current last next first""".split()
+)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+#/@-]*[\w+#]|[A-Za-z0-9]")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DATE = re.compile(
@@ -54,7 +80,9 @@ _DATE = re.compile(
     r"|(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<md>\d{1,2})(?:st|nd|rd|th)?,?\s+"
     r"(?P<my>\d{4})"
     r"|(?P<dm>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dmon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
-    r"\.?,?\s+(?P<dy>\d{4}))\b", re.I)
+    r"\.?,?\s+(?P<dy>\d{4}))\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -78,8 +106,9 @@ class _Row:
         return self.e[1:].split("/", 1)[0]
 
 
-def prompt_facts(mem: "Memory", prompt: str, *, project_id: str | None = None, now: datetime | None = None,
-                 limit: int = 8) -> list[str]:
+def prompt_facts(
+    mem: "Memory", prompt: str, *, project_id: str | None = None, now: datetime | None = None, limit: int = 8
+) -> list[str]:
     """Facts about what the prompt names, valid now (or at the moment it asks about), one plain line each; with
     `project_id`, stances of other projects are left out."""
     if limit <= 0 or not mem.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fact_datoms'"):
@@ -134,6 +163,7 @@ def _day(m: re.Match[str]) -> date:
 
 # -- queries ---------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _SlugIndex:
     words: dict[str, set[str]]  # slug word -> the stance entities whose subject holds it
@@ -150,8 +180,14 @@ _STANCE_KINDS = f"{_KIND} IN ({', '.join(repr(k) for k in STANCES)})"
 _OTHER_PROJECT = f"SELECT e FROM fact_datoms WHERE a = '{PROJECT}' AND (vt != 4 OR v != :project)"
 
 
-def _stances(mem: "Memory", words: Sequence[str] | None, at: int, limit: int, project_id: str | None,
-             kinds: Sequence[str] = STANCES) -> list[_Row]:
+def _stances(
+    mem: "Memory",
+    words: Sequence[str] | None,
+    at: int,
+    limit: int,
+    project_id: str | None,
+    kinds: Sequence[str] = STANCES,
+) -> list[_Row]:
     """Stance descriptions valid at `at`, of the project (and global ones) if one is given: those whose subject
     slug contains one of `words` (most words shared first, then the latest), or with `words` None the latest of
     the given kinds."""
@@ -167,9 +203,13 @@ def _stances(mem: "Memory", words: Sequence[str] | None, at: int, limit: int, pr
             return []
         params["entities"] = json.dumps([e for e, _ in score.most_common(MAX_CANDIDATES)])
         where = "e IN (SELECT value FROM json_each(:entities))"
-    rows = [_Row(e, ":description", v, vf, vto) for e, v, vf, vto in mem.db.query(
-        f"SELECT e, v, valid_from, valid_to FROM fact_datoms WHERE a = ':description' AND {_VALID} AND {where}",
-        params)]
+    rows = [
+        _Row(e, ":description", v, vf, vto)
+        for e, v, vf, vto in mem.db.query(
+            f"SELECT e, v, valid_from, valid_to FROM fact_datoms WHERE a = ':description' AND {_VALID} AND {where}",
+            params,
+        )
+    ]
     return rows if words is None else sorted(rows, key=lambda r: (-score[r.e], -r.valid_from))[:limit]
 
 
@@ -179,12 +219,14 @@ def _slug_index(db: "Database") -> _SlugIndex:
     reused its number) or the last datom does (a migration writes datoms without a transaction). Lets each prompt
     look up only the stances it may name instead of testing every description. The project key at the end of a
     per-project entity's name is no subject word."""
-    last = tuple(db.one("SELECT tx, at, (SELECT max(id) FROM fact_datoms) FROM fact_tx ORDER BY tx DESC LIMIT 1")
-                 or (0, 0, 0))
+    last = tuple(
+        db.one("SELECT tx, at, (SELECT max(id) FROM fact_datoms) FROM fact_tx ORDER BY tx DESC LIMIT 1") or (0, 0, 0)
+    )
     cached = _SLUG_INDEX.get(str(db.path))
     if cached is None or cached[0] != last:
-        projects = dict(db.query(f"SELECT DISTINCT e, v FROM fact_datoms WHERE a = '{PROJECT}' AND vt = 4 "
-                                 f"AND {_STANCE_KINDS}"))
+        projects = dict(
+            db.query(f"SELECT DISTINCT e, v FROM fact_datoms WHERE a = '{PROJECT}' AND vt = 4 AND {_STANCE_KINDS}")
+        )
         words: dict[str, set[str]] = {}
         for (e,) in db.query(f"SELECT DISTINCT e FROM fact_datoms WHERE a = ':description' AND {_STANCE_KINDS}"):
             for word in stance_subject(e, keyed=e in projects).split("-"):
@@ -193,8 +235,9 @@ def _slug_index(db: "Database") -> _SlugIndex:
     return cached[1]
 
 
-def _entity_lines(mem: "Memory", prompt: str, words: list[str], at: int, moment: Moment | None,
-                  limit: int) -> list[str]:
+def _entity_lines(
+    mem: "Memory", prompt: str, words: list[str], at: int, moment: Moment | None, limit: int
+) -> list[str]:
     """One line per non-stance entity the prompt names by keyword, :name or :path."""
     raw = list(dict.fromkeys(t.rstrip(".") for t in _TOKEN.findall(prompt)))[:MAX_WORDS]
     names = words + [f"{a}-{b}" for a, b in pairwise(words)] + [t for t in raw if "." in t or "_" in t]
@@ -207,7 +250,8 @@ def _entity_lines(mem: "Memory", prompt: str, words: list[str], at: int, moment:
         "SELECT value FROM json_each(:keys) UNION SELECT e FROM fact_datoms WHERE a IN (':name', ':path') "
         "AND vt = 4 AND v IN (SELECT value FROM json_each(:values))) "
         f"AND NOT ({_STANCE_KINDS}) ORDER BY e, a, v LIMIT 200",
-        {"at": at, "keys": json.dumps(keys), "values": json.dumps(values)})
+        {"at": at, "keys": json.dumps(keys), "values": json.dumps(values)},
+    )
     entities: dict[str, list[_Row]] = {}
     for e, a, vt, v, vf, vto in rows:
         entities.setdefault(e, []).append(_Row(e, a, decode(vt, v), vf, vto))
@@ -215,6 +259,7 @@ def _entity_lines(mem: "Memory", prompt: str, words: list[str], at: int, moment:
 
 
 # -- lines -----------------------------------------------------------------------------------------------------
+
 
 def _day_of(ms: int | None) -> str:
     return (ms_to_iso(ms) or "")[:10]

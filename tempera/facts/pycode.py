@@ -60,8 +60,9 @@ def analyse(source: str, path: str, index: ModuleIndex) -> Structure | None:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 _depend(out, index, alias.name)
-                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
-                    alias.name.split(".")[0]
+                aliases[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(out.module, path, node.module or "", node.level)
             for alias in node.names:
@@ -80,7 +81,7 @@ def _absolute(module: str, path: str, name: str, level: int) -> str:
     package = module.split(".")
     if not path.endswith("__init__.py"):
         package = package[:-1]
-    package = package[:len(package) - (level - 1)]
+    package = package[: len(package) - (level - 1)]
     return ".".join(package + ([name] if name else []))
 
 

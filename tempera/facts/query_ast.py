@@ -222,4 +222,3 @@ class RuleCommand:
 
 
 Command = Union[Transact, Retract, QueryCommand, RuleCommand]
-

@@ -58,8 +58,11 @@ class Program:
         fresh = itertools.count(1)
         for rule in rules:
             if self.arity.setdefault(rule.name, len(rule.head)) != len(rule.head):
-                raise DatalogError(f"rule {rule.name} is defined with {self.arity[rule.name]} arguments; "
-                                   f"this clause has {len(rule.head)}", rule.pos)
+                raise DatalogError(
+                    f"rule {rule.name} is defined with {self.arity[rule.name]} arguments; "
+                    f"this clause has {len(rule.head)}",
+                    rule.pos,
+                )
             for body in expand(rule.body, set(), fresh):
                 self.clauses.setdefault(rule.name, []).append(RuleClause(rule.name, rule.head, body, rule.pos))
             for clause in rule.body:
@@ -70,15 +73,17 @@ class Program:
         self.scc_of = _strongly_connected(self.clauses.keys(), edges)
         for name, callee, negative, pos in reversed(ordered):  # blame the most recently added rule
             if negative and callee in self.scc_of.get(name, ()):
-                raise DatalogError(f"unstratifiable: rule {name} negates {callee}, which depends on {name} "
-                                   f"(a negative cycle)", pos)
+                raise DatalogError(
+                    f"unstratifiable: rule {name} negates {callee}, which depends on {name} (a negative cycle)", pos
+                )
 
     def recursive(self, name: str) -> bool:
         return len(self.scc_of[name]) > 1 or any(c == name for c, _, _ in self.edges.get(name, ()))
 
 
-def _strongly_connected(nodes: Iterable[str],
-                        edges: dict[str, list[tuple[str, bool, Pos]]]) -> dict[str, frozenset[str]]:
+def _strongly_connected(
+    nodes: Iterable[str], edges: dict[str, list[tuple[str, bool, Pos]]]
+) -> dict[str, frozenset[str]]:
     """Tarjan's algorithm (iterative): node -> its strongly connected component."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -151,8 +156,9 @@ class Fixpoint:
 class QueryRelations:
     """The rule relations one query needs, as CTEs (and fixpoints), created on demand by rule calls."""
 
-    def __init__(self, program: Program, ctx: Context, max_derived_facts: int | None = None, *,
-                 lenient: bool = False) -> None:
+    def __init__(
+        self, program: Program, ctx: Context, max_derived_facts: int | None = None, *, lenient: bool = False
+    ) -> None:
         self.program = program
         self.ctx = ctx
         self.max_derived_facts = max_derived_facts
@@ -168,8 +174,9 @@ class QueryRelations:
 
     # -- the compiler's entry point ----------------------------------------------------------------------------
 
-    def relation(self, name: str, consts: dict[int, Value], arity: int, pos: Pos,
-                 seeds: dict[int, str] | None = None) -> RelationRef:
+    def relation(
+        self, name: str, consts: dict[int, Value], arity: int, pos: Pos, seeds: dict[int, str] | None = None
+    ) -> RelationRef:
         """The relation for a call. `consts` are constant arguments; `seeds` are SELECTs (t0, v0) of the values
         that other clauses of the caller allow for an argument (sideways information passing)."""
         if name in self.building:
@@ -230,8 +237,11 @@ class QueryRelations:
         for clause in self._clauses(name):
             bound = _bind_head(clause, consts, name, new)
             if bound is not None:
-                limits = tuple(query_ast.RuleCall(s.relation, (bound.head[i],), clause.pos)
-                               for i, s in starts.items() if isinstance(s, Seed))
+                limits = tuple(
+                    query_ast.RuleCall(s.relation, (bound.head[i],), clause.pos)
+                    for i, s in starts.items()
+                    if isinstance(s, Seed)
+                )
                 clauses.append(replace(bound, body=limits + bound.body))
         return self._generate(new, self.arity[name], clauses)
 
@@ -257,18 +267,32 @@ class QueryRelations:
             if not _frontier_shape(clause, call, rest, set(bound)):
                 return None
             head_bound = tuple(clause.head[i] for i in bound)
-            steps.append(RuleClause(frontier, origin + tuple(call.args[i] for i in bound),
-                                    (query_ast.RuleCall(frontier, origin + head_bound, clause.pos),) + rest,
-                                    clause.pos))
+            steps.append(
+                RuleClause(
+                    frontier,
+                    origin + tuple(call.args[i] for i in bound),
+                    (query_ast.RuleCall(frontier, origin + head_bound, clause.pos),) + rest,
+                    clause.pos,
+                )
+            )
         pos = clauses[0].pos
         first = tuple(o if isinstance(starts[i], Seed) else query_ast.Const(starts[i]) for i, o in zip(bound, origin))
-        seeding = tuple(query_ast.RuleCall(s.relation, (o,), pos) for o, s in zip(origin, (starts[i] for i in bound))
-                        if isinstance(s, Seed))
+        seeding = tuple(
+            query_ast.RuleCall(s.relation, (o,), pos)
+            for o, s in zip(origin, (starts[i] for i in bound))
+            if isinstance(s, Seed)
+        )
         self._generate(frontier, 2 * len(bound), [RuleClause(frontier, first + first, seeding, pos), *steps])
         by_position = dict(zip(bound, origin))
-        answers = [RuleClause(answer, tuple(by_position.get(i, h) for i, h in enumerate(b.head)),
-                              (query_ast.RuleCall(frontier, origin + tuple(b.head[i] for i in bound), b.pos),) + b.body,
-                              b.pos) for b in base]
+        answers = [
+            RuleClause(
+                answer,
+                tuple(by_position.get(i, h) for i, h in enumerate(b.head)),
+                (query_ast.RuleCall(frontier, origin + tuple(b.head[i] for i in bound), b.pos),) + b.body,
+                b.pos,
+            )
+            for b in base
+        ]
         return self._generate(answer, self.arity[name], answers)
 
     # -- SQL -------------------------------------------------------------------------------------------------
@@ -304,8 +328,11 @@ class QueryRelations:
             self.building.update(refs)
         try:
             base = [self._select(c, arity, tagged, distinct=distinct) for c in clauses if not calls_to(c, members)]
-            step = [self._select(c, arity, tagged, distinct=False, driver=calls_to(c, members)[0])
-                    for c in clauses if calls_to(c, members)]
+            step = [
+                self._select(c, arity, tagged, distinct=False, driver=calls_to(c, members)[0])
+                for c in clauses
+                if calls_to(c, members)
+            ]
         finally:
             for p in group:
                 self.building.pop(p, None)
@@ -315,8 +342,9 @@ class QueryRelations:
         self.ctes.append(f"{table}({', '.join(columns)}) AS ({body})")
         return refs
 
-    def _select(self, clause: RuleClause, arity: int, tagged: bool, *, distinct: bool,
-                driver: query_ast.RuleCall | None = None) -> str:
+    def _select(
+        self, clause: RuleClause, arity: int, tagged: bool, *, distinct: bool, driver: query_ast.RuleCall | None = None
+    ) -> str:
         """SELECT of the clause's head; `driver`, the recursive call of a step, becomes the outer loop."""
         body = clause.body if driver is None else (driver, *(c for c in clause.body if c is not driver))
         scope = compile_conjunction(self.ctx, body, {}, drive_first=driver is not None, sideways=True)
@@ -327,14 +355,17 @@ class QueryRelations:
             elif arg.name in scope.bindings:
                 term = scope.bindings[arg.name]
             else:
-                raise DatalogError(f"variable {arg.name} in the head of rule {_base_name(clause.name)} "
-                                   f"is not bound by its body", clause.pos)
+                raise DatalogError(
+                    f"variable {arg.name} in the head of rule {_base_name(clause.name)} is not bound by its body",
+                    clause.pos,
+                )
             out += [term.t, term.v]
         out += ["NULL"] * (2 * (arity - len(clause.head)))
         return scope.select(out, distinct=distinct)
 
-    def _fixpoint(self, group: list[str], clauses: list[RuleClause], arity: int, tagged: bool,
-                  columns: list[str]) -> dict[str, RelationRef]:
+    def _fixpoint(
+        self, group: list[str], clauses: list[RuleClause], arity: int, tagged: bool, columns: list[str]
+    ) -> dict[str, RelationRef]:
         members = set(group)
         table = f"temp.{self.ctx.name('tempera_fix')}_{secrets.token_hex(4)}"
         delta, new = f"{table}_delta", f"{table}_new"
@@ -349,8 +380,9 @@ class QueryRelations:
                 scoped = {**refs, **{f"{p}@delta": RelationRef(delta, refs[p].tag) for p in group}}
                 self.building.update(scoped)
                 try:
-                    variants.append(self._select(replace(clause, body=renamed), arity, tagged, distinct=False,
-                                                 driver=driver))
+                    variants.append(
+                        self._select(replace(clause, body=renamed), arity, tagged, distinct=False, driver=driver)
+                    )
                 finally:
                     for key in scoped:
                         self.building.pop(key, None)
@@ -381,8 +413,9 @@ class Seed:
 
 
 def _describe(starts: dict[int, Value | Seed]) -> str:
-    return ",".join(f"{i}~{v.relation}" if isinstance(v, Seed) else f"{i}={to_edn(v)}"
-                    for i, v in sorted(starts.items()))
+    return ",".join(
+        f"{i}~{v.relation}" if isinstance(v, Seed) else f"{i}={to_edn(v)}" for i, v in sorted(starts.items())
+    )
 
 
 def _base_name(name: str) -> str:
@@ -411,14 +444,17 @@ def _bind_head(clause: RuleClause, consts: dict[int, Value], old: str, new: str)
             return None
         else:
             mapping[head.name] = query_ast.Const(value)
-    body = tuple(replace(c, name=new) if isinstance(c, query_ast.RuleCall) and c.name == old else c
-                 for c in substitute(clause.body, mapping))
+    body = tuple(
+        replace(c, name=new) if isinstance(c, query_ast.RuleCall) and c.name == old else c
+        for c in substitute(clause.body, mapping)
+    )
     head = tuple(mapping.get(h.name, h) if isinstance(h, query_ast.Var) else h for h in clause.head)
     return RuleClause(new, head, body, clause.pos)
 
 
-def _frontier_shape(clause: RuleClause, call: query_ast.RuleCall, rest: tuple[query_ast.Clause, ...],
-                    bound: set[int]) -> bool:
+def _frontier_shape(
+    clause: RuleClause, call: query_ast.RuleCall, rest: tuple[query_ast.Clause, ...], bound: set[int]
+) -> bool:
     """True when the free arguments pass through the recursion untouched and the bound ones are computable."""
     head_bound = [clause.head[i] for i in sorted(bound)]
     if not all(isinstance(h, query_ast.Var) for h in head_bound) or len({h.name for h in head_bound}) != len(bound):
@@ -436,5 +472,8 @@ def _frontier_shape(clause: RuleClause, call: query_ast.RuleCall, rest: tuple[qu
         if not (isinstance(arg, query_ast.Var) and arg.name == head.name) or head.name in used | others:
             return False
     available = {h.name for h in head_bound} | conj_bound_vars(rest)
-    return all(isinstance(call.args[i], query_ast.Const) or
-               (isinstance(call.args[i], query_ast.Var) and call.args[i].name in available) for i in bound)
+    return all(
+        isinstance(call.args[i], query_ast.Const)
+        or (isinstance(call.args[i], query_ast.Var) and call.args[i].name in available)
+        for i in bound
+    )

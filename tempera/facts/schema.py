@@ -14,7 +14,9 @@ from tempera.facts.values import VT
 
 
 def m001_fact_graph(conn: Connection) -> None:
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE fact_tx (
         tx INTEGER PRIMARY KEY,
         at INTEGER NOT NULL,
@@ -44,7 +46,8 @@ def m001_fact_graph(conn: Connection) -> None:
         created_at INTEGER NOT NULL
     );
     CREATE INDEX fact_rules_name ON fact_rules(name);
-    """)
+    """,
+    )
 
 
 def m002_stances_per_project(conn: Connection) -> None:
@@ -65,7 +68,8 @@ def m002_stances_per_project(conn: Connection) -> None:
         f"SELECT d.e, min(ep.project_id) FROM fact_datoms d JOIN episodes ep ON ep.id = d.v WHERE d.a = '{STATED_IN}' "
         f"AND d.vt = {VT.UUID:d} AND d.retracted_tx IS NULL AND substr(d.e, 2, instr(d.e, '/') - 2) IN ({kinds}) "
         f"AND d.e NOT IN (SELECT e FROM fact_datoms WHERE a = '{PROJECT}') "
-        "GROUP BY d.e HAVING count(DISTINCT ep.project_id) = 1").fetchall()
+        "GROUP BY d.e HAVING count(DISTINCT ep.project_id) = 1"
+    ).fetchall()
     renames = [(old, f"{old}.{project_key(pid)}", pid) for old, pid in legacy]
     renames = [r for r in renames if not conn.execute("SELECT 1 FROM fact_datoms WHERE e = ?", r[1:2]).fetchone()]
     reopen = [(old, tx) for old, _, pid in renames for tx in _closed_by_another_project(conn, old, pid)]
@@ -74,9 +78,12 @@ def m002_stances_per_project(conn: Connection) -> None:
         conn.execute("UPDATE fact_datoms SET retracted_tx = NULL WHERE e = ? AND retracted_tx = ?", (old, tx))
     for old, new, pid in renames:
         rename_entity(conn, old, new)
-        conn.execute("INSERT INTO fact_datoms(e, a, vt, v, valid_from, valid_to, tx, retracted_tx) "
-                     f"SELECT e, '{PROJECT}', {VT.STRING:d}, ?, valid_from, valid_to, tx, retracted_tx "
-                     "FROM fact_datoms WHERE e = ? AND a = ':description'", (pid, new))
+        conn.execute(
+            "INSERT INTO fact_datoms(e, a, vt, v, valid_from, valid_to, tx, retracted_tx) "
+            f"SELECT e, '{PROJECT}', {VT.STRING:d}, ?, valid_from, valid_to, tx, retracted_tx "
+            "FROM fact_datoms WHERE e = ? AND a = ':description'",
+            (pid, new),
+        )
 
 
 def rename_entity(conn: Connection, old: str, new: str) -> None:
@@ -86,9 +93,11 @@ def rename_entity(conn: Connection, old: str, new: str) -> None:
 
 
 # copies ending in valid time that a transaction made of an entity's datoms it retracted (FactStore.change)
-_CLOSED_COPIES = ("SELECT c.id FROM fact_datoms c JOIN fact_datoms o ON o.e = c.e AND o.a = c.a AND o.vt = c.vt "
-                  "AND o.v IS c.v AND o.valid_from = c.valid_from AND o.retracted_tx = c.tx "
-                  "WHERE c.e = ? AND c.valid_to IS NOT NULL AND c.retracted_tx IS NULL")
+_CLOSED_COPIES = (
+    "SELECT c.id FROM fact_datoms c JOIN fact_datoms o ON o.e = c.e AND o.a = c.a AND o.vt = c.vt "
+    "AND o.v IS c.v AND o.valid_from = c.valid_from AND o.retracted_tx = c.tx "
+    "WHERE c.e = ? AND c.valid_to IS NOT NULL AND c.retracted_tx IS NULL"
+)
 
 
 def _closed_by_another_project(conn: Connection, entity: str, project_id: str) -> list[int]:
@@ -97,14 +106,21 @@ def _closed_by_another_project(conn: Connection, entity: str, project_id: str) -
     subject = entity.split("/", 1)[1]
     group = [f":{kind}/{subject}" for kind in STANCES]
     out = []
-    for tx, at in conn.execute(f"SELECT DISTINCT c.tx, c.valid_to FROM fact_datoms c WHERE c.id IN ({_CLOSED_COPIES})",
-                               (entity,)).fetchall():
-        projects = {p for (p,) in conn.execute("SELECT ep.project_id FROM episode_facts f JOIN episodes ep "
-                                               "ON ep.id = f.episode_id WHERE f.tx = ?", (tx,))}
+    for tx, at in conn.execute(
+        f"SELECT DISTINCT c.tx, c.valid_to FROM fact_datoms c WHERE c.id IN ({_CLOSED_COPIES})", (entity,)
+    ).fetchall():
+        projects = {
+            p
+            for (p,) in conn.execute(
+                "SELECT ep.project_id FROM episode_facts f JOIN episodes ep ON ep.id = f.episode_id WHERE f.tx = ?",
+                (tx,),
+            )
+        }
         since = conn.execute(
             f"SELECT 1 FROM fact_datoms d JOIN episodes ep ON ep.id = d.v WHERE d.a = '{STATED_IN}' AND d.e IN "
             "(?, ?, ?, ?) AND d.retracted_tx IS NULL AND ep.project_id = ? AND d.valid_from >= ?",
-            (*group, project_id, at)).fetchone()
+            (*group, project_id, at),
+        ).fetchone()
         if projects and project_id not in projects and not since:
             out.append(tx)
     return out

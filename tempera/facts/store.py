@@ -29,12 +29,32 @@ from tempera.facts.parser import parse_command, parse_facts, parse_query, parse_
 from tempera.facts.planner import plan_query
 from tempera.facts.relations import Program, QueryRelations
 from tempera.facts.schema import MIGRATIONS, rename_entity
-from tempera.facts.values import (VT, Keyword, Value, decode, decode_entity, encode, encode_entity, ms_to_iso,
-                                  parse_time, to_ms)
+from tempera.facts.values import (
+    VT,
+    Keyword,
+    Value,
+    decode,
+    decode_entity,
+    encode,
+    encode_entity,
+    ms_to_iso,
+    parse_time,
+    to_ms,
+)
 
 FactInput = Union[str, Iterable[Sequence[Any]]]
-BUILTIN_AGGREGATES = {"count", "count-distinct", "sum", "sum-distinct", "min", "max", "avg", "rank",
-                      "dense-rank", "row-number"}
+BUILTIN_AGGREGATES = {
+    "count",
+    "count-distinct",
+    "sum",
+    "sum-distinct",
+    "min",
+    "max",
+    "avg",
+    "rank",
+    "dense-rank",
+    "row-number",
+}
 _OF_PROJECT = f"a = '{PROJECT}' AND vt = {VT.STRING:d} AND v = ?"  # a stance's project, as turnfacts.py writes it
 
 
@@ -123,8 +143,9 @@ class FactStore:
 
     # -- commands ------------------------------------------------------------------------------------------------
 
-    def execute(self, text: str, *, reason: str | None = None,
-                params: Mapping[str, Any] | Sequence[Any] | None = None) -> Result:
+    def execute(
+        self, text: str, *, reason: str | None = None, params: Mapping[str, Any] | Sequence[Any] | None = None
+    ) -> Result:
         """Run one command: (transact ...), (retract ...), (query [...]) or (rule [...])."""
         command = parse_command(text)
         if isinstance(command, query_ast.Transact):
@@ -142,11 +163,19 @@ class FactStore:
         """
         return self._query(parse_query(text), params)
 
-    def transact(self, facts: FactInput, *, reason: str, valid_from: datetime | str | None = None,
-                 valid_to: datetime | str | None = None) -> TxResult:
+    def transact(
+        self,
+        facts: FactInput,
+        *,
+        reason: str,
+        valid_from: datetime | str | None = None,
+        valid_to: datetime | str | None = None,
+    ) -> TxResult:
         """Assert facts given as EDN text `[[e a v] ...]` or as Python (entity, attribute, value) tuples."""
-        return self._write(reason, add=self._facts(facts, retract=False, valid_from=_time_arg(valid_from),
-                                                   valid_to=_time_arg(valid_to)))
+        return self._write(
+            reason,
+            add=self._facts(facts, retract=False, valid_from=_time_arg(valid_from), valid_to=_time_arg(valid_to)),
+        )
 
     def retract(self, facts: FactInput, *, reason: str) -> TxResult:
         """Close facts in transaction time; they stay queryable with :as-of an earlier transaction."""
@@ -161,8 +190,12 @@ class FactStore:
         asserted, so both "what was true then" and "what did we believe then" stay answerable.
         """
         moment = _time_arg(at)
-        return self._write(reason, add=self._facts(add, retract=False, valid_from=moment),
-                           close=self._facts(close, retract=True), close_at=moment)
+        return self._write(
+            reason,
+            add=self._facts(add, retract=False, valid_from=moment),
+            close=self._facts(close, retract=True),
+            close_at=moment,
+        )
 
     def add_rule(self, text: str) -> RuleResult:
         return self._add_rule(parse_rule(text))
@@ -200,7 +233,9 @@ class FactStore:
         rows = self.db.query(
             "SELECT d.a, d.vt, d.v, d.valid_from, d.valid_to, d.tx, t.at, t.reason, d.retracted_tx, r.at, r.reason "
             "FROM fact_datoms d JOIN fact_tx t ON t.tx = d.tx LEFT JOIN fact_tx r ON r.tx = d.retracted_tx "
-            "WHERE d.e = ? ORDER BY d.tx, d.id", (key,))
+            "WHERE d.e = ? ORDER BY d.tx, d.id",
+            (key,),
+        )
         events = []
         for a, vt, v, vfrom, vto, tx, at, reason, rtx, rat, rreason in rows:
             fact = (Keyword(a), decode(vt, v), ms_to_iso(vfrom), ms_to_iso(vto))
@@ -215,8 +250,9 @@ class FactStore:
 
     # -- writes --------------------------------------------------------------------------------------------------
 
-    def _facts(self, facts: FactInput, *, retract: bool, valid_from: int | None = None,
-               valid_to: int | None = None) -> tuple[query_ast.FactSpec, ...]:
+    def _facts(
+        self, facts: FactInput, *, retract: bool, valid_from: int | None = None, valid_to: int | None = None
+    ) -> tuple[query_ast.FactSpec, ...]:
         if isinstance(facts, str):
             return parse_facts(facts, retract=retract, valid_from=valid_from, valid_to=valid_to)
         specs = []
@@ -235,9 +271,15 @@ class FactStore:
         now = int(time.time() * 1000)
         return max(now, last or 0)
 
-    def _write(self, reason: str | None, *, add: Sequence[query_ast.FactSpec] = (),
-               retract: Sequence[query_ast.FactSpec] = (), close: Sequence[query_ast.FactSpec] = (),
-               close_at: int | None = None) -> TxResult:
+    def _write(
+        self,
+        reason: str | None,
+        *,
+        add: Sequence[query_ast.FactSpec] = (),
+        retract: Sequence[query_ast.FactSpec] = (),
+        close: Sequence[query_ast.FactSpec] = (),
+        close_at: int | None = None,
+    ) -> TxResult:
         """One transaction, recorded only if something changes: new datoms, retractions, valid-time closes. Text
         values and the reason are redacted, as every way into memory is (a value is matched in its stored form)."""
         reason = redact(_require_reason(reason))
@@ -254,8 +296,9 @@ class FactStore:
                 unchanged += not found
             for fact in close:
                 assert close_at is not None
-                found = [(i, vf) for i, vf, vto in self._current(fact)
-                         if (vto is None or vto > close_at) and i not in ended]
+                found = [
+                    (i, vf) for i, vf, vto in self._current(fact) if (vto is None or vto > close_at) and i not in ended
+                ]
                 ended.update(dict.fromkeys(i for i, _ in found))
                 e, a, (vt, v) = encode_entity(fact.e), str.__str__(fact.a), encode(fact.v)
                 inserts += [(e, a, vt, v, vf, close_at) for _, vf in found if vf < close_at]
@@ -265,23 +308,36 @@ class FactStore:
             tx = self.db.execute("INSERT INTO fact_tx(at, reason) VALUES (?, ?)", (now, reason)).lastrowid
             self.db.conn.executemany(
                 "INSERT INTO fact_datoms(e, a, vt, v, valid_from, valid_to, tx) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(*row, tx) for row in inserts])
+                [(*row, tx) for row in inserts],
+            )
             self.db.conn.executemany("UPDATE fact_datoms SET retracted_tx = ? WHERE id = ?", [(tx, i) for i in ended])
         return TxResult(tx, ms_to_iso(now), added=added, retracted=len(ended), unchanged=unchanged)
 
-    def record(self, reason: str, datoms: Sequence[tuple[str, str, int, Any, int, int | None]] = (),
-               retract: Sequence[int] = ()) -> tuple[int, list[int]]:
+    def record(
+        self,
+        reason: str,
+        datoms: Sequence[tuple[str, str, int, Any, int, int | None]] = (),
+        retract: Sequence[int] = (),
+    ) -> tuple[int, list[int]]:
         """One transaction made of what another store did (team sync): `datoms` (encoded e, a, vt, v, valid-from,
         valid-to) inserted as given, without set semantics, so each keeps its own identity for its retraction to
         follow; datoms retracted by id. Transaction time is this store's (when this copy learned it); valid time
         stays as given. Returns the transaction and the new datom ids, in order."""
         with self.db.transaction():
-            tx = self.db.execute("INSERT INTO fact_tx(at, reason) VALUES (?, ?)",
-                                 (self._next_time(), redact(_require_reason(reason)))).lastrowid
-            ids = [self.db.execute("INSERT INTO fact_datoms(e, a, vt, v, valid_from, valid_to, tx) "
-                                   "VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, tx)).lastrowid for row in datoms]
-            self.db.conn.executemany("UPDATE fact_datoms SET retracted_tx = ? WHERE id = ? AND retracted_tx IS NULL",
-                                     [(tx, i) for i in retract])
+            tx = self.db.execute(
+                "INSERT INTO fact_tx(at, reason) VALUES (?, ?)", (self._next_time(), redact(_require_reason(reason)))
+            ).lastrowid
+            ids = [
+                self.db.execute(
+                    "INSERT INTO fact_datoms(e, a, vt, v, valid_from, valid_to, tx) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (*row, tx),
+                ).lastrowid
+                for row in datoms
+            ]
+            self.db.conn.executemany(
+                "UPDATE fact_datoms SET retracted_tx = ? WHERE id = ? AND retracted_tx IS NULL",
+                [(tx, i) for i in retract],
+            )
         assert tx is not None
         return tx, [int(i) for i in ids if i is not None]
 
@@ -304,10 +360,12 @@ class FactStore:
         with self.db.transaction():
             for entity in entities:
                 if entity.endswith("." + old_key):
-                    rename_entity(self.db.conn, entity, entity[:-len(old_key)] + new_key)
+                    rename_entity(self.db.conn, entity, entity[: -len(old_key)] + new_key)
             self.db.execute(f"UPDATE fact_datoms SET v = ? WHERE {_OF_PROJECT}", (target_id, source_id))
-            self.db.execute("INSERT INTO fact_tx(at, reason) VALUES (?, ?)",
-                            (self._next_time(), f"project {source_id} merged into {target_id}"))
+            self.db.execute(
+                "INSERT INTO fact_tx(at, reason) VALUES (?, ?)",
+                (self._next_time(), f"project {source_id} merged into {target_id}"),
+            )
         return len(entities)
 
     def _new_datoms(self, facts: Sequence[query_ast.FactSpec], now: int) -> list[tuple[Any, ...]]:
@@ -327,8 +385,10 @@ class FactStore:
 
     def _is_current(self, e: str, a: str, vt: int, v: Any, fact: query_ast.FactSpec, now: int) -> bool:
         """Is the same fact already asserted (not retracted) with the same valid time, or valid now if none?"""
-        sql = ("SELECT 1 FROM fact_datoms WHERE e = ? AND a = ? AND vt = ? AND v = ? AND retracted_tx IS NULL "
-               "AND valid_to IS ? ")
+        sql = (
+            "SELECT 1 FROM fact_datoms WHERE e = ? AND a = ? AND vt = ? AND v = ? AND retracted_tx IS NULL "
+            "AND valid_to IS ? "
+        )
         params: list[Any] = [e, a, vt, v, fact.valid_to]
         if fact.valid_from is None:
             sql += "AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
@@ -341,15 +401,26 @@ class FactStore:
     def _current(self, fact: query_ast.FactSpec) -> list[tuple[int, int, int | None]]:
         """(id, valid_from, valid_to) of the datoms of this fact that are not retracted."""
         vt, v = encode(fact.v)
-        return self.db.query("SELECT id, valid_from, valid_to FROM fact_datoms WHERE e = ? AND a = ? AND vt = ? "
-                             "AND v = ? AND retracted_tx IS NULL", (encode_entity(fact.e), str.__str__(fact.a), vt, v))
+        return self.db.query(
+            "SELECT id, valid_from, valid_to FROM fact_datoms WHERE e = ? AND a = ? AND vt = ? "
+            "AND v = ? AND retracted_tx IS NULL",
+            (encode_entity(fact.e), str.__str__(fact.a), vt, v),
+        )
 
     # -- queries and rules ---------------------------------------------------------------------------------------
 
     def _query(self, query: query_ast.Query, params: Mapping[str, Any] | Sequence[Any] | None) -> QueryResult:
         inputs, slots = _split_params(query, params)
-        plan = plan_query(query, self._rules_program(), as_of=self._as_of(query), valid_at=_valid_at(query),
-                          inputs=inputs, slots=slots, aggregates=self._aggregates, views=EPISODE_VIEWS)
+        plan = plan_query(
+            query,
+            self._rules_program(),
+            as_of=self._as_of(query),
+            valid_at=_valid_at(query),
+            inputs=inputs,
+            slots=slots,
+            aggregates=self._aggregates,
+            views=EPISODE_VIEWS,
+        )
         try:
             for fixpoint in plan.fixpoints:
                 fixpoint.run(self.db.conn, plan.params)
@@ -381,7 +452,8 @@ class FactStore:
         dry_run.relation(rule.name, {}, len(rule.head), rule.pos)  # reports unbound variables and the like now
         cursor = self.db.execute(
             "INSERT INTO fact_rules(name, arity, text, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(text) DO NOTHING",
-            (rule.name, len(rule.head), rule.text, int(time.time() * 1000)))
+            (rule.name, len(rule.head), rule.text, int(time.time() * 1000)),
+        )
         return RuleResult(rule.name, len(rule.head), cursor.rowcount == 1)
 
 
@@ -410,8 +482,9 @@ def _valid_at(query: query_ast.Query) -> int | None:
     return to_ms(parse_time(query.valid_at))
 
 
-def _split_params(query: query_ast.Query, params: Mapping[str, Any] | Sequence[Any] | None
-                  ) -> tuple[list[Any], dict[str, Value]]:
+def _split_params(
+    query: query_ast.Query, params: Mapping[str, Any] | Sequence[Any] | None
+) -> tuple[list[Any], dict[str, Value]]:
     """Query parameters -> (:in values in order, $slot values by name)."""
     if params is None:
         return [], {}

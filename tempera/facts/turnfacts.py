@@ -54,33 +54,178 @@ _CODE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _WORD = re.compile(r"[\w][\w.+#/@'-]*")
 _BOUNDARY = re.compile(r"[,;:(]|\s[-—]\s")
-_CLAUSE_END = re.compile(r",\s+(?=(?:it|this|that|we|i|you|they|but|and|so|which|though|although|otherwise|then|"
-                         r"please)\b)|\s(?:but|and then|—|-)\s", re.I)
+_CLAUSE_END = re.compile(
+    r",\s+(?=(?:it|this|that|we|i|you|they|but|and|so|which|though|although|otherwise|then|"
+    r"please)\b)|\s(?:but|and then|—|-)\s",
+    re.I,
+)
 _WHY = re.compile(r"\b(?:because|due to|given that|since (?:it|we|they|the))\b\s*(.+)$", re.I)
-_COURTESY = re.compile(r"(?:(?:please|also|and|but|so|then|just|ok|okay|remember|note|fyi|hey|now|again)\b[\s,:]*)+",
-                       re.I)
+_COURTESY = re.compile(
+    r"(?:(?:please|also|and|but|so|then|just|ok|okay|remember|note|fyi|hey|now|again)\b[\s,:]*)+", re.I
+)
 _HEDGE = re.compile(r"\b(?:if|whether|unless|maybe|perhaps|might|could|not|don't|doesn't|never|no)\b", re.I)
 _QUESTION_START = re.compile(r"^(?:should|shall|do|does|can|could|would|will|what|which|how|why|is|are)\b", re.I)
 
 LEADS = frozenset({"we", "you", "please", "and", "but", "so", "then", "also", "just", "should", "must"})
-CHOICE_VERBS = frozenset({"use", "using", "adopt", "add", "adding", "install", "introduce", "import", "pick",
-                          "choose", "depend", "rely", "go with", "switch to", "move to", "migrate to", "stick with",
-                          "stay with", "going with", "switching to", "moving to",
-                          "migrating to", "sticking with", "keep using"})
-NOT_A_RULE = frozenset({"be", "been", "have", "know", "think", "worry", "mind", "care", "understand", "see",
-                        "get", "want", "need", "like", "seem", "remember", "feel", "believe", "expect",
-                        "hesitate", "bother", "forget", "matter", "work", "exist", "happen", "help", "look",
-                        "really", "actually", "quite", "even", "just", "do", "go", "say", "tell", "ask", "agree",
-                        "mean", "find", "sure", "recall", "able", "wait"})
-OBJECT_STOPS = frozenset({"for", "in", "to", "with", "because", "since", "as", "instead", "over", "rather",
-                          "than", "when", "if", "unless", "and", "or", "but", "so", "after", "from", "on", "at",
-                          "by", "anymore", "again", "everywhere", "here", "there", "now", "please", "then", "ever",
-                          "whenever", "while", "until", "before", "any", "either", "anywhere", "across",
-                          "throughout", "without", "into", "is", "are", "was", "will", "would", "should", "only",
-                          "also", "too"})
+CHOICE_VERBS = frozenset(
+    {
+        "use",
+        "using",
+        "adopt",
+        "add",
+        "adding",
+        "install",
+        "introduce",
+        "import",
+        "pick",
+        "choose",
+        "depend",
+        "rely",
+        "go with",
+        "switch to",
+        "move to",
+        "migrate to",
+        "stick with",
+        "stay with",
+        "going with",
+        "switching to",
+        "moving to",
+        "migrating to",
+        "sticking with",
+        "keep using",
+    }
+)
+NOT_A_RULE = frozenset(
+    {
+        "be",
+        "been",
+        "have",
+        "know",
+        "think",
+        "worry",
+        "mind",
+        "care",
+        "understand",
+        "see",
+        "get",
+        "want",
+        "need",
+        "like",
+        "seem",
+        "remember",
+        "feel",
+        "believe",
+        "expect",
+        "hesitate",
+        "bother",
+        "forget",
+        "matter",
+        "work",
+        "exist",
+        "happen",
+        "help",
+        "look",
+        "really",
+        "actually",
+        "quite",
+        "even",
+        "just",
+        "do",
+        "go",
+        "say",
+        "tell",
+        "ask",
+        "agree",
+        "mean",
+        "find",
+        "sure",
+        "recall",
+        "able",
+        "wait",
+    }
+)
+OBJECT_STOPS = frozenset(
+    {
+        "for",
+        "in",
+        "to",
+        "with",
+        "because",
+        "since",
+        "as",
+        "instead",
+        "over",
+        "rather",
+        "than",
+        "when",
+        "if",
+        "unless",
+        "and",
+        "or",
+        "but",
+        "so",
+        "after",
+        "from",
+        "on",
+        "at",
+        "by",
+        "anymore",
+        "again",
+        "everywhere",
+        "here",
+        "there",
+        "now",
+        "please",
+        "then",
+        "ever",
+        "whenever",
+        "while",
+        "until",
+        "before",
+        "any",
+        "either",
+        "anywhere",
+        "across",
+        "throughout",
+        "without",
+        "into",
+        "is",
+        "are",
+        "was",
+        "will",
+        "would",
+        "should",
+        "only",
+        "also",
+        "too",
+    }
+)
 DETERMINERS = frozenset({"the", "a", "an", "our", "any", "some", "this", "that", "these", "those", "your", "my"})
-NOT_A_NAME = frozenset({"whether", "how", "what", "which", "who", "it", "them", "that", "this", "your", "his",
-                        "her", "their", "its", "my", "me", "us", "you", "something", "anything", "everything"})
+NOT_A_NAME = frozenset(
+    {
+        "whether",
+        "how",
+        "what",
+        "which",
+        "who",
+        "it",
+        "them",
+        "that",
+        "this",
+        "your",
+        "his",
+        "her",
+        "their",
+        "its",
+        "my",
+        "me",
+        "us",
+        "you",
+        "something",
+        "anything",
+        "everything",
+    }
+)
 _CHOICE = r"use|using|go with|switch to|adopt|stick with|move to|migrate to|keep using|keep|stay with|pick|choose"
 
 
@@ -99,25 +244,54 @@ def _trigger(kind: str, polarity: Keyword, regex: str, *, agent: bool = False, l
 
 # Order matters: the first trigger to claim a span of a sentence wins it.
 TRIGGERS = (
-    _trigger("dependency", AGAINST, r"\b(?:no longer|doesn't|does not|don't|do not|shouldn't|should not|must not)\s+"
-                              r"(?P<verb>depend|rely)\s+on\s+", agent=True),
-    _trigger("dependency", AGAINST, r"\b(?:drop|dropped|remove|removed)\s+the\s+(?P<obj>[\w.+#-]+)\s+dependency\b",
-       agent=True),
-    _trigger("decision", AGAINST, r"\b(?:we(?:'ll| will)? not|we won't|let's not|lets not|we're not going to|"
-                            r"we are not going to|(?:we )?(?:have )?decided not to|no longer|stop)\s+"
-                            rf"(?P<verb>{_CHOICE}|add|adding|introduce)\b\s*", agent=True),
+    _trigger(
+        "dependency",
+        AGAINST,
+        r"\b(?:no longer|doesn't|does not|don't|do not|shouldn't|should not|must not)\s+"
+        r"(?P<verb>depend|rely)\s+on\s+",
+        agent=True,
+    ),
+    _trigger(
+        "dependency",
+        AGAINST,
+        r"\b(?:drop|dropped|remove|removed)\s+the\s+(?P<obj>[\w.+#-]+)\s+dependency\b",
+        agent=True,
+    ),
+    _trigger(
+        "decision",
+        AGAINST,
+        r"\b(?:we(?:'ll| will)? not|we won't|let's not|lets not|we're not going to|"
+        r"we are not going to|(?:we )?(?:have )?decided not to|no longer|stop)\s+"
+        rf"(?P<verb>{_CHOICE}|add|adding|introduce)\b\s*",
+        agent=True,
+    ),
     _trigger("decision", AGAINST, r"\b(?:we )?(?:have )?decided against\s+(?:(?P<verb>using|adding)\s+)?", agent=True),
     _trigger("preference", AGAINST, r"\bprefer(?:s|red)? not to\s+(?P<verb>[a-z]+)\s+"),
     _trigger("preference", FOR, r"\bprefer(?:s|red)?\s+(?:to\s+(?P<verb>[a-z]+)\s+|using\s+)?"),
     _trigger("preference", AGAINST, r"\bavoid(?:ing)?\s+", lead=True),
-    _trigger("constraint", AGAINST, r"\b(?:never|do not|don't|dont|must not|mustn't|should not|shouldn't|cannot|can't|"
-                              r"may not)\s+(?:ever\s+)?(?P<verb>[a-z]+)\b\s*", lead=True),
-    _trigger("constraint", FOR, r"\b(?:always|must always|should always|from now on,?|going forward,?)\s+"
-                          r"(?P<verb>[a-z]+)\b\s*", lead=True),
-    _trigger("decision", FOR, r"\b(?:we(?:'ll| will| shall|'re going to| are going to|'ve decided to| have decided to|"
-                        r" decided to| agreed to)|let's|lets|let us|(?:i )?(?:have )?decided to|"
-                        rf"the decision is to)\s+(?P<verb>{_CHOICE}|going with|switching to|moving to|"
-                        r"migrating to|sticking with)\b\s*", agent=True),
+    _trigger(
+        "constraint",
+        AGAINST,
+        r"\b(?:never|do not|don't|dont|must not|mustn't|should not|shouldn't|cannot|can't|"
+        r"may not)\s+(?:ever\s+)?(?P<verb>[a-z]+)\b\s*",
+        lead=True,
+    ),
+    _trigger(
+        "constraint",
+        FOR,
+        r"\b(?:always|must always|should always|from now on,?|going forward,?)\s+"
+        r"(?P<verb>[a-z]+)\b\s*",
+        lead=True,
+    ),
+    _trigger(
+        "decision",
+        FOR,
+        r"\b(?:we(?:'ll| will| shall|'re going to| are going to|'ve decided to| have decided to|"
+        r" decided to| agreed to)|let's|lets|let us|(?:i )?(?:have )?decided to|"
+        rf"the decision is to)\s+(?P<verb>{_CHOICE}|going with|switching to|moving to|"
+        r"migrating to|sticking with)\b\s*",
+        agent=True,
+    ),
     _trigger("decision", FOR, r"\b(?:decided (?:on|for)|went with|we chose|we picked)\s+", agent=True),
     _trigger("dependency", FOR, r"\b(?:depends|depend|depending|relies|rely)\s+on\s+", agent=True),
     _trigger("decision", FOR, rf"\b(?P<verb>{_CHOICE})\b\s*", lead=True),  # imperative "use MySQL after all"
@@ -148,14 +322,14 @@ class FactCandidate:
         return stance_entity(self.kind, self.slug, project_id)
 
     def attributes(self) -> dict[str, Value]:
-        out: dict[str, Value] = {":description": self.description, ":polarity": self.polarity,
-                                 ":subject": self.subject}
+        out: dict[str, Value] = {":description": self.description, ":polarity": self.polarity, ":subject": self.subject}
         if self.rationale:
             out[":rationale"] = self.rationale
         return out
 
 
 # -- extraction ------------------------------------------------------------------------------------------------
+
 
 def extract_turn_facts(turn: Turn) -> list[FactCandidate]:
     """The stances a turn states, the user's prompt first, then the agent's final text (secrets redacted first).
@@ -196,7 +370,7 @@ def _from_sentence(sentence: str, *, agent: bool) -> list[FactCandidate]:
 
 def _candidates(sentence: str, m: re.Match[str], trigger: _Trigger, *, agent: bool) -> list[FactCandidate]:
     start = _clause_start(sentence, m.start())
-    prefix = sentence[start:m.start()].strip().lower()
+    prefix = sentence[start : m.start()].strip().lower()
     last = prefix.split()[-1] if prefix else ""
     if (trigger.lead and prefix and last not in LEADS) or (agent and not trigger.agent and last != "we"):
         return []
@@ -239,7 +413,7 @@ def _object(sentence: str, at: int) -> tuple[str, int]:
     words: list[str] = []
     end = at
     for w in _WORD.finditer(sentence, at):
-        if sentence[end:w.start()].strip() or len(words) == 4:
+        if sentence[end : w.start()].strip() or len(words) == 4:
             break  # punctuation in between, or long enough
         token = w.group().rstrip(".'-")
         if token.lower() in OBJECT_STOPS:
@@ -252,11 +426,12 @@ def _object(sentence: str, at: int) -> tuple[str, int]:
 
 def _phrase(sentence: str, start: int, after: int) -> str:
     stop = _CLAUSE_END.search(sentence, after)
-    phrase = sentence[start:stop.start() if stop else len(sentence)].strip().rstrip(".!;, ")
+    phrase = sentence[start : stop.start() if stop else len(sentence)].strip().rstrip(".!;, ")
     return phrase[:MAX_PHRASE].rstrip()
 
 
 # -- storing -----------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Datom:
@@ -291,11 +466,17 @@ def store_turn_facts(mem: "Memory", turn: Turn, episode: "Episode") -> list[int]
     store = FactStore(mem.db)
     with mem.db.transaction():
         writes = _plan(store, candidates, to_ms(moment), _episode_ref(episode), episode.project_id)
-        results = [store.change(add=writes.add, close=writes.close, at=moment, reason=reason)] \
-            if writes.add or writes.close else []
-        results += [store.transact(facts, reason=reason, valid_from=moment,
-                                   valid_to=datetime.fromtimestamp(until / 1000, timezone.utc))
-                    for facts, until in writes.bounded]
+        results = (
+            [store.change(add=writes.add, close=writes.close, at=moment, reason=reason)]
+            if writes.add or writes.close
+            else []
+        )
+        results += [
+            store.transact(
+                facts, reason=reason, valid_from=moment, valid_to=datetime.fromtimestamp(until / 1000, timezone.utc)
+            )
+            for facts, until in writes.bounded
+        ]
         txs = [r.tx for r in results if r.tx is not None]
         for tx in txs:
             link_fact_tx(mem.db, episode.id, tx)
@@ -320,7 +501,7 @@ def process_capture_facts(mem: "Memory", result: "CaptureResult") -> int:
 def _reason(turn: Turn) -> str:
     """The turn's text, redacted before it is clipped (a clipped secret no longer matches its pattern)."""
     text = " ".join(redact(f"User: {turn.prompt}\nAssistant: {turn.final_text}").split())
-    return text if len(text) <= MAX_REASON else text[:MAX_REASON - 1] + "…"
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
 
 
 def _episode_ref(episode: "Episode") -> uuid.UUID | None:
@@ -333,21 +514,30 @@ def _episode_ref(episode: "Episode") -> uuid.UUID | None:
 def _group(store: FactStore, subject_slug: str, project_id: str) -> list[_Datom]:
     """Every not-retracted datom about one subject in one project, across the four stance types."""
     entities = [str.__str__(stance_entity(kind, subject_slug, project_id)) for kind in STANCES]
-    rows = store.db.query("SELECT e, a, vt, v, valid_from, valid_to FROM fact_datoms WHERE e IN (?, ?, ?, ?) "
-                          "AND retracted_tx IS NULL", entities)
+    rows = store.db.query(
+        "SELECT e, a, vt, v, valid_from, valid_to FROM fact_datoms WHERE e IN (?, ?, ?, ?) AND retracted_tx IS NULL",
+        entities,
+    )
     return [_Datom(e, a, decode(vt, v), vf, vto) for e, a, vt, v, vf, vto in rows]
 
 
-def _plan(store: FactStore, candidates: list[FactCandidate], at: int, episode: uuid.UUID | None,
-          project_id: str) -> _Writes:
+def _plan(
+    store: FactStore, candidates: list[FactCandidate], at: int, episode: uuid.UUID | None, project_id: str
+) -> _Writes:
     writes = _Writes([], [], [])
     for c in candidates:
         rows = _group(store, c.slug, project_id)
         entity, values = str.__str__(c.entity(project_id)), c.attributes()
-        wanted = [(entity, a, v) for a, v in values.items()] + [(entity, PROJECT, project_id)] + (
-            [(entity, STATED_IN, episode)] if episode else [])
-        new = [_fact(*f) for f in wanted
-               if not any((r.e, r.a) == f[:2] and r.value == f[2] and r.holds_at(at) for r in rows)]
+        wanted = (
+            [(entity, a, v) for a, v in values.items()]
+            + [(entity, PROJECT, project_id)]
+            + ([(entity, STATED_IN, episode)] if episode else [])
+        )
+        new = [
+            _fact(*f)
+            for f in wanted
+            if not any((r.e, r.a) == f[:2] and r.value == f[2] and r.holds_at(at) for r in rows)
+        ]
         if not new:
             continue
         later = [r.valid_from for r in rows if r.valid_from > at]
@@ -355,10 +545,14 @@ def _plan(store: FactStore, candidates: list[FactCandidate], at: int, episode: u
             writes.bounded.append((new, min(later)))
             continue
         writes.add += new
-        opposed = {r.e for r in rows if r.e != entity and r.a == ":polarity" and r.value != c.polarity
-                   and r.holds_at(at)}
-        writes.close += [_fact(r.e, r.a, r.value) for r in rows if r.holds_at(at) and (
-            r.e in opposed or (r.e == entity and r.a in SINGLE and r.value != values.get(r.a)))]
+        opposed = {
+            r.e for r in rows if r.e != entity and r.a == ":polarity" and r.value != c.polarity and r.holds_at(at)
+        }
+        writes.close += [
+            _fact(r.e, r.a, r.value)
+            for r in rows
+            if r.holds_at(at) and (r.e in opposed or (r.e == entity and r.a in SINGLE and r.value != values.get(r.a)))
+        ]
     return writes
 
 

@@ -52,9 +52,16 @@ def spawn_daemon(data_dir: Path) -> bool:
         # its stderr goes to the log: a daemon that dies before its logging is set up still says why
         log_fd = os.open(data_dir / paths.DAEMON_LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            subprocess.Popen([sys.executable, "-m", "tempera.daemon", "run"], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=log_fd, start_new_session=True,
-                             close_fds=True, env=env, cwd=str(data_dir))
+            subprocess.Popen(
+                [sys.executable, "-m", "tempera.daemon", "run"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log_fd,
+                start_new_session=True,
+                close_fds=True,
+                env=env,
+                cwd=str(data_dir),
+            )
         finally:
             os.close(log_fd)
         return True

@@ -86,8 +86,11 @@ def run_payload(event_arg: str, raw: bytes, *, daemon_failed: bool) -> None:
             _write(out)
             return
     os.umask(0o077)
-    _write(gate.output_bytes(gate.handle(event, payload.decode(raw), settings,
-                                         answer=_answer_without_daemon(settings), enqueue=_enqueue)))
+    _write(
+        gate.output_bytes(
+            gate.handle(event, payload.decode(raw), settings, answer=_answer_without_daemon(settings), enqueue=_enqueue)
+        )
+    )
 
 
 def _write(out: bytes) -> None:

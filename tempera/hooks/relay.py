@@ -81,8 +81,13 @@ def read_stdin() -> bytes:
 def ask_daemon(sock_path: bytes, event: str, raw: bytes, wait: float) -> bytes | None:
     """The bytes the hook must print, or None when the daemon is absent, slow or failed."""
     text = raw.decode("utf-8", "replace") if len(raw) <= MAX_STDIN_BYTES else ""
-    request = ('{"op": "hook", "event": ' + _json.encode_basestring_ascii(event) + ', "stdin": '
-               + _json.encode_basestring_ascii(text) + "}\n").encode("ascii")
+    request = (
+        '{"op": "hook", "event": '
+        + _json.encode_basestring_ascii(event)
+        + ', "stdin": '
+        + _json.encode_basestring_ascii(text)
+        + "}\n"
+    ).encode("ascii")
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         s.settimeout(wait)
@@ -131,7 +136,7 @@ def log_failure(env: dict[bytes, bytes]) -> None:
 
 def write_all(data: bytes) -> None:
     while data:
-        data = data[posix.write(1, data):]
+        data = data[posix.write(1, data) :]
 
 
 def main(argv: list[str]) -> None:

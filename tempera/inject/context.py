@@ -26,8 +26,17 @@ Related = Callable[[str, ProjectRef, set[str]], list[InjectHit]]  # (prompt, pro
 Notes = Callable[[ProjectRef, int], tuple[list[str], list[str]]]  # (project, budget) -> brief and fact statements
 
 
-def compose(conn: Any, hp: HookPayload, project: ProjectRef, *, budget: int, limit: int, salience: SalienceWeights,
-            related: Related, notes: Notes | None = None) -> str:
+def compose(
+    conn: Any,
+    hp: HookPayload,
+    project: ProjectRef,
+    *,
+    budget: int,
+    limit: int,
+    salience: SalienceWeights,
+    related: Related,
+    notes: Notes | None = None,
+) -> str:
     """The additionalContext for one injecting event ('' when there is nothing new worth saying); the episodes
     shown are logged (`injections`), so none is shown twice in a session and implicit feedback can find them."""
     started = time.perf_counter()
@@ -38,13 +47,24 @@ def compose(conn: Any, hp: HookPayload, project: ProjectRef, *, budget: int, lim
         hits = sqlhits.useful_recent(conn, project, exclude=seen, limit=limit, weights=salience)
         header = render.HEADER_SESSION
     brief, facts = notes(project, budget) if notes is not None else ([], [])
-    text = render.render_blocks([(render.HEADER_BRIEF, [f"- {s}" for s in brief]),
-                                 (render.HEADER_FACTS, [f"- {f}" for f in facts]),
-                                 (header, [render.episode_line(h) for h in hits])], budget)
+    text = render.render_blocks(
+        [
+            (render.HEADER_BRIEF, [f"- {s}" for s in brief]),
+            (render.HEADER_FACTS, [f"- {f}" for f in facts]),
+            (header, [render.episode_line(h) for h in hits]),
+        ],
+        budget,
+    )
     if text and hits:
         latency = round((time.perf_counter() - started) * 1000, 2)
-        injectlog.record(conn, session_id=hp.session_id, project_id=project.id, event=hp.event,
-                         prompt=hp.prompt or None, hits=[h._replace(latency_ms=latency) for h in hits])
+        injectlog.record(
+            conn,
+            session_id=hp.session_id,
+            project_id=project.id,
+            event=hp.event,
+            prompt=hp.prompt or None,
+            hits=[h._replace(latency_ms=latency) for h in hits],
+        )
     return text
 
 
@@ -56,12 +76,26 @@ def cold_answer(hp: HookPayload, settings: HookSettings) -> str:
         return ""
 
     def related(prompt: str, project: ProjectRef, seen: set[str]) -> list[InjectHit]:
-        return sqlhits.keyword_hits(conn, prompt, project, exclude=seen, limit=settings.max_episodes,
-                                    min_hits=settings.min_keyword_hits, weights=settings.salience)
+        return sqlhits.keyword_hits(
+            conn,
+            prompt,
+            project,
+            exclude=seen,
+            limit=settings.max_episodes,
+            min_hits=settings.min_keyword_hits,
+            weights=settings.salience,
+        )
 
     try:
-        return compose(conn, hp, project_for_path(hp.cwd or os.getcwd()), budget=settings.budget_chars,
-                       limit=settings.max_episodes, salience=settings.salience, related=related)
+        return compose(
+            conn,
+            hp,
+            project_for_path(hp.cwd or os.getcwd()),
+            budget=settings.budget_chars,
+            limit=settings.max_episodes,
+            salience=settings.salience,
+            related=related,
+        )
     except sqlite3.OperationalError as exc:  # the schema is being created right now: nothing to say
         gate.log(f"{hp.event}: keyword path skipped ({exc})")
         return ""

@@ -48,8 +48,9 @@ def known_event(arg: str) -> str | None:
     return event
 
 
-def handle(event: str, doc: dict[str, Any], settings: HookSettings, *, answer: Answer,
-           enqueue: Enqueue) -> dict[str, Any] | None:
+def handle(
+    event: str, doc: dict[str, Any], settings: HookSettings, *, answer: Answer, enqueue: Enqueue
+) -> dict[str, Any] | None:
     """One hook call for a known `event`: `answer` gives the context of an injecting event (the daemon's warm one,
     or the hook process's keyword-only one), `enqueue` queues the capture of a capturing one."""
     if settings.disabled:

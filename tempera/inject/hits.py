@@ -44,20 +44,51 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def make_hit(*, episode_id: str, created_at: str, outcome: str, verification: str, summary: str, origin: str,
-             raw_prompt: str, files_modified: list[str], project_path: str | None, project_id: str,
-             project_name: str | None, author: str | None, transcript_path: str | None, current: ProjectRef,
-             score: float, relevance: float | None = None, salience: float | None = None,
-             utility: float | None = None, similarity: float | None = None, bm25: float | None = None,
-             matched_terms: int | None = None) -> InjectHit:
+def make_hit(
+    *,
+    episode_id: str,
+    created_at: str,
+    outcome: str,
+    verification: str,
+    summary: str,
+    origin: str,
+    raw_prompt: str,
+    files_modified: list[str],
+    project_path: str | None,
+    project_id: str,
+    project_name: str | None,
+    author: str | None,
+    transcript_path: str | None,
+    current: ProjectRef,
+    score: float,
+    relevance: float | None = None,
+    salience: float | None = None,
+    utility: float | None = None,
+    similarity: float | None = None,
+    bm25: float | None = None,
+    matched_terms: int | None = None,
+) -> InjectHit:
     """The hit from an episode's stored fields, seen from the prompt's project `current`."""
     provenance = ""
     if origin == AUTO_MEMORY_ORIGIN:  # Claude Code's auto memory: name its file
         provenance = f"Claude Code auto memory, {os.path.basename(transcript_path or '')}"
     return InjectHit(
-        id=episode_id, created_at=created_at, outcome=outcome, summary=summary, score=round(score, 4),
-        verification=verification, origin=origin, prompt=raw_prompt[:PROMPT_CHARS],
+        id=episode_id,
+        created_at=created_at,
+        outcome=outcome,
+        summary=summary,
+        score=round(score, 4),
+        verification=verification,
+        origin=origin,
+        prompt=raw_prompt[:PROMPT_CHARS],
         files=tuple(relative_to(f, project_path) for f in files_modified),
-        project_note=f"from project {project_name}" if project_id != current.id else "", author=author,
-        provenance=provenance, relevance=_round(relevance), salience=_round(salience),
-        utility=_round(utility), similarity=_round(similarity), bm25=_round(bm25), matched_terms=matched_terms)
+        project_note=f"from project {project_name}" if project_id != current.id else "",
+        author=author,
+        provenance=provenance,
+        relevance=_round(relevance),
+        salience=_round(salience),
+        utility=_round(utility),
+        similarity=_round(similarity),
+        bm25=_round(bm25),
+        matched_terms=matched_terms,
+    )

@@ -18,8 +18,9 @@ def injected_ids(conn: Any, session_id: str) -> set[str]:
     return {r[0] for r in conn.execute("SELECT episode_id FROM injections WHERE session_id = ?", (session_id,))}
 
 
-def record(conn: Any, *, session_id: str, project_id: str, event: str, prompt: str | None,
-           hits: list[InjectHit]) -> None:
+def record(
+    conn: Any, *, session_id: str, project_id: str, event: str, prompt: str | None, hits: list[InjectHit]
+) -> None:
     """One row per injected episode, with the scores that put it there."""
     if not hits:
         return
@@ -30,9 +31,11 @@ def record(conn: Any, *, session_id: str, project_id: str, event: str, prompt: s
     conn.execute("BEGIN IMMEDIATE")
     try:
         for rank, h in enumerate(hits, 1):
-            conn.execute("INSERT INTO injections(session_id, project_id, event, prompt, episode_id, rank, scores, "
-                         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         (session_id or "-", project_id, event, kept, h.id, rank, json.dumps(h.scores()), now))
+            conn.execute(
+                "INSERT INTO injections(session_id, project_id, event, prompt, episode_id, rank, scores, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id or "-", project_id, event, kept, h.id, rank, json.dumps(h.scores()), now),
+            )
             conn.execute("UPDATE episodes SET retrieval_count = retrieval_count + 1 WHERE id = ?", (h.id,))
         conn.execute("COMMIT")
     except BaseException:

@@ -16,10 +16,15 @@ MAX_STDIN_BYTES = 4 * 1024 * 1024
 MAX_PROMPT_CHARS = 20_000  # retrieval reads the start of a huge prompt; the rest adds nothing but latency
 
 EVENTS = {
-    "session-start": "SessionStart", "sessionstart": "SessionStart",
-    "user-prompt-submit": "UserPromptSubmit", "userpromptsubmit": "UserPromptSubmit",
-    "stop": "Stop", "pre-compact": "PreCompact", "precompact": "PreCompact",
-    "session-end": "SessionEnd", "sessionend": "SessionEnd",
+    "session-start": "SessionStart",
+    "sessionstart": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "userpromptsubmit": "UserPromptSubmit",
+    "stop": "Stop",
+    "pre-compact": "PreCompact",
+    "precompact": "PreCompact",
+    "session-end": "SessionEnd",
+    "sessionend": "SessionEnd",
 }
 
 

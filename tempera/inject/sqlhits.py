@@ -20,8 +20,11 @@ from tempera.inject.hits import InjectHit, make_hit
 
 VERIFICATION_WEIGHTS = defaults.VERIFICATION_WEIGHTS
 DECAY_RATES = defaults.DECAY_RATES
-_WEIGHT_SQL = "CASE e.verification " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in VERIFICATION_WEIGHTS.items()) + \
-    f" ELSE {VERIFICATION_WEIGHTS['untested']} END"
+_WEIGHT_SQL = (
+    "CASE e.verification "
+    + " ".join(f"WHEN '{k}' THEN {v}" for k, v in VERIFICATION_WEIGHTS.items())
+    + f" ELSE {VERIFICATION_WEIGHTS['untested']} END"
+)
 
 
 def open_db(path: Path) -> sqlite3.Connection | None:
@@ -43,18 +46,42 @@ def _row_to_hit(row: tuple[Any, ...], project: ProjectRef, **scores: Any) -> Inj
         author, transcript = doc["source"].get("author"), doc["source"].get("transcript_path")
     except (ValueError, AttributeError, TypeError, KeyError):
         files, root, origin, prompt, author, transcript = [], None, "", "", None, None
-    return make_hit(episode_id=eid, created_at=created, outcome=outcome, verification=verification, summary=summary,
-                    origin=origin, raw_prompt=prompt, files_modified=files, project_path=root, project_id=project_id,
-                    project_name=project_name, author=author, transcript_path=transcript, current=project,
-                    utility=utility, **scores)
+    return make_hit(
+        episode_id=eid,
+        created_at=created,
+        outcome=outcome,
+        verification=verification,
+        summary=summary,
+        origin=origin,
+        raw_prompt=prompt,
+        files_modified=files,
+        project_path=root,
+        project_id=project_id,
+        project_name=project_name,
+        author=author,
+        transcript_path=transcript,
+        current=project,
+        utility=utility,
+        **scores,
+    )
 
 
-COLUMNS = ("e.id, e.created_at, e.outcome, e.verification, e.summary, e.utility, e.data, e.project_id, "
-           "(SELECT name FROM projects p WHERE p.id = e.project_id)")
+COLUMNS = (
+    "e.id, e.created_at, e.outcome, e.verification, e.summary, e.utility, e.data, e.project_id, "
+    "(SELECT name FROM projects p WHERE p.id = e.project_id)"
+)
 
 
-def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, exclude: set[str], limit: int,
-                 min_hits: int, weights: SalienceWeights) -> list[InjectHit]:
+def keyword_hits(
+    conn: sqlite3.Connection,
+    prompt: str,
+    project: ProjectRef,
+    *,
+    exclude: set[str],
+    limit: int,
+    min_hits: int,
+    weights: SalienceWeights,
+) -> list[InjectHit]:
     """Episodes of this project (or transferable ones) sharing at least `min_hits` distinct terms with the prompt,
     ranked as keyword mode ranks them: BM25 over the best one's, times salience. A prompt without content gets none."""
     terms = textsearch.query_terms(prompt)
@@ -65,7 +92,9 @@ def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, 
         rows = conn.execute(
             f"SELECT {COLUMNS}, -bm25(episodes_fts), f.body, e.scope_kind, e.last_useful_at FROM episodes_fts f "
             "CROSS JOIN episodes e ON e.rowid = f.rowid WHERE episodes_fts MATCH ? ORDER BY bm25(episodes_fts) "
-            "LIMIT 30", (match,)).fetchall()
+            "LIMIT 30",
+            (match,),
+        ).fetchall()
     except sqlite3.OperationalError:  # no FTS5 in this SQLite, or no schema yet
         return []
     need = min(min_hits, len(terms))
@@ -79,8 +108,17 @@ def keyword_hits(conn: sqlite3.Connection, prompt: str, project: ProjectRef, *, 
         if matched < need:
             continue
         relevance, salience = row[9] / top, _salience(row, weights, now)
-        hits.append(_row_to_hit(row, project, bm25=row[9], matched_terms=matched, relevance=relevance,
-                                salience=salience, score=relevance * salience))
+        hits.append(
+            _row_to_hit(
+                row,
+                project,
+                bm25=row[9],
+                matched_terms=matched,
+                relevance=relevance,
+                salience=salience,
+                score=relevance * salience,
+            )
+        )
     hits.sort(key=lambda h: -h.score)
     return hits[:limit]
 
@@ -100,32 +138,46 @@ def _salience(row: tuple[Any, ...], weights: SalienceWeights, now: datetime) -> 
         except (ValueError, AttributeError, TypeError):
             pass
     salience, _, _ = ranking.salience_parts(
-        weights, now, utility=utility,
+        weights,
+        now,
+        utility=utility,
         verification_weight=VERIFICATION_WEIGHTS.get(verification, VERIFICATION_WEIGHTS["untested"]),
-        decay_rate=DECAY_RATES.get(scope_kind, DECAY_RATES["legacy"]), created=datetime.fromisoformat(created),
-        last_useful=datetime.fromisoformat(last_useful) if last_useful else None, expires=expires)
+        decay_rate=DECAY_RATES.get(scope_kind, DECAY_RATES["legacy"]),
+        created=datetime.fromisoformat(created),
+        last_useful=datetime.fromisoformat(last_useful) if last_useful else None,
+        expires=expires,
+    )
     return salience
 
 
-def useful_recent(conn: sqlite3.Connection, project: ProjectRef, *, exclude: set[str], limit: int,
-                  weights: SalienceWeights) -> list[InjectHit]:
+def useful_recent(
+    conn: sqlite3.Connection, project: ProjectRef, *, exclude: set[str], limit: int, weights: SalienceWeights
+) -> list[InjectHit]:
     """The project's most useful recent successes (SessionStart): with no query every relevance is 1, so they rank
     by the salience retrieval multiplies relevance by (core/ranking.py), newest first among equals. The pool is
     the RECENT_POOL most recent and the RECENT_POOL best by utility x verification, so an old proven episode
     competes with fresh ones."""
     if limit <= 0:
         return []
-    where = ("WHERE e.project_id = ? AND e.outcome IN ('success', 'partial') "
-             "AND e.id NOT IN (SELECT episode_id FROM episode_retirements)")
+    where = (
+        "WHERE e.project_id = ? AND e.outcome IN ('success', 'partial') "
+        "AND e.id NOT IN (SELECT episode_id FROM episode_retirements)"
+    )
     pool: dict[str, tuple[Any, ...]] = {}
     try:
         for order in ("e.created_at DESC", f"e.utility * ({_WEIGHT_SQL}) DESC, e.created_at DESC"):
-            for row in conn.execute(f"SELECT {COLUMNS}, NULL, NULL, e.scope_kind, e.last_useful_at FROM episodes e "
-                                    f"{where} ORDER BY {order} LIMIT ?", (project.id, RECENT_POOL)):
+            for row in conn.execute(
+                f"SELECT {COLUMNS}, NULL, NULL, e.scope_kind, e.last_useful_at FROM episodes e "
+                f"{where} ORDER BY {order} LIMIT ?",
+                (project.id, RECENT_POOL),
+            ):
                 pool.setdefault(row[0], row)
     except sqlite3.OperationalError:
         return []
     now = datetime.now(timezone.utc)
-    scored = sorted(((_salience(r, weights, now), r[1], r) for r in pool.values() if r[0] not in exclude),
-                    key=lambda t: (t[0], t[1]), reverse=True)
+    scored = sorted(
+        ((_salience(r, weights, now), r[1], r) for r in pool.values() if r[0] not in exclude),
+        key=lambda t: (t[0], t[1]),
+        reverse=True,
+    )
     return [_row_to_hit(r, project, score=s) for s, _, r in scored[:limit]]

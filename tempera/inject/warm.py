@@ -33,12 +33,25 @@ PROMPT_BRIEF_SHARE, PROMPT_FACTS_SHARE, SESSION_BRIEF_SHARE = 0.25, 0.2, 0.5
 
 def episode_hit(ep: Episode, current: ProjectRef, *, score: float, **scores: Any) -> InjectHit:
     """A stored episode as a hit, seen from the prompt's project."""
-    return make_hit(episode_id=ep.id, created_at=ep.created_at.isoformat(), outcome=ep.outcome.status,
-                    verification=ep.outcome.verification.value, summary=ep.summary, origin=ep.source.origin,
-                    raw_prompt=ep.intent.raw_prompt, files_modified=ep.context.files_modified,
-                    project_path=ep.project_path, project_id=ep.project_id, project_name=ep.project_name,
-                    author=ep.source.author, transcript_path=ep.source.transcript_path, current=current,
-                    score=score, utility=ep.utility.value, **scores)
+    return make_hit(
+        episode_id=ep.id,
+        created_at=ep.created_at.isoformat(),
+        outcome=ep.outcome.status,
+        verification=ep.outcome.verification.value,
+        summary=ep.summary,
+        origin=ep.source.origin,
+        raw_prompt=ep.intent.raw_prompt,
+        files_modified=ep.context.files_modified,
+        project_path=ep.project_path,
+        project_id=ep.project_id,
+        project_name=ep.project_name,
+        author=ep.source.author,
+        transcript_path=ep.source.transcript_path,
+        current=current,
+        score=score,
+        utility=ep.utility.value,
+        **scores,
+    )
 
 
 def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[InjectHit]:
@@ -49,8 +62,16 @@ def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[st
     if cfg.max_episodes == 0 or not textsearch.content_terms(prompt):
         return []
     qvec = mem.embedder.embed_one(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
-    hits = retrieve(mem.store, prompt, project_id=project.id, cfg=mem.config.retrieval,
-                    limit=cfg.max_episodes + len(exclude) + 3, mode="hybrid", cross_project=True, query_vector=qvec)
+    hits = retrieve(
+        mem.store,
+        prompt,
+        project_id=project.id,
+        cfg=mem.config.retrieval,
+        limit=cfg.max_episodes + len(exclude) + 3,
+        mode="hybrid",
+        cross_project=True,
+        query_vector=qvec,
+    )
     chosen = []
     for h in hits:
         if h.episode.id in exclude:
@@ -60,8 +81,17 @@ def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[st
             sim = float(np.dot(qvec, h.vector))
         literal = h.matched_terms >= cfg.min_keyword_hits and (sim is None or sim >= cfg.min_similarity / 2)
         if (sim is not None and sim >= cfg.min_similarity) or literal:
-            chosen.append(episode_hit(h.episode, project, score=h.score, relevance=h.relevance, salience=h.salience,
-                                      similarity=sim, bm25=h.bm25))
+            chosen.append(
+                episode_hit(
+                    h.episode,
+                    project,
+                    score=h.score,
+                    relevance=h.relevance,
+                    salience=h.salience,
+                    similarity=sim,
+                    bm25=h.bm25,
+                )
+            )
         if len(chosen) >= cfg.max_episodes:
             break
     return chosen
@@ -75,12 +105,15 @@ def _remember_keys(mem: Memory, session_id: str, event: str, keys: list[str]) ->
     now = datetime.now(timezone.utc).isoformat()
     with mem.db.transaction():
         for key in keys:
-            mem.db.execute("INSERT OR IGNORE INTO session_context(session_id, key, event, created_at) "
-                           "VALUES (?, ?, ?, ?)", (session_id, key, event, now))
+            mem.db.execute(
+                "INSERT OR IGNORE INTO session_context(session_id, key, event, created_at) VALUES (?, ?, ?, ?)",
+                (session_id, key, event, now),
+            )
 
 
 def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
     """The brief's statements and the prompt's facts not yet given in this session, marked given now."""
+
     def notes(project: ProjectRef, budget: int) -> tuple[list[str], list[str]]:
         given = _given_keys(mem, hp.session_id)
         facts: list[str] = []
@@ -90,8 +123,11 @@ def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
             share = SESSION_BRIEF_SHARE
         else:
             brief = prompt_brief(mem, project.id, hp.prompt, project.path)
-            facts = render.fit([line for line in prompt_facts(mem, hp.prompt, project_id=project.id)
-                                if "fact:" + line not in given], int(budget * PROMPT_FACTS_SHARE), prefix="- ")
+            facts = render.fit(
+                [line for line in prompt_facts(mem, hp.prompt, project_id=project.id) if "fact:" + line not in given],
+                int(budget * PROMPT_FACTS_SHARE),
+                prefix="- ",
+            )
             share = PROMPT_BRIEF_SHARE
         statements = brief.select(int(budget * share), exclude=given) if brief is not None else []
         keys = [s.key for s in statements] + ["fact:" + line for line in facts]
@@ -112,22 +148,36 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
         jobs.enqueue_auto_memory(mem.db.conn, project_id=project.id, cwd=cwd)
         wake()
     cfg = mem.config.inject
-    return context.compose(mem.db.conn, hp, project, budget=cfg.budget_chars, limit=cfg.max_episodes,
-                           salience=mem.config.retrieval.salience_weights(),
-                           related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen),
-                           notes=_notes(mem, hp))
+    return context.compose(
+        mem.db.conn,
+        hp,
+        project,
+        budget=cfg.budget_chars,
+        limit=cfg.max_episodes,
+        salience=mem.config.retrieval.salience_weights(),
+        related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen),
+        notes=_notes(mem, hp),
+    )
 
 
-def handle_hook(mem: Memory, event: str, doc: dict[str, Any], *, enqueue: Enqueue | None = None,
-                wake: Callable[[], None] = lambda: None) -> dict[str, Any] | None:
+def handle_hook(
+    mem: Memory,
+    event: str,
+    doc: dict[str, Any],
+    *,
+    enqueue: Enqueue | None = None,
+    wake: Callable[[], None] = lambda: None,
+) -> dict[str, Any] | None:
     """One hook call answered with this memory, through the hook's own gate; a capture goes to this memory's job
     queue unless `enqueue` takes it (the MCP finalize tool runs it at once)."""
+
     def queue_capture(hp: HookPayload) -> None:
         jobs.enqueue_capture(mem.db.conn, session_id=hp.session_id, transcript_path=hp.transcript_path)
         wake()
 
-    return gate.handle(event, doc, hook_settings(), answer=lambda hp: answer(mem, hp, wake=wake),
-                       enqueue=enqueue or queue_capture)
+    return gate.handle(
+        event, doc, hook_settings(), answer=lambda hp: answer(mem, hp, wake=wake), enqueue=enqueue or queue_capture
+    )
 
 
 def hook_reply(mem: Memory, event_arg: str, stdin: str, *, wake: Callable[[], None]) -> bytes:

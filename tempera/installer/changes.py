@@ -31,9 +31,14 @@ class FileChange:
 
     def diff(self) -> str:
         """A unified diff of the change ('' when there is none)."""
-        return "".join(difflib.unified_diff(
-            _lines(self.before), _lines(self.after),
-            fromfile=str(self.path) if self.before is not None else "/dev/null", tofile=str(self.path)))
+        return "".join(
+            difflib.unified_diff(
+                _lines(self.before),
+                _lines(self.after),
+                fromfile=str(self.path) if self.before is not None else "/dev/null",
+                tofile=str(self.path),
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -90,11 +95,15 @@ def check_writable(path: Path) -> None:
     except OSError as exc:
         raise TemperaError(f"cannot read {path}: {exc.strerror}; nothing was changed") from exc
     if st.st_uid != os.geteuid():
-        raise TemperaError(f"{path} is owned by uid {st.st_uid}, not by you (uid {os.geteuid()}); run the command "
-                           "as its owner; nothing was changed")
+        raise TemperaError(
+            f"{path} is owned by uid {st.st_uid}, not by you (uid {os.geteuid()}); run the command "
+            "as its owner; nothing was changed"
+        )
     if not st.st_mode & stat.S_IWUSR:
-        raise TemperaError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); make it writable "
-                           "(chmod u+w) if Tempera may edit it; nothing was changed")
+        raise TemperaError(
+            f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); make it writable "
+            "(chmod u+w) if Tempera may edit it; nothing was changed"
+        )
 
 
 def apply(change: FileChange) -> Written:

@@ -24,8 +24,13 @@ RELAY_SUFFIX = os.path.join("tempera", "hooks", "relay.py")
 # for hours between two Stops); SessionEnd queues one for a session that ends without a last Stop. SubagentStop
 # is not registered: a subagent's transcript is read with its parent's at the parent's next capture, and a
 # compaction fires it too (agent_type "").
-HOOK_EVENTS: dict[str, str] = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
-                               "Stop": "stop", "PreCompact": "pre-compact", "SessionEnd": "session-end"}
+HOOK_EVENTS: dict[str, str] = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "user-prompt-submit",
+    "Stop": "stop",
+    "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
+}
 HOOK_TIMEOUT_S = 10  # Claude Code counts hook timeouts in seconds
 
 

@@ -30,8 +30,15 @@ KeyPath = tuple[str, ...]  # keys from the top-level object down to a member
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
-_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
-               float: "a number", type(None): "null"}
+_JSON_TYPES = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+}
 
 
 @dataclass(frozen=True)
@@ -80,8 +87,10 @@ def load_object(text: str, where: str) -> dict[str, Any]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-                           "fix it by hand, nothing was changed") from exc
+        raise InvalidInput(
+            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "fix it by hand, nothing was changed"
+        ) from exc
     if not isinstance(doc, dict):
         raise InvalidInput(f"{where} must hold a JSON object, not {json_type(doc)}; nothing was changed")
     return doc
@@ -111,13 +120,20 @@ def _set(text: str, path: KeyPath, value: Any) -> str:
     at = _find(obj, path[-1])
     if at is not None:
         member = obj.members[at]
-        return text[:member.value_start] + body + text[member.value_end:]
+        return text[: member.value_start] + body + text[member.value_end :]
     new = json.dumps(path[-1], ensure_ascii=False) + style.key_sep + body
     if not obj.members:
         if style.indent is None:
-            return text[:obj.open + 1] + new + text[obj.close:]
-        return (text[:obj.open + 1] + style.newline + style.member_indent + new
-                + style.newline + style.close_indent + text[obj.close:])
+            return text[: obj.open + 1] + new + text[obj.close :]
+        return (
+            text[: obj.open + 1]
+            + style.newline
+            + style.member_indent
+            + new
+            + style.newline
+            + style.close_indent
+            + text[obj.close :]
+        )
     end = obj.members[-1].value_end
     sep = style.item_sep if style.indent is None else "," + style.newline + style.member_indent
     return text[:end] + sep + new + text[end:]
@@ -131,10 +147,10 @@ def _remove(text: str, path: KeyPath) -> str:
     if at is None:
         return text
     if len(members) == 1:
-        return text[:obj.open + 1] + text[obj.close:]
+        return text[: obj.open + 1] + text[obj.close :]
     if at > 0:
-        return text[:members[at - 1].value_end] + text[members[at].value_end:]
-    return text[:members[0].start] + text[members[1].start:]
+        return text[: members[at - 1].value_end] + text[members[at].value_end :]
+    return text[: members[0].start] + text[members[1].start :]
 
 
 def _object(text: str, path: KeyPath) -> _Object:
@@ -169,22 +185,28 @@ def _style(text: str, start: int, close: int, members: list[_Member], parent: _S
             return _Style("\r\n" if "\r\n" in text else "\n", "  ", "  ", "", ": ", ", ")
         if parent.indent is None:
             return parent
-        return _Style(parent.newline, parent.indent, parent.member_indent + parent.indent, parent.member_indent,
-                      parent.key_sep, parent.item_sep)
+        return _Style(
+            parent.newline,
+            parent.indent,
+            parent.member_indent + parent.indent,
+            parent.member_indent,
+            parent.key_sep,
+            parent.item_sep,
+        )
     newline = parent.newline if parent else ("\r\n" if "\r\n" in text else "\n")
     first = members[0]
-    key_sep = text[first.key_end:first.value_start]
+    key_sep = text[first.key_end : first.value_start]
     if len(members) > 1:
-        item_sep = text[first.value_end:members[1].start]
+        item_sep = text[first.value_end : members[1].start]
     else:
         item_sep = ", " if key_sep.endswith(" ") else ","
-    lead = text[start + 1:first.start]
+    lead = text[start + 1 : first.start]
     if "\n" not in lead:
         return _Style(newline, None, "", "", key_sep, item_sep)
     member_indent = lead.rsplit("\n", 1)[1]
-    tail = text[members[-1].value_end:close]
+    tail = text[members[-1].value_end : close]
     close_indent = tail.rsplit("\n", 1)[1] if "\n" in tail else ""
-    indent = member_indent[len(close_indent):] if member_indent.startswith(close_indent) else member_indent
+    indent = member_indent[len(close_indent) :] if member_indent.startswith(close_indent) else member_indent
     return _Style(newline, indent, member_indent, close_indent, key_sep, item_sep)
 
 

@@ -56,8 +56,10 @@ def find_executable(name: str, bin_dir: Path | None = None, search_path: str | N
     found = shutil.which(name, path=search_path)
     if found:
         return Path(found).absolute()
-    raise TemperaError(f"cannot find the `{name}` executable in {here} or on PATH; "
-                       "install tempera-memory into this Python environment first")
+    raise TemperaError(
+        f"cannot find the `{name}` executable in {here} or on PATH; "
+        "install tempera-memory into this Python environment first"
+    )
 
 
 def relay_program() -> list[str]:
@@ -67,7 +69,9 @@ def relay_program() -> list[str]:
     import tempera.hooks
 
     if not sys.executable:
-        raise TemperaError("cannot tell which Python runs Tempera (sys.executable is empty); "
-                           "run `tempera install` from the environment Tempera is installed in")
+        raise TemperaError(
+            "cannot tell which Python runs Tempera (sys.executable is empty); "
+            "run `tempera install` from the environment Tempera is installed in"
+        )
     relay = Path(tempera.hooks.__file__).resolve().parent / "relay.py"
     return [str(Path(sys.executable).absolute()), *RELAY_FLAGS, str(relay)]

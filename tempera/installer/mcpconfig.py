@@ -37,4 +37,3 @@ def server_command(servers: object) -> str | None:
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     command = entry.get("command") if isinstance(entry, dict) else None
     return command if isinstance(command, str) else None
-

@@ -17,15 +17,16 @@ def plan_install(scope: Scope, project_dir: Path | None = None) -> list[FileChan
     where = targets(scope, project_dir)
     program = relay_program()
     mcp_exe = str(find_executable(MCP_EXECUTABLE))
-    return [plan_edit(where.settings, "hooks", lambda hooks: with_hooks(hooks, program)),
-            plan_edit(where.mcp, "mcpServers", lambda servers: with_server(servers, mcp_exe))]
+    return [
+        plan_edit(where.settings, "hooks", lambda hooks: with_hooks(hooks, program)),
+        plan_edit(where.mcp, "mcpServers", lambda servers: with_server(servers, mcp_exe)),
+    ]
 
 
 def plan_uninstall(scope: Scope, project_dir: Path | None = None) -> list[FileChange]:
     """Exactly our entries out of the same two files."""
     where = targets(scope, project_dir)
-    return [plan_edit(where.settings, "hooks", without_hooks),
-            plan_edit(where.mcp, "mcpServers", without_server)]
+    return [plan_edit(where.settings, "hooks", without_hooks), plan_edit(where.mcp, "mcpServers", without_server)]
 
 
 def apply_all(changes: list[FileChange]) -> list[Written]:

@@ -37,7 +37,7 @@ def source_id(root: str) -> str:
     except OSError:
         text = ""
     start = text.find(VERSION_KEY) + len(VERSION_KEY)
-    version = text[start:text.find('"', start)] if start >= len(VERSION_KEY) else "?"
+    version = text[start : text.find('"', start)] if start >= len(VERSION_KEY) else "?"
     return f"{os.path.realpath(root)}@{version}"
 
 
@@ -91,8 +91,14 @@ def start_setup(root: str, data: str) -> None:
     if not setup_due(data):
         return
     with open(os.path.join(data, LOG), "ab") as out:
-        subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), root, data, "setup"],
-                         stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True)
+        subprocess.Popen(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__), root, data, "setup"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+        )
 
 
 def setup(root: str, data: str) -> None:
@@ -124,10 +130,17 @@ def setup(root: str, data: str) -> None:
         shutil.copytree(root, staged, ignore=shutil.ignore_patterns(*SKIPPED_SOURCES))
         subprocess.run([sys.executable, "-m", "venv", venv], check=True, stdin=subprocess.DEVNULL)
         python = os.path.join(venv, "bin", "python")
-        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        f"{staged}[offline]"], check=True, stdin=subprocess.DEVNULL)
-        hooks_dir = subprocess.run([python, "-c", "import os, tempera.hooks as h; print(os.path.dirname(h.__file__))"],
-                                   check=True, capture_output=True, text=True).stdout.strip()
+        subprocess.run(
+            [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{staged}[offline]"],
+            check=True,
+            stdin=subprocess.DEVNULL,
+        )
+        hooks_dir = subprocess.run(
+            [python, "-c", "import os, tempera.hooks as h; print(os.path.dirname(h.__file__))"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as exc:
         log(data, f"setup failed: {exc}")
         with open(os.path.join(data, FAILED), "w", encoding="utf-8") as fh:
@@ -135,8 +148,12 @@ def setup(root: str, data: str) -> None:
         return
     finally:
         shutil.rmtree(staged, ignore_errors=True)
-    ready = {"source": source, "python": python, "relay": os.path.join(hooks_dir, "relay.py"),
-             "mcp": os.path.join(venv, "bin", "tempera-mcp")}
+    ready = {
+        "source": source,
+        "python": python,
+        "relay": os.path.join(hooks_dir, "relay.py"),
+        "mcp": os.path.join(venv, "bin", "tempera-mcp"),
+    }
     tmp = os.path.join(data, READY + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write("".join(f"{k}={ready[k]}\n" for k in READY_KEYS))
@@ -165,8 +182,10 @@ def mcp(root: str, data: str) -> None:
     if ready is None or ready["source"] != source_id(root):
         start_setup(root, data)
     if ready is None or not os.path.isfile(ready["mcp"]):
-        sys.stderr.write("tempera: the plugin's environment is being set up; the MCP server is there from the next "
-                         f"session (progress in {os.path.join(data, LOG)})\n")
+        sys.stderr.write(
+            "tempera: the plugin's environment is being set up; the MCP server is there from the next "
+            f"session (progress in {os.path.join(data, LOG)})\n"
+        )
         sys.exit(1)
     os.execv(ready["mcp"], [ready["mcp"]])
 

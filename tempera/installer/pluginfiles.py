@@ -20,33 +20,50 @@ LAUNCHER = "${CLAUDE_PLUGIN_ROOT}/tempera/installer/plugin_launcher.py"
 PROGRAM = ["python3", "-I", "-S", LAUNCHER, "${CLAUDE_PLUGIN_ROOT}", "${CLAUDE_PLUGIN_DATA}"]
 NAME = "tempera"
 AUTHOR = {"name": "Tempera contributors"}
-DESCRIPTION = ("Persistent, self-improving memory for Claude Code: hooks inject what the agent should know before it "
-               "acts and capture what happened after, with zero tool calls. Needs python3 (3.11+) on PATH; the first "
-               "session sets up its environment in the background (pip, from the plugin's own source).")
+DESCRIPTION = (
+    "Persistent, self-improving memory for Claude Code: hooks inject what the agent should know before it "
+    "acts and capture what happened after, with zero tool calls. Needs python3 (3.11+) on PATH; the first "
+    "session sets up its environment in the background (pip, from the plugin's own source)."
+)
 
 
 def hooks_json() -> dict[str, Any]:
-    return {"description": "Tempera memory: inject context at session start and on each prompt; capture the work "
-                           "at stop, before a compaction and at session end.",
-            "hooks": with_hooks(ABSENT, PROGRAM)}
+    return {
+        "description": "Tempera memory: inject context at session start and on each prompt; capture the work "
+        "at stop, before a compaction and at session end.",
+        "hooks": with_hooks(ABSENT, PROGRAM),
+    }
 
 
 def plugin_json() -> dict[str, Any]:
-    return {"name": NAME, "version": __version__, "description": DESCRIPTION, "author": AUTHOR,
-            "license": "Apache-2.0", "keywords": ["memory", "hooks", "mcp"],
-            # pip reaches PyPI when the venv is built; the daemon reaches the API only with `[llm] enabled`
-            "network": {"hosts": ["pypi.org", "files.pythonhosted.org", "api.anthropic.com"]},
-            "mcpServers": {SERVER_NAME: server_entry(PROGRAM[0], [*PROGRAM[1:], "mcp"])}}
+    return {
+        "name": NAME,
+        "version": __version__,
+        "description": DESCRIPTION,
+        "author": AUTHOR,
+        "license": "Apache-2.0",
+        "keywords": ["memory", "hooks", "mcp"],
+        # pip reaches PyPI when the venv is built; the daemon reaches the API only with `[llm] enabled`
+        "network": {"hosts": ["pypi.org", "files.pythonhosted.org", "api.anthropic.com"]},
+        "mcpServers": {SERVER_NAME: server_entry(PROGRAM[0], [*PROGRAM[1:], "mcp"])},
+    }
 
 
 def marketplace_json() -> dict[str, Any]:
     """This repository as a marketplace of one plugin, itself: `claude plugin install tempera@tempera`."""
-    return {"name": NAME, "owner": AUTHOR, "description": "Tempera, persistent memory for Claude Code",
-            "plugins": [{"name": NAME, "source": "./", "description": DESCRIPTION, "version": __version__}]}
+    return {
+        "name": NAME,
+        "owner": AUTHOR,
+        "description": "Tempera, persistent memory for Claude Code",
+        "plugins": [{"name": NAME, "source": "./", "description": DESCRIPTION, "version": __version__}],
+    }
 
 
-FILES = {"hooks/hooks.json": hooks_json, ".claude-plugin/plugin.json": plugin_json,
-         ".claude-plugin/marketplace.json": marketplace_json}
+FILES = {
+    "hooks/hooks.json": hooks_json,
+    ".claude-plugin/plugin.json": plugin_json,
+    ".claude-plugin/marketplace.json": marketplace_json,
+}
 
 
 def render(name: str) -> str:

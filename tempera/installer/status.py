@@ -28,9 +28,15 @@ def installed_status(scope: Scope = "user", project_dir: Path | None = None) -> 
     hook_rows = {event: _row(owned_command(hooks, event, verb)) for event, verb in HOOK_EVENTS.items()}
     mcp_row = _row(server_command(servers))
     rows = [*hook_rows.values(), mcp_row]
-    return {"scope": scope, "settings_file": str(where.settings), "mcp_file": str(where.mcp),
-            "hooks": hook_rows, "mcp": mcp_row, "errors": errors,
-            "ok": not errors and all(r["present"] and r["executable_ok"] for r in rows)}
+    return {
+        "scope": scope,
+        "settings_file": str(where.settings),
+        "mcp_file": str(where.mcp),
+        "hooks": hook_rows,
+        "mcp": mcp_row,
+        "errors": errors,
+        "ok": not errors and all(r["present"] and r["executable_ok"] for r in rows),
+    }
 
 
 def _member_or_error(path: Path, key: str, errors: list[str]) -> Any:
@@ -44,10 +50,12 @@ def _member_or_error(path: Path, key: str, errors: list[str]) -> Any:
 def _row(command: str | None) -> dict[str, Any]:
     files = _program_files(command) if command else None
     executable = files[0] if files else None
-    return {"present": command is not None, "command": command,
-            "executable": str(executable) if executable else None,
-            "executable_ok": bool(files) and os.access(files[0], os.X_OK)
-            and all(f.is_file() for f in files)}
+    return {
+        "present": command is not None,
+        "command": command,
+        "executable": str(executable) if executable else None,
+        "executable_ok": bool(files) and os.access(files[0], os.X_OK) and all(f.is_file() for f in files),
+    }
 
 
 def _program_files(command: str) -> list[Path] | None:

@@ -38,11 +38,22 @@ memories to each prompt; call these tools when you want more, or to teach it:
 A client without Tempera's hooks calls memory_prepare_turn(prompt) before each turn and memory_finalize_turn after."""
 
 TOOL_MODULES = (tools_selfimprove, tools_memory, tools_maintenance, tools_facts, tools_turn)
-READ_ONLY = {"tempera_brief", "tempera_template", "tempera_status", "tempera_stats", "tempera_query",
-             "tempera_ingest_status"}
+READ_ONLY = {
+    "tempera_brief",
+    "tempera_template",
+    "tempera_status",
+    "tempera_stats",
+    "tempera_query",
+    "tempera_ingest_status",
+}
 DESTRUCTIVE = {"tempera_review", "tempera_retract", "tempera_audit"}
-IDEMPOTENT = READ_ONLY | {"tempera_propagate", "tempera_transact", "tempera_retract", "tempera_audit",
-                          "memory_finalize_turn"}
+IDEMPOTENT = READ_ONLY | {
+    "tempera_propagate",
+    "tempera_transact",
+    "tempera_retract",
+    "tempera_audit",
+    "memory_finalize_turn",
+}
 
 
 class TemperaServer(MCPServer[ServerState]):
@@ -55,12 +66,20 @@ class TemperaServer(MCPServer[ServerState]):
 
     def add_tempera_tool(self, fn: Callable[..., Any]) -> None:
         name = fn.__name__
-        self.add_tool(fn, description=" ".join((fn.__doc__ or "").split()), annotations=ToolAnnotations(
-            read_only_hint=name in READ_ONLY, destructive_hint=name in DESTRUCTIVE,
-            idempotent_hint=name in IDEMPOTENT, open_world_hint=False))
+        self.add_tool(
+            fn,
+            description=" ".join((fn.__doc__ or "").split()),
+            annotations=ToolAnnotations(
+                read_only_hint=name in READ_ONLY,
+                destructive_hint=name in DESTRUCTIVE,
+                idempotent_hint=name in IDEMPOTENT,
+                open_world_hint=False,
+            ),
+        )
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None
-                        ) -> CallToolResult | InputRequiredResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
         if not self._schemas:
             self._schemas = {tool.name: tool.input_schema for tool in await self.list_tools()}
         schema = self._schemas.get(name)
@@ -68,8 +87,9 @@ class TemperaServer(MCPServer[ServerState]):
             raise ToolError(f"unknown tool {name!r}; the tools are: {', '.join(sorted(self._schemas))}")
         unknown = sorted(set(arguments) - set(schema.get("properties", {})))
         if unknown:
-            raise ToolError(f"{name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
-                            f"send {signature(name, schema)}")
+            raise ToolError(
+                f"{name}: unknown argument(s) {', '.join(map(repr, unknown))}; send {signature(name, schema)}"
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -104,8 +124,9 @@ def build_server() -> TemperaServer:
 
 def main() -> None:
     os.umask(0o077)  # memory holds code and prompts: files we create are owner-only
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format="%(asctime)s tempera-mcp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s tempera-mcp %(levelname)s %(name)s: %(message)s"
+    )
     build_server().run("stdio")
 
 

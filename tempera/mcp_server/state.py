@@ -36,8 +36,10 @@ ToolResult = Annotated[CallToolResult, dict[str, Any]]
 
 def reply(data: dict[str, Any], text: str) -> CallToolResult:
     """The data as structured content (JSON-normalised exactly as the CLI's --json prints it) and as text."""
-    return CallToolResult(content=[TextContent(type="text", text=text)],
-                          structured_content=json.loads(json.dumps(data, default=str, ensure_ascii=False)))
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=json.loads(json.dumps(data, default=str, ensure_ascii=False)),
+    )
 
 
 def _problem(exc: ValidationError) -> str:

@@ -26,10 +26,17 @@ if TYPE_CHECKING:
 
 MAX_EDN = 200_000
 
-Reason = Annotated[str, Field(description="Why this change is made; stored with the transaction.", min_length=1,
-                              max_length=2000)]
-Facts = Annotated[str, Field(description='EDN facts: [[:entity :attribute value] ...], e.g. [[:project/db :name '
-                                         '"tempera"]].', min_length=2, max_length=MAX_EDN)]
+Reason = Annotated[
+    str, Field(description="Why this change is made; stored with the transaction.", min_length=1, max_length=2000)
+]
+Facts = Annotated[
+    str,
+    Field(
+        description='EDN facts: [[:entity :attribute value] ...], e.g. [[:project/db :name "tempera"]].',
+        min_length=2,
+        max_length=MAX_EDN,
+    ),
+]
 Moment = Annotated[str | None, Field(description="ISO date or date-time.", min_length=4, max_length=40)]
 
 
@@ -40,13 +47,26 @@ def _tx_text(result: dict[str, Any], verb: str) -> str:
 
 
 async def tempera_query(
-        ctx: Context,
-        query: Annotated[str, Field(description="Datalog: [:find ?x :where [?e :attr ?x]], with optional :as-of "
-                                                "N|\"ISO time\", :valid-at \"ISO date\"|:any-valid-time, :in, "
-                                                ":order-by, :limit.", min_length=2, max_length=MAX_EDN)],
-        params: Annotated[dict[str, Annotated[str, Field(max_length=MAX_EDN)]] | None, Field(
+    ctx: Context,
+    query: Annotated[
+        str,
+        Field(
+            description="Datalog: [:find ?x :where [?e :attr ?x]], with optional :as-of "
+            'N|"ISO time", :valid-at "ISO date"|:any-valid-time, :in, '
+            ":order-by, :limit.",
+            min_length=2,
+            max_length=MAX_EDN,
+        ),
+    ],
+    params: Annotated[
+        dict[str, Annotated[str, Field(max_length=MAX_EDN)]] | None,
+        Field(
             description='Values for :in variables and $slots, each as EDN text, e.g. {"name": "\\"Alice\\"", '
-                        '"ids": "[:a :b]"}.', max_length=50)] = None) -> ToolResult:
+            '"ids": "[:a :b]"}.',
+            max_length=50,
+        ),
+    ] = None,
+) -> ToolResult:
     """Call to ask the bi-temporal fact graph what is (or was) true: decisions, code structure, dependencies.
     Without :as-of it sees the current state; :as-of an earlier transaction shows what was believed then, and
     :valid-at a date shows what held at that date."""
@@ -56,17 +76,20 @@ async def tempera_query(
     def work(store: "FactStore") -> ToolResult:
         values = {name: parse_value(text) for name, text in (params or {}).items()}
         result = store.query(query, values or None)
-        return reply(result.to_json(), render.rows_text(result.columns, [[to_edn(v) for v in row]
-                                                                          for row in result.rows]))
+        return reply(
+            result.to_json(), render.rows_text(result.columns, [[to_edn(v) for v in row] for row in result.rows])
+        )
 
     return await with_facts(ctx, work)
 
 
-async def tempera_transact(ctx: Context, facts: Facts, reason: Reason, valid_from: Moment = None,
-                           valid_to: Moment = None) -> ToolResult:
+async def tempera_transact(
+    ctx: Context, facts: Facts, reason: Reason, valid_from: Moment = None, valid_to: Moment = None
+) -> ToolResult:
     """Call to record facts worth keeping beyond this session (a decision and its rationale, an ownership, a
     constraint). Each transaction keeps its reason; valid_from/valid_to bound when the facts hold in the world
     (default: from now, open). Asserting a fact that is already current changes nothing."""
+
     def work(store: "FactStore") -> ToolResult:
         data = store.transact(facts, reason=reason, valid_from=valid_from, valid_to=valid_to).to_json()
         return reply(data, _tx_text(data, "added"))
@@ -77,6 +100,7 @@ async def tempera_transact(ctx: Context, facts: Facts, reason: Reason, valid_fro
 async def tempera_retract(ctx: Context, facts: Facts, reason: Reason) -> ToolResult:
     """Call when recorded facts stopped being true or were wrong. They leave the current state but stay in the
     history, queryable with :as-of an earlier transaction."""
+
     def work(store: "FactStore") -> ToolResult:
         data = store.retract(facts, reason=reason).to_json()
         return reply(data, _tx_text(data, "retracted"))
@@ -84,8 +108,10 @@ async def tempera_retract(ctx: Context, facts: Facts, reason: Reason) -> ToolRes
     return await with_facts(ctx, work)
 
 
-async def tempera_audit(ctx: Context, fix: Annotated[bool, Field(
-        description="Retract the invalid facts in one transaction (history is kept).")] = False) -> ToolResult:
+async def tempera_audit(
+    ctx: Context,
+    fix: Annotated[bool, Field(description="Retract the invalid facts in one transaction (history is kept).")] = False,
+) -> ToolResult:
     """Call to check typed entities (:decision/..., :module/..., :commit/...) against their schema, e.g. after
     transacting by hand. Reports only unless fix=true."""
     from tempera.facts.audit import audit
@@ -101,18 +127,35 @@ def _start_ingestion(db_path: Path, repo: Path, since: str | None) -> int:
     """Run the ingestion in its own process (it outlives this server; progress goes to the status file)."""
     command = [sys.executable, "-m", "tempera.facts.ingest_git", "--db", str(db_path), str(repo)]
     with (db_path.parent / paths.FACTS_INGEST_LOG_NAME).open("ab") as log:
-        process = subprocess.Popen(command + ([f"--since={since}"] if since else []), stdin=subprocess.DEVNULL,
-                                   stdout=log, stderr=log, start_new_session=True)
+        process = subprocess.Popen(
+            command + ([f"--since={since}"] if since else []),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
     return process.pid
 
 
 async def tempera_ingest_git(
-        ctx: Context,
-        path: Annotated[str | None, Field(description="A directory inside the git repository; default the "
-                                                      "client's root (or the server's working directory).",
-                                          min_length=1, max_length=4096)] = None,
-        since: Annotated[str | None, Field(description="Start after this revision; default after the last "
-                                                       "ingested commit.", min_length=1, max_length=200)] = None
+    ctx: Context,
+    path: Annotated[
+        str | None,
+        Field(
+            description="A directory inside the git repository; default the "
+            "client's root (or the server's working directory).",
+            min_length=1,
+            max_length=4096,
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        Field(
+            description="Start after this revision; default after the last ingested commit.",
+            min_length=1,
+            max_length=200,
+        ),
+    ] = None,
 ) -> ToolResult:
     """Call once per repository (and again after new commits) to load its code structure from git history into
     the fact graph: commits, files, Python modules and their imports, functions, classes and calls, each valid
@@ -130,8 +173,10 @@ async def tempera_ingest_git(
         if read_status(status_path(mem.db.path)).get("state") == "running":
             raise ToolError("an ingestion is already running; call tempera_ingest_status to follow it")
         pid = _start_ingestion(mem.db.path, repo, since)
-        return reply({"started": True, "pid": pid, "repository": str(repo)},
-                     f"Ingestion of {repo} started (pid {pid}); call tempera_ingest_status to follow it.")
+        return reply(
+            {"started": True, "pid": pid, "repository": str(repo)},
+            f"Ingestion of {repo} started (pid {pid}); call tempera_ingest_status to follow it.",
+        )
 
     return await with_memory(ctx, work)
 

@@ -19,8 +19,12 @@ if TYPE_CHECKING:
     from tempera.core.memory import Memory
 
 # What a project holds, by table: each row names its project in `project_id`.
-PROJECT_ROWS = {"episodes": "episodes", "corrections": "mistakes", "should_have_asked": "should_have_asked",
-                "templates": "reasoning_templates"}
+PROJECT_ROWS = {
+    "episodes": "episodes",
+    "corrections": "mistakes",
+    "should_have_asked": "should_have_asked",
+    "templates": "reasoning_templates",
+}
 
 
 def _count(db: "Database", sql: str, project_id: str) -> int:
@@ -34,29 +38,45 @@ async def tempera_status(ctx: Context, project: args.Project = None) -> ToolResu
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
         ref = mem.store.resolve_project(project, cwd=workdir)
-        counts = {key: _count(mem.db, f"SELECT COUNT(*) FROM {table} WHERE project_id = ?", ref.id)
-                  for key, table in PROJECT_ROWS.items()}
-        counts["retired_episodes"] = _count(mem.db, "SELECT COUNT(*) FROM episode_retirements r JOIN episodes e "
-                                                    "ON e.id = r.episode_id WHERE e.project_id = ?", ref.id)
-        counts["pending_ask_backs"] = _count(mem.db, "SELECT COUNT(*) FROM ask_backs WHERE project_id = ? "
-                                                     "AND status = 'pending'", ref.id)
+        counts = {
+            key: _count(mem.db, f"SELECT COUNT(*) FROM {table} WHERE project_id = ?", ref.id)
+            for key, table in PROJECT_ROWS.items()
+        }
+        counts["retired_episodes"] = _count(
+            mem.db,
+            "SELECT COUNT(*) FROM episode_retirements r JOIN episodes e ON e.id = r.episode_id WHERE e.project_id = ?",
+            ref.id,
+        )
+        counts["pending_ask_backs"] = _count(
+            mem.db, "SELECT COUNT(*) FROM ask_backs WHERE project_id = ? AND status = 'pending'", ref.id
+        )
         vectors = mem.store.vector_status()
         last = mem.db.one("SELECT MAX(created_at) FROM episodes WHERE project_id = ?", (ref.id,))[0]
-        data = {"data_dir": str(paths.data_dir()), "project": {"id": ref.id, "name": ref.name, "path": ref.path},
-                "counts": counts, "last_capture": last, "all_episodes": mem.store.count(),
-                "vectors": {"state": vectors.state, "model": vectors.model, "detail": vectors.detail}}
+        data = {
+            "data_dir": str(paths.data_dir()),
+            "project": {"id": ref.id, "name": ref.name, "path": ref.path},
+            "counts": counts,
+            "last_capture": last,
+            "all_episodes": mem.store.count(),
+            "vectors": {"state": vectors.state, "model": vectors.model, "detail": vectors.detail},
+        }
         return reply(data, render.status_text(data))
 
     return await in_project(ctx, work)
 
 
 async def tempera_stats(
-        ctx: Context,
-        kind: Annotated[Literal["stats", "trends"], Field(
+    ctx: Context,
+    kind: Annotated[
+        Literal["stats", "trends"],
+        Field(
             description="stats: counts by outcome, task type and verification, utility, feedback; trends: "
-                        "helpfulness over time, injected memories used, success rate, domains.")] = "stats",
-        bucket: Annotated[Literal["weekly", "monthly"], Field(description="Period of a trends row.")] = "weekly",
-        project: args.Project = None) -> ToolResult:
+            "helpfulness over time, injected memories used, success rate, domains."
+        ),
+    ] = "stats",
+    bucket: Annotated[Literal["weekly", "monthly"], Field(description="Period of a trends row.")] = "weekly",
+    project: args.Project = None,
+) -> ToolResult:
     """Call to see how memory is doing: statistics, or trend analytics (helpfulness over time, domain growth,
     the learning curve) for this project."""
     from tempera.core.learning.trends import trends
@@ -74,10 +94,12 @@ async def tempera_stats(
 
 
 async def tempera_propagate(
-        ctx: Context,
-        temporal: Annotated[bool, Field(description="Also recompute temporal credit (successes credit the "
-                                                    "episodes that led to them).")] = False,
-        project: args.Project = None) -> ToolResult:
+    ctx: Context,
+    temporal: Annotated[
+        bool, Field(description="Also recompute temporal credit (successes credit the episodes that led to them).")
+    ] = False,
+    project: args.Project = None,
+) -> ToolResult:
     """Call for periodic maintenance (e.g. after a series of feedback): multi-hop Bellman propagation spreads
     learned value from episodes with strong evidence to similar ones, until it converges. Running it again
     without new evidence changes nothing."""
@@ -92,14 +114,20 @@ async def tempera_propagate(
 
 
 async def tempera_review(
-        ctx: Context,
-        action: Annotated[Literal["analyze", "consolidate", "cleanup"], Field(
+    ctx: Context,
+    action: Annotated[
+        Literal["analyze", "consolidate", "cleanup"],
+        Field(
             description="analyze: list near-duplicates and cleanup candidates; consolidate: merge near-duplicates "
-                        "(nothing is lost: the absorbed episode stays stored, out of search); cleanup: delete old, "
-                        "low-utility episodes that were retrieved enough to be judged.")] = "analyze",
-        dry_run: Annotated[bool, Field(description="Report what consolidate or cleanup would do without doing "
-                                                   "it; set false to act.")] = True,
-        project: args.Project = None) -> ToolResult:
+            "(nothing is lost: the absorbed episode stays stored, out of search); cleanup: delete old, "
+            "low-utility episodes that were retrieved enough to be judged."
+        ),
+    ] = "analyze",
+    dry_run: Annotated[
+        bool, Field(description="Report what consolidate or cleanup would do without doing it; set false to act.")
+    ] = True,
+    project: args.Project = None,
+) -> ToolResult:
     """Call after a related series of tasks: consolidate near-duplicate episodes and clean up stale ones.
     Start with action=analyze; consolidate and cleanup only act with dry_run=false."""
     from tempera.core.learning.consolidate import consolidate
@@ -112,9 +140,13 @@ async def tempera_review(
         if action in ("analyze", "consolidate"):
             data["consolidation"] = consolidate(mem, project_id=project_id, dry_run=data["dry_run"]).as_dict()
         if action in ("analyze", "cleanup"):
-            data["cleanup"] = prune(mem, older_than_days=storage.max_age_days,
-                                    min_utility=storage.min_utility_threshold, execute=not data["dry_run"],
-                                    project_id=project_id).as_dict()
+            data["cleanup"] = prune(
+                mem,
+                older_than_days=storage.max_age_days,
+                min_utility=storage.min_utility_threshold,
+                execute=not data["dry_run"],
+                project_id=project_id,
+            ).as_dict()
         data = render.guarded(data)
         return reply(data, render.review_text(data))
 

@@ -25,25 +25,44 @@ def looks_like_id(query: str) -> bool:
 
 
 async def tempera_retrieve(
-        ctx: Context,
-        query: Annotated[str | None, Field(description="What to look for; or an episode id prefix (8+ hex "
-                                                       "characters) to show that episode in full.",
-                                           min_length=1, max_length=2000)] = None,
-        all: Annotated[bool, Field(description="List episodes, newest first, instead of searching "  # noqa: A002
-                                               "(leave out query).")] = False,
-        limit: Annotated[int, Field(description="How many search hits or listed episodes.", ge=1, le=200)] = 5,
-        project: args.Project = None,
-        scope: Annotated[Literal["project", "cross-project"], Field(
+    ctx: Context,
+    query: Annotated[
+        str | None,
+        Field(
+            description="What to look for; or an episode id prefix (8+ hex characters) to show that episode in full.",
+            min_length=1,
+            max_length=2000,
+        ),
+    ] = None,
+    all: Annotated[
+        bool,
+        Field(
+            description="List episodes, newest first, instead of searching "  # noqa: A002
+            "(leave out query)."
+        ),
+    ] = False,
+    limit: Annotated[int, Field(description="How many search hits or listed episodes.", ge=1, le=200)] = 5,
+    project: args.Project = None,
+    scope: Annotated[
+        Literal["project", "cross-project"],
+        Field(
             description="cross-project adds transferable (not project-scoped) episodes of other projects; with "
-                        "all=true it lists every project.")] = "project",
-        mode: Annotated[Literal["keyword", "vector", "hybrid"] | None, Field(
-            description="Search mode; default retrieval.mode from the config (hybrid).")] = None) -> ToolResult:
+            "all=true it lists every project."
+        ),
+    ] = "project",
+    mode: Annotated[
+        Literal["keyword", "vector", "hybrid"] | None,
+        Field(description="Search mode; default retrieval.mode from the config (hybrid)."),
+    ] = None,
+) -> ToolResult:
     """Call to search for similar past episodes once you know what you are about to do, or to deep-dive after the
     brief: query="authentication bug" searches; query="abc12345" (an id prefix) shows one episode in full;
     all=true lists episodes. Set scope="cross-project" to include transferable claims from other projects."""
     if all == bool(query):
-        raise ToolError("send either a query (words, or an episode id prefix of 8+ hex characters) or all=true, "
-                        "not both and not neither")
+        raise ToolError(
+            "send either a query (words, or an episode id prefix of 8+ hex characters) or all=true, "
+            "not both and not neither"
+        )
     cross = scope == "cross-project"
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
@@ -57,8 +76,7 @@ async def tempera_retrieve(
             episode = mem.store.get(query)
             shown = render.guarded(episode.model_dump(mode="json") | {"scope": str(episode.scope)})
             return reply({"episode": shown}, render.episode_text(shown))
-        hits = mem.retrieve(query, project=project, cwd=workdir, limit=limit, mode=mode, cross_project=cross,
-                            via="mcp")
+        hits = mem.retrieve(query, project=project, cwd=workdir, limit=limit, mode=mode, cross_project=cross, via="mcp")
         found = [render.guarded(h.as_dict()) for h in hits]
         return reply({"query": query, "hits": found}, render.hits_text(found))
 
@@ -66,49 +84,72 @@ async def tempera_retrieve(
 
 
 async def tempera_capture(
-        ctx: Context,
-        summary: Annotated[str, args.text("What was done and what worked (or did not), a sentence or a paragraph.",
-                                          limit=args.MAX_SUMMARY)],
-        task_type: args.TaskType = "other",
-        outcome: args.Outcome = "success",
-        files_modified: args.Files = [],  # noqa: B006 - never mutated; the schema shows the default
-        tags: args.Words = [],  # noqa: B006
-        errors_resolved: Annotated[args.Words, Field(description="Error messages this work resolved.")] = [],  # noqa: B006
-        alternatives_considered: args.Words = [],  # noqa: B006
-        validity_scope: args.Scope = None,
-        session_id: args.SessionId = None,
-        project: args.Project = None) -> ToolResult:
+    ctx: Context,
+    summary: Annotated[
+        str, args.text("What was done and what worked (or did not), a sentence or a paragraph.", limit=args.MAX_SUMMARY)
+    ],
+    task_type: args.TaskType = "other",
+    outcome: args.Outcome = "success",
+    files_modified: args.Files = [],  # noqa: B006 - never mutated; the schema shows the default
+    tags: args.Words = [],  # noqa: B006
+    errors_resolved: Annotated[args.Words, Field(description="Error messages this work resolved.")] = [],  # noqa: B006
+    alternatives_considered: args.Words = [],  # noqa: B006
+    validity_scope: args.Scope = None,
+    session_id: args.SessionId = None,
+    project: args.Project = None,
+) -> ToolResult:
     """Call at the end of a task to save it as an episode; capture successful work without waiting to be asked.
     Links it to earlier episodes of its session and project, hands temporal credit back to what led to a success,
     and after a failure or partial outcome with a vague request drafts a clarifying question for the next session.
     validity_scope routes it across projects (anything but project may surface elsewhere)."""
     from tempera.core.capture_input import CaptureInput
 
-    fields: dict[str, Any] = dict(summary=summary, task_type=task_type, outcome=outcome,
-                                  files_modified=files_modified, tags=tags, errors_resolved=errors_resolved,
-                                  alternatives_considered=alternatives_considered, validity_scope=validity_scope,
-                                  session_id=session_id, project=project)
+    fields: dict[str, Any] = dict(
+        summary=summary,
+        task_type=task_type,
+        outcome=outcome,
+        files_modified=files_modified,
+        tags=tags,
+        errors_resolved=errors_resolved,
+        alternatives_considered=alternatives_considered,
+        validity_scope=validity_scope,
+        session_id=session_id,
+        project=project,
+    )
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
         episode = mem.capture(CaptureInput(**fields), cwd=workdir)
         (learned,), drafted = mem.learn_from([episode])
-        data = {"id": episode.id, "project": episode.project_name, "project_id": episode.project_id,
-                "summary": episode.summary, "scope": str(episode.scope),
-                "links": [{"src_id": link.src_id, "dst_id": link.dst_id, "relationship": link.relationship}
-                          for link in learned.links],
-                "temporal_credit": [{"episode_id": e.episode_id, "weight": e.weight} for e in learned.temporal],
-                "ask_back": drafted[0].as_dict() if drafted else None}
+        data = {
+            "id": episode.id,
+            "project": episode.project_name,
+            "project_id": episode.project_id,
+            "summary": episode.summary,
+            "scope": str(episode.scope),
+            "links": [
+                {"src_id": link.src_id, "dst_id": link.dst_id, "relationship": link.relationship}
+                for link in learned.links
+            ],
+            "temporal_credit": [{"episode_id": e.episode_id, "weight": e.weight} for e in learned.temporal],
+            "ask_back": drafted[0].as_dict() if drafted else None,
+        }
         return reply(data, render.capture_text(data))
 
     return await in_project(ctx, work)
 
 
 async def tempera_feedback(
-        ctx: Context,
-        helpful: Annotated[bool, Field(description="true: these episodes helped; false: they did not.")],
-        episodes: Annotated[list[Annotated[str, Field(min_length=8, max_length=64)]], Field(
+    ctx: Context,
+    helpful: Annotated[bool, Field(description="true: these episodes helped; false: they did not.")],
+    episodes: Annotated[
+        list[Annotated[str, Field(min_length=8, max_length=64)]],
+        Field(
             description="Episode ids or prefixes (8+ hex characters), as returned by tempera_retrieve.",
-            min_length=1, max_length=100)]) -> ToolResult:
+            min_length=1,
+            max_length=100,
+        ),
+    ],
+) -> ToolResult:
     """Call after using retrieved episodes: mark them helpful or not. Their learned utility, and so their rank in
     later searches, moves accordingly; this is what drives the utility-learning loop."""
     signal = "helpful" if helpful else "unhelpful"

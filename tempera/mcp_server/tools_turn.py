@@ -23,10 +23,15 @@ if TYPE_CHECKING:
     from tempera.core.memory import Memory
     from tempera.inject.payload import HookPayload
 
-TurnSession = Annotated[str | None, Field(
-    description="The client's session id; pass the same one to both turn tools, so what was shown is not shown "
-                "again and its use is credited. Default: one id per server process.", min_length=1,
-    max_length=200)]
+TurnSession = Annotated[
+    str | None,
+    Field(
+        description="The client's session id; pass the same one to both turn tools, so what was shown is not shown "
+        "again and its use is credited. Default: one id per server process.",
+        min_length=1,
+        max_length=200,
+    ),
+]
 
 
 def _session(session_id: str | None) -> str:
@@ -35,10 +40,16 @@ def _session(session_id: str | None) -> str:
 
 
 async def memory_prepare_turn(
-        ctx: Context,
-        prompt: Annotated[str, Field(description="The user's message for this turn, as they wrote it.",
-                                     min_length=1, max_length=MAX_PROMPT_CHARS)],
-        session_id: TurnSession = None, project: args.Project = None) -> ToolResult:
+    ctx: Context,
+    prompt: Annotated[
+        str,
+        Field(
+            description="The user's message for this turn, as they wrote it.", min_length=1, max_length=MAX_PROMPT_CHARS
+        ),
+    ],
+    session_id: TurnSession = None,
+    project: args.Project = None,
+) -> ToolResult:
     """Call at the start of every turn, with the user's message, when this client runs no Tempera hooks (Claude
     Code's hooks already do this): returns what the UserPromptSubmit hook would add to the prompt — related past
     episodes, recorded facts the prompt names, the brief — each shown once per session."""
@@ -50,8 +61,7 @@ async def memory_prepare_turn(
         doc = {"hook_event_name": "UserPromptSubmit", "session_id": sid, "cwd": cwd, "prompt": prompt}
         out = handle_hook(mem, "UserPromptSubmit", doc, enqueue=lambda hp: None)
         context = str(out["hookSpecificOutput"]["additionalContext"]) if out else ""
-        return reply({"session_id": sid, "context": context},
-                     context or "Nothing new in memory bears on this prompt.")
+        return reply({"session_id": sid, "context": context}, context or "Nothing new in memory bears on this prompt.")
 
     return await in_project(ctx, work)
 
@@ -69,11 +79,18 @@ def _transcript(transcript_path: str | None, session_id: str | None, workdir: st
 
 
 async def memory_finalize_turn(
-        ctx: Context,
-        transcript_path: Annotated[str | None, Field(
+    ctx: Context,
+    transcript_path: Annotated[
+        str | None,
+        Field(
             description="The session's JSONL transcript (Claude Code's format). Default: the one Claude Code keeps "
-                        "for session_id.", min_length=1, max_length=args.MAX_PATH)] = None,
-        session_id: TurnSession = None) -> ToolResult:
+            "for session_id.",
+            min_length=1,
+            max_length=args.MAX_PATH,
+        ),
+    ] = None,
+    session_id: TurnSession = None,
+) -> ToolResult:
     """Call at the end of every turn when this client runs no Tempera hooks (Claude Code's Stop hook already does
     this): captures what is new in the session's transcript, as the Stop hook's job does — the episode, decisions
     as facts, corrections, whether the memories shown were used — and says what it stored."""
@@ -88,17 +105,20 @@ async def memory_finalize_turn(
         done: list[dict[str, Any]] = []
 
         def capture(hp: "HookPayload") -> None:
-            done.append(handle_capture(mem, {"transcript_path": hp.transcript_path,
-                                             "session_id": hp.session_id or None}))
+            done.append(
+                handle_capture(mem, {"transcript_path": hp.transcript_path, "session_id": hp.session_id or None})
+            )
 
-        doc = {"hook_event_name": "Stop", "session_id": session_id or "", "transcript_path": str(path),
-               "cwd": workdir}
+        doc = {"hook_event_name": "Stop", "session_id": session_id or "", "transcript_path": str(path), "cwd": workdir}
         handle_hook(mem, "Stop", doc, enqueue=capture)
         outcome = done[0] if done else {"skipped": "Tempera is disabled or paused here"}
         if "skipped" in outcome:
             return reply(outcome, f"Nothing captured: {outcome['skipped']}.")
-        return reply(outcome, f"Captured {path.name}: {outcome['added']} new and {outcome['updated']} updated "
-                              f"episode(s) from {outcome['turns']} turn(s).")
+        return reply(
+            outcome,
+            f"Captured {path.name}: {outcome['added']} new and {outcome['updated']} updated "
+            f"episode(s) from {outcome['turns']} turn(s).",
+        )
 
     return await in_project(ctx, work)
 

@@ -38,8 +38,15 @@ def _typed(prop: Mapping[str, Any]) -> str:
     kind = prop.get("type")
     if kind == "string":
         low, high = prop.get("minLength", 0), prop.get("maxLength")
-        size = f" of {low} to {high:,} characters" if high and low else f" of at most {high:,} characters" if high \
-            else " (not empty)" if low else ""
+        size = (
+            f" of {low} to {high:,} characters"
+            if high and low
+            else f" of at most {high:,} characters"
+            if high
+            else " (not empty)"
+            if low
+            else ""
+        )
         return "a string" + size
     if kind == "integer":
         low, high = prop.get("minimum"), prop.get("maximum")
@@ -79,6 +86,8 @@ def explain(tool: str, exc: ValidationError, schema: Mapping[str, Any]) -> str:
 def signature(tool: str, schema: Mapping[str, Any]) -> str:
     """The tool's arguments in one line: `tempera_feedback(helpful: true or false, episodes: a list of ...)`."""
     required = set(schema.get("required", ()))
-    parts = [f"{name}{'' if name in required else '?'}: {accepts(prop)}"
-             for name, prop in schema.get("properties", {}).items()]
+    parts = [
+        f"{name}{'' if name in required else '?'}: {accepts(prop)}"
+        for name, prop in schema.get("properties", {}).items()
+    ]
     return f"{tool}({'; '.join(parts)})"

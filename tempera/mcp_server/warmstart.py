@@ -97,8 +97,7 @@ class Relay:
     second of CPU that a session which never calls a tool would otherwise take from Claude Code at its start.
     """
 
-    def __init__(self, replies: Replies, wire_in: BinaryIO, wire_out: BinaryIO, to_sdk: BinaryIO,
-                 from_sdk: BinaryIO):
+    def __init__(self, replies: Replies, wire_in: BinaryIO, wire_out: BinaryIO, to_sdk: BinaryIO, from_sdk: BinaryIO):
         self.replies = replies
         self.wire_in, self.wire_out, self.to_sdk, self.from_sdk = wire_in, wire_out, to_sdk, from_sdk
         self.session: str | None = None  # handshake era: the version and capabilities `initialize` sent

@@ -21,7 +21,9 @@ MACHINE_KEY = "team.machine"
 
 def m001_team_sync(conn: Connection) -> None:
     """`team_evidence` names the evidence rows that came from the team (never pushed back) by their team id."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE team_link (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         dsn TEXT NOT NULL,
@@ -48,7 +50,8 @@ def m001_team_sync(conn: Connection) -> None:
         rows INTEGER NOT NULL DEFAULT 0,
         error TEXT
     );
-    """)
+    """,
+    )
 
 
 def m002_team_facts(conn: Connection) -> None:
@@ -60,7 +63,9 @@ def m002_team_facts(conn: Connection) -> None:
     and the next push moves the team's rows after it (the pair differs until then). The foreign keys to the fact
     tables (which `TeamState` makes sure exist) mean a datom or transaction that `forget` undoes takes its row
     here with it, so a reused local id is never mistaken for a shared one."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE team_facts (
         local_id INTEGER PRIMARY KEY REFERENCES fact_datoms(id) ON DELETE CASCADE,
         uid TEXT NOT NULL UNIQUE,
@@ -82,7 +87,8 @@ def m002_team_facts(conn: Connection) -> None:
         project_id TEXT NOT NULL
     );
     INSERT INTO team_projects(pg_id, project_id) SELECT project_id, project_id FROM team_shared;
-    """)
+    """,
+    )
 
 
 MIGRATIONS: list[Migration] = [("team.001_sync", m001_team_sync), ("team.002_facts", m002_team_facts)]
@@ -126,9 +132,12 @@ class TeamState:
         return link
 
     def set_link(self, dsn: str, member: str) -> None:
-        self.db.execute("INSERT INTO team_link(id, dsn, member, connected_at) VALUES (1, ?, ?, ?) ON CONFLICT(id) "
-                        "DO UPDATE SET dsn = excluded.dsn, member = excluded.member, "
-                        "connected_at = excluded.connected_at", (dsn, member, _now()))
+        self.db.execute(
+            "INSERT INTO team_link(id, dsn, member, connected_at) VALUES (1, ?, ?, ?) ON CONFLICT(id) "
+            "DO UPDATE SET dsn = excluded.dsn, member = excluded.member, "
+            "connected_at = excluded.connected_at",
+            (dsn, member, _now()),
+        )
 
     def disconnect(self) -> None:
         """Forget the connection, shares and cursors; what was pulled stays (it is memory now)."""
@@ -142,23 +151,33 @@ class TeamState:
 
     def share(self, project_id: str) -> None:
         with self.db.transaction():
-            self.db.execute("INSERT INTO team_shared(project_id, shared_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                            (project_id, _now()))
-            self.db.execute("INSERT OR IGNORE INTO team_projects(pg_id, project_id) VALUES (?, ?)",
-                            (project_id, project_id))
+            self.db.execute(
+                "INSERT INTO team_shared(project_id, shared_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (project_id, _now()),
+            )
+            self.db.execute(
+                "INSERT OR IGNORE INTO team_projects(pg_id, project_id) VALUES (?, ?)", (project_id, project_id)
+            )
 
     def moves(self) -> list[tuple[str, str]]:
         """(team project, local project) pairs that a merge made differ: the team's rows have to follow."""
-        return [(r[0], r[1]) for r in self.db.query("SELECT pg_id, project_id FROM team_projects "
-                                                    "WHERE pg_id <> project_id ORDER BY pg_id")]
+        return [
+            (r[0], r[1])
+            for r in self.db.query(
+                "SELECT pg_id, project_id FROM team_projects WHERE pg_id <> project_id ORDER BY pg_id"
+            )
+        ]
 
     def moved(self, pg_id: str, project_id: str) -> None:
         """The team's rows of `pg_id` now are `project_id`'s: the pair becomes the target's own, and the source's
         cursors go (its rows come back under the target with new change numbers and merge by id)."""
         with self.db.transaction():
             self.db.execute("DELETE FROM team_projects WHERE pg_id = ?", (pg_id,))
-            self.db.execute("INSERT OR IGNORE INTO team_projects(pg_id, project_id) SELECT project_id, project_id "
-                            "FROM team_shared WHERE project_id = ?", (project_id,))
+            self.db.execute(
+                "INSERT OR IGNORE INTO team_projects(pg_id, project_id) SELECT project_id, project_id "
+                "FROM team_shared WHERE project_id = ?",
+                (project_id,),
+            )
             self.db.execute("DELETE FROM team_cursors WHERE name LIKE ?", (f"%:{pg_id}",))
 
     def unshare(self, project_id: str) -> bool:
@@ -171,8 +190,10 @@ class TeamState:
     # -- forgotten episodes ---------------------------------------------------------------------
     def bury_later(self, pairs: list[tuple[str, str]]) -> None:
         """Queue tombstones for forgotten episodes (id, project id); the next push sends them."""
-        self.db.conn.executemany("INSERT OR IGNORE INTO team_tombstones(id, project_id, forgotten_at) "
-                                 "VALUES (?, ?, ?)", [(i, p, _now()) for i, p in pairs])
+        self.db.conn.executemany(
+            "INSERT OR IGNORE INTO team_tombstones(id, project_id, forgotten_at) VALUES (?, ?, ?)",
+            [(i, p, _now()) for i, p in pairs],
+        )
 
     # -- cursors and runs -------------------------------------------------------------------------
     def cursor(self, name: str, project_id: str, default: str) -> str:
@@ -181,23 +202,32 @@ class TeamState:
 
     def set_cursor(self, name: str, project_id: str, value: str) -> None:
         """Call inside the transaction that applied what the cursor moves past."""
-        self.db.execute("INSERT INTO team_cursors(name, value) VALUES (?, ?) "
-                        "ON CONFLICT(name) DO UPDATE SET value = excluded.value", (f"{name}:{project_id}", value))
+        self.db.execute(
+            "INSERT INTO team_cursors(name, value) VALUES (?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            (f"{name}:{project_id}", value),
+        )
 
     def run_started(self, direction: str) -> None:
-        self.db.execute("INSERT INTO team_runs(direction, started_at) VALUES (?, ?) ON CONFLICT(direction) "
-                        "DO UPDATE SET started_at = excluded.started_at", (direction, _now()))
+        self.db.execute(
+            "INSERT INTO team_runs(direction, started_at) VALUES (?, ?) ON CONFLICT(direction) "
+            "DO UPDATE SET started_at = excluded.started_at",
+            (direction, _now()),
+        )
 
     def run_finished(self, direction: str, rows: int, error: str | None) -> None:
         now = _now()
-        self.db.execute("UPDATE team_runs SET finished_at = ?, rows = ?, error = ?, "
-                        "ok_at = CASE WHEN ? IS NULL THEN ? ELSE ok_at END WHERE direction = ?",
-                        (now, rows, error, error, now, direction))
+        self.db.execute(
+            "UPDATE team_runs SET finished_at = ?, rows = ?, error = ?, "
+            "ok_at = CASE WHEN ? IS NULL THEN ? ELSE ok_at END WHERE direction = ?",
+            (now, rows, error, error, now, direction),
+        )
 
     def runs(self) -> dict[str, dict[str, object]]:
         rows = self.db.query("SELECT direction, started_at, finished_at, ok_at, rows, error FROM team_runs")
-        return {r[0]: {"started_at": r[1], "finished_at": r[2], "ok_at": r[3], "rows": r[4], "error": r[5]}
-                for r in rows}
+        return {
+            r[0]: {"started_at": r[1], "finished_at": r[2], "ok_at": r[3], "rows": r[4], "error": r[5]} for r in rows
+        }
 
 
 def forget(db: Database, sel: forgetting.Selector) -> forgetting.Report:
@@ -207,8 +237,7 @@ def forget(db: Database, sel: forgetting.Selector) -> forgetting.Report:
     state = TeamState(db)
     shared = state.shared() if state.link() else []
     marks = ",".join("?" * len(shared))
-    before = db.query(f"SELECT id, project_id FROM episodes WHERE project_id IN ({marks})", shared) \
-        if shared else []
+    before = db.query(f"SELECT id, project_id FROM episodes WHERE project_id IN ({marks})", shared) if shared else []
     report = forgetting.forget(db, sel)
     if before:
         left = {r[0] for r in db.query(f"SELECT id FROM episodes WHERE project_id IN ({marks})", shared)}

@@ -30,8 +30,10 @@ def check_dsn(dsn: str) -> str:
     except psycopg.ProgrammingError as exc:
         raise TeamError(f"not a PostgreSQL connection string: {exc}") from exc
     if parts.get("password"):
-        raise TeamError("the DSN holds a password; Tempera stores the DSN, so keep the password in ~/.pgpass "
-                        "(PGPASSFILE), PGPASSWORD or a service file instead")
+        raise TeamError(
+            "the DSN holds a password; Tempera stores the DSN, so keep the password in ~/.pgpass "
+            "(PGPASSFILE), PGPASSWORD or a service file instead"
+        )
     return dsn
 
 
@@ -86,11 +88,15 @@ def apply_migrations(conn: Connection) -> list[str]:
         with conn.transaction():
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute("CREATE SCHEMA IF NOT EXISTS tempera")
-            conn.execute("CREATE TABLE IF NOT EXISTS tempera._tempera_migrations "
-                         "(name text PRIMARY KEY, applied_at double precision NOT NULL)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS tempera._tempera_migrations "
+                "(name text PRIMARY KEY, applied_at double precision NOT NULL)"
+            )
     except psycopg.Error as exc:
-        raise TeamError(f"cannot prepare the team schema (run this as the database owner; the `vector` "
-                        f"extension needs a superuser once): {str(exc).strip()}") from exc
+        raise TeamError(
+            f"cannot prepare the team schema (run this as the database owner; the `vector` "
+            f"extension needs a superuser once): {str(exc).strip()}"
+        ) from exc
     register_vector(conn)
     applied = []
     for name, fn in MIGRATIONS:
@@ -99,8 +105,9 @@ def apply_migrations(conn: Connection) -> list[str]:
             if conn.execute("SELECT 1 FROM tempera._tempera_migrations WHERE name = %s", (name,)).fetchone():
                 continue
             fn(conn)
-            conn.execute("INSERT INTO tempera._tempera_migrations(name, applied_at) VALUES (%s, %s)",
-                         (name, time.time()))
+            conn.execute(
+                "INSERT INTO tempera._tempera_migrations(name, applied_at) VALUES (%s, %s)", (name, time.time())
+            )
         applied.append(name)
     return applied
 
@@ -109,5 +116,7 @@ def require_schema(conn: Connection) -> None:
     """Fail with what to do when the team schema is missing or older than this Tempera."""
     pending = pending_migrations(conn)
     if pending:
-        raise TeamError(f"the team database lacks {', '.join(pending)}: the DBA runs `tempera team init DSN` "
-                        "(as the database owner) first")
+        raise TeamError(
+            f"the team database lacks {', '.join(pending)}: the DBA runs `tempera team init DSN` "
+            "(as the database owner) first"
+        )

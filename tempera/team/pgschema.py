@@ -118,23 +118,29 @@ def m001_shared_memory(conn: Connection) -> None:
     CREATE INDEX log_entries_seq ON tempera.log_entries (project_id, seq);
     """)
     for table in SHARED_TABLES:
-        conn.execute(f"CREATE TRIGGER {table}_stamp BEFORE INSERT OR UPDATE ON tempera.{table} "
-                     "FOR EACH ROW EXECUTE FUNCTION tempera.stamp()")
+        conn.execute(
+            f"CREATE TRIGGER {table}_stamp BEFORE INSERT OR UPDATE ON tempera.{table} "
+            "FOR EACH ROW EXECUTE FUNCTION tempera.stamp()"
+        )
     _access_control(conn)
 
 
 def _share_project(*, merged: bool = False) -> str:
     """`tempera.share_project(id, name)`: 'created' (new to the team, the caller gets access), 'shared' (the caller
     has access), else refused; with `merged` (team.002) a project merged into another is refused with what to do."""
-    check = """
+    check = (
+        """
     DECLARE target text;
     BEGIN
         SELECT merged_into INTO target FROM tempera.projects WHERE id = p_id;
         IF target IS NOT NULL THEN
             RAISE EXCEPTION 'project % was merged into project % in the team: run `tempera projects merge % %`',
                 p_name, target, p_id, target USING ERRCODE = 'object_not_in_prerequisite_state';
-        END IF;""" if merged else """
+        END IF;"""
+        if merged
+        else """
     BEGIN"""
+    )
     return f"""
     CREATE OR REPLACE FUNCTION tempera.share_project(p_id text, p_name text) RETURNS text LANGUAGE plpgsql
         SECURITY DEFINER SET search_path = pg_catalog, tempera AS $${check}
@@ -156,8 +162,9 @@ def _policies(conn: Connection, tables: tuple[str, ...]) -> None:
     for table in tables:
         conn.execute(f"ALTER TABLE tempera.{table} ENABLE ROW LEVEL SECURITY")
         conn.execute(f"CREATE POLICY read_shared ON tempera.{table} FOR SELECT USING ({_visible()})")
-        conn.execute(f"CREATE POLICY write_own ON tempera.{table} FOR INSERT "
-                     f"WITH CHECK (author = current_user AND {_visible()})")
+        conn.execute(
+            f"CREATE POLICY write_own ON tempera.{table} FOR INSERT WITH CHECK (author = current_user AND {_visible()})"
+        )
 
 
 def _access_control(conn: Connection) -> None:
@@ -178,8 +185,10 @@ def _access_control(conn: Connection) -> None:
     GRANT EXECUTE ON FUNCTION tempera.share_project(text, text) TO {MEMBER_ROLE};
     """)
     _policies(conn, SHARED_TABLES)
-    conn.execute(f"CREATE POLICY update_own ON tempera.episodes FOR UPDATE USING (author = current_user AND "
-                 f"{_visible()}) WITH CHECK (author = current_user AND {_visible()})")
+    conn.execute(
+        f"CREATE POLICY update_own ON tempera.episodes FOR UPDATE USING (author = current_user AND "
+        f"{_visible()}) WITH CHECK (author = current_user AND {_visible()})"
+    )
 
 
 def m002_facts_and_forgetting(conn: Connection) -> None:
@@ -273,11 +282,15 @@ def m002_facts_and_forgetting(conn: Connection) -> None:
     """)
     conn.execute(_share_project(merged=True))  # refuses a merged project: a member who has not merged is told
     for table in FACT_TABLES:
-        conn.execute(f"CREATE TRIGGER {table}_stamp BEFORE INSERT OR UPDATE ON tempera.{table} "
-                     "FOR EACH ROW EXECUTE FUNCTION tempera.stamp()")
+        conn.execute(
+            f"CREATE TRIGGER {table}_stamp BEFORE INSERT OR UPDATE ON tempera.{table} "
+            "FOR EACH ROW EXECUTE FUNCTION tempera.stamp()"
+        )
     for table in ("episodes", "evidence", "links", "log_entries", "facts"):  # after `_stamp` (names sort so)
-        conn.execute(f"CREATE TRIGGER {table}_unforgotten BEFORE INSERT OR UPDATE ON tempera.{table} "
-                     "FOR EACH ROW EXECUTE FUNCTION tempera.unforgotten()")
+        conn.execute(
+            f"CREATE TRIGGER {table}_unforgotten BEFORE INSERT OR UPDATE ON tempera.{table} "
+            "FOR EACH ROW EXECUTE FUNCTION tempera.unforgotten()"
+        )
     conn.execute(f"""
     GRANT SELECT, INSERT ON tempera.facts, tempera.tombstones TO {MEMBER_ROLE};
     REVOKE ALL ON FUNCTION tempera.move_project(text, text, text) FROM PUBLIC;

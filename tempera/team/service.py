@@ -44,8 +44,10 @@ def _share(mem: Memory, conn: psycopg.Connection, ref: ProjectRef) -> str:
     try:
         how = conn.execute("SELECT tempera.share_project(%s, %s)", (ref.id, ref.name)).fetchone()[0]
     except psycopg.errors.InsufficientPrivilege as exc:
-        raise TeamError(f"{exc.diag.message_primary}: ask the DBA to run the SQL of "
-                        f"`tempera team member-sql ROLE --project {ref.name}`") from exc
+        raise TeamError(
+            f"{exc.diag.message_primary}: ask the DBA to run the SQL of "
+            f"`tempera team member-sql ROLE --project {ref.name}`"
+        ) from exc
     mem.store.ensure_project(ref)
     TeamState(mem.db).share(ref.id)
     return str(how)
@@ -80,20 +82,37 @@ def status(mem: Memory, *, remote: bool = True) -> dict[str, Any]:
     projects = []
     for pid in state.shared():
         row = mem.db.one("SELECT name FROM projects WHERE id = ?", (pid,))
-        local = mem.db.one(f"SELECT COUNT(*), COALESCE(SUM({NOT_PULLED}), 0) FROM episodes e WHERE project_id = ?",
-                           (pid,))
-        projects.append({"id": pid, "name": row[0] if row else pid, "paused": pid in paused,
-                         "episodes": int(local[0]), "own": int(local[1]), "pulled": int(local[0]) - int(local[1])})
+        local = mem.db.one(
+            f"SELECT COUNT(*), COALESCE(SUM({NOT_PULLED}), 0) FROM episodes e WHERE project_id = ?", (pid,)
+        )
+        projects.append(
+            {
+                "id": pid,
+                "name": row[0] if row else pid,
+                "paused": pid in paused,
+                "episodes": int(local[0]),
+                "own": int(local[1]),
+                "pulled": int(local[0]) - int(local[1]),
+            }
+        )
     runs = state.runs()
     for r in runs.values():
         r["lag_seconds"] = _lag_seconds(r["ok_at"])
-    out: dict[str, Any] = {"connected": True, "database": pgdb.describe(link.dsn), "member": link.member,
-                           "machine": state.machine(), "projects": projects, "runs": runs}
+    out: dict[str, Any] = {
+        "connected": True,
+        "database": pgdb.describe(link.dsn),
+        "member": link.member,
+        "machine": state.machine(),
+        "projects": projects,
+        "runs": runs,
+    }
     if remote:
         try:
             with pgdb.session(link.dsn) as conn:
-                rows = conn.execute("SELECT project_id, count(*), count(*) FILTER (WHERE author = current_user) "
-                                    "FROM tempera.episodes GROUP BY project_id").fetchall()
+                rows = conn.execute(
+                    "SELECT project_id, count(*), count(*) FILTER (WHERE author = current_user) "
+                    "FROM tempera.episodes GROUP BY project_id"
+                ).fetchall()
             out["team"] = {r[0]: {"episodes": r[1], "yours": r[2]} for r in rows}
         except (TeamError, psycopg.Error) as exc:
             out["team_error"] = str(exc).strip()

@@ -120,8 +120,9 @@ class TeamSync:
         self._forgot = False
 
     def projects(self) -> list[ProjectRef]:
-        rows = self.db.query("SELECT p.id, p.name, p.path FROM team_shared s JOIN projects p ON p.id = s.project_id "
-                             "ORDER BY s.shared_at")
+        rows = self.db.query(
+            "SELECT p.id, p.name, p.path FROM team_shared s JOIN projects p ON p.id = s.project_id ORDER BY s.shared_at"
+        )
         return [ProjectRef(*r) for r in rows]
 
     # -- both directions --------------------------------------------------------------------------
@@ -177,8 +178,9 @@ class TeamSync:
         for pg_id, project_id in self.state.moves():
             if project_id in shared:
                 name = self.db.one("SELECT name FROM projects WHERE id = ?", (project_id,))
-                moved = self.conn.execute("SELECT tempera.move_project(%s, %s, %s)",
-                                          (pg_id, project_id, name[0] if name else project_id)).fetchone()[0]
+                moved = self.conn.execute(
+                    "SELECT tempera.move_project(%s, %s, %s)", (pg_id, project_id, name[0] if name else project_id)
+                ).fetchone()[0]
                 report.add("push", "moved episodes", int(moved))
             self.state.moved(pg_id, project_id)
 
@@ -187,12 +189,19 @@ class TeamSync:
         pending = self.db.query("SELECT id, project_id FROM team_tombstones ORDER BY forgotten_at, id")
         if not pending:
             return 0
-        known = {r[0] for r in self.conn.execute("SELECT id FROM tempera.projects WHERE id = ANY(%s)",
-                                                 (list({p for _, p in pending}),))}
+        known = {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM tempera.projects WHERE id = ANY(%s)", (list({p for _, p in pending}),)
+            )
+        }
         with self.conn.transaction():
             with self.conn.cursor() as cur:
-                cur.executemany("INSERT INTO tempera.tombstones(episode_id, project_id, origin) VALUES (%s, %s, %s) "
-                                "ON CONFLICT DO NOTHING", [(i, p, self.machine) for i, p in pending if p in known])
+                cur.executemany(
+                    "INSERT INTO tempera.tombstones(episode_id, project_id, origin) VALUES (%s, %s, %s) "
+                    "ON CONFLICT DO NOTHING",
+                    [(i, p, self.machine) for i, p in pending if p in known],
+                )
         with self.db.transaction():
             self.db.conn.executemany("DELETE FROM team_tombstones WHERE id = ?", [(i,) for i, _ in pending])
         return sum(p in known for _, p in pending)
@@ -214,34 +223,78 @@ class TeamSync:
                     cur.executemany(
                         "INSERT INTO tempera.facts(uid, op, datom, tx, project_id, origin, episode_id, e, a, vt, v, "
                         "valid_from, valid_to, reason, at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                        "%s, %s, %s) ON CONFLICT (uid) DO NOTHING", events)
+                        "%s, %s, %s) ON CONFLICT (uid) DO NOTHING",
+                        events,
+                    )
             with self.db.transaction():
                 self.db.conn.executemany(mark, marks)
             sent += len(rows)
 
     def _push_assertions(self, ref: ProjectRef) -> int:
         """This machine's datoms made from turns of its own episodes of the project, not sent yet."""
+
         def shape(r: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
             i, e, a, vt, v, vfrom, vto, tx, at, reason, episode_id = r
             uid = f"{self._tx_uid(at, tx)}.{i}"
-            return ((uid, "assert", uid, self._tx_uid(at, tx), ref.id, self.machine, episode_id, e, a, vt,
-                     json.dumps(redact_data(v)), vfrom, vto, redact_data(reason), at), (i, uid, ref.id))
+            return (
+                (
+                    uid,
+                    "assert",
+                    uid,
+                    self._tx_uid(at, tx),
+                    ref.id,
+                    self.machine,
+                    episode_id,
+                    e,
+                    a,
+                    vt,
+                    json.dumps(redact_data(v)),
+                    vfrom,
+                    vto,
+                    redact_data(reason),
+                    at,
+                ),
+                (i, uid, ref.id),
+            )
 
         return self._push_facts(
             "SELECT d.id, d.e, d.a, d.vt, d.v, d.valid_from, d.valid_to, d.tx, t.at, t.reason, f.episode_id "
             f"FROM fact_datoms d JOIN fact_tx t ON t.tx = d.tx JOIN {_TX_EPISODE} f ON f.tx = d.tx "
-            "JOIN episodes e ON e.id = f.episode_id WHERE e.project_id = ? AND " + NOT_PULLED +
-            " AND d.id NOT IN (SELECT local_id FROM team_facts) "
-            "AND d.tx NOT IN (SELECT local_tx FROM team_fact_tx) ORDER BY d.id LIMIT ?", (ref.id,), shape,
-            "INSERT INTO team_facts(local_id, uid, project_id, pulled) VALUES (?, ?, ?, 0)")
+            "JOIN episodes e ON e.id = f.episode_id WHERE e.project_id = ? AND "
+            + NOT_PULLED
+            + " AND d.id NOT IN (SELECT local_id FROM team_facts) "
+            "AND d.tx NOT IN (SELECT local_tx FROM team_fact_tx) ORDER BY d.id LIMIT ?",
+            (ref.id,),
+            shape,
+            "INSERT INTO team_facts(local_id, uid, project_id, pulled) VALUES (?, ?, ?, 0)",
+        )
 
     def _push_retractions(self, ref: ProjectRef) -> int:
         """Retractions made here of datoms the team knows (ours or pulled), each once."""
+
         def shape(r: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
             local_id, datom, tx, at, reason, episode_id = r
             uid = f"{datom}/r/{self._tx_uid(at, tx)}"
-            return ((uid, "retract", datom, self._tx_uid(at, tx), ref.id, self.machine, episode_id, None, None, None,
-                     None, None, None, redact_data(reason), at), (uid, local_id))
+            return (
+                (
+                    uid,
+                    "retract",
+                    datom,
+                    self._tx_uid(at, tx),
+                    ref.id,
+                    self.machine,
+                    episode_id,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    redact_data(reason),
+                    at,
+                ),
+                (uid, local_id),
+            )
 
         return self._push_facts(
             "SELECT tf.local_id, tf.uid, d.retracted_tx, t.at, t.reason, f.episode_id FROM team_facts tf "
@@ -249,15 +302,20 @@ class TeamSync:
             f"LEFT JOIN {_TX_EPISODE} f ON f.tx = d.retracted_tx WHERE tf.project_id = ? "
             "AND d.retracted_tx NOT IN (SELECT local_tx FROM team_fact_tx) "
             "AND tf.retraction IS NOT (tf.uid || '/r/' || ? || ':' || t.at || '.' || d.retracted_tx) "
-            "ORDER BY d.retracted_tx, tf.local_id LIMIT ?", (ref.id, self.machine), shape,
-            "UPDATE team_facts SET retraction = ? WHERE local_id = ?")
+            "ORDER BY d.retracted_tx, tf.local_id LIMIT ?",
+            (ref.id, self.machine),
+            shape,
+            "UPDATE team_facts SET retraction = ? WHERE local_id = ?",
+        )
 
     def _vector_blobs(self, rowids: Sequence[int]) -> dict[int, bytes]:
         if not rowids or self.db.meta_get("embedding_model") is None or not self.db.has_vec:
             return {}
         marks = ",".join("?" * len(rowids))
-        return {r[0]: r[1] for r in self.db.query(f"SELECT rowid, embedding FROM episode_vec WHERE rowid IN "
-                                                  f"({marks})", list(rowids))}
+        return {
+            r[0]: r[1]
+            for r in self.db.query(f"SELECT rowid, embedding FROM episode_vec WHERE rowid IN ({marks})", list(rowids))
+        }
 
     def _push_episodes(self, ref: ProjectRef) -> int:
         model = self.db.meta_get("embedding_model")
@@ -267,9 +325,12 @@ class TeamSync:
             cursor = self.state.cursor("push.episodes", ref.id, "|0")
             at, _, rowid = cursor.rpartition("|")
             rows = self.db.query(
-                "SELECT e.rowid, e.updated_at, e.data FROM episodes e WHERE e.project_id = ? AND " + NOT_PULLED +
-                " AND e.id NOT IN (SELECT episode_id FROM episode_retirements) AND (e.updated_at, e.rowid) > (?, ?) "
-                "ORDER BY e.updated_at, e.rowid LIMIT ?", (ref.id, at, int(rowid), self.batch))
+                "SELECT e.rowid, e.updated_at, e.data FROM episodes e WHERE e.project_id = ? AND "
+                + NOT_PULLED
+                + " AND e.id NOT IN (SELECT episode_id FROM episode_retirements) AND (e.updated_at, e.rowid) > (?, ?) "
+                "ORDER BY e.updated_at, e.rowid LIMIT ?",
+                (ref.id, at, int(rowid), self.batch),
+            )
             if not rows:
                 return sent
             blobs = self._vector_blobs([r[0] for r in rows]) if dim == EMBED_DIM else {}
@@ -278,9 +339,22 @@ class TeamSync:
                 ep = _portable(Episode.model_validate_json(data).redacted())
                 blob = blobs.get(rowid_)
                 vec = np.frombuffer(blob, dtype=np.float32) if blob is not None else None
-                params.append((ep.id, ref.id, self.machine, ep.session_id, ep.created_at, ep.updated_at, ep.summary,
-                               ep.scope.transferable, ep.search_text(), model if vec is not None else None, vec,
-                               json.dumps(ep.model_dump(mode="json", exclude={"utility"}))))
+                params.append(
+                    (
+                        ep.id,
+                        ref.id,
+                        self.machine,
+                        ep.session_id,
+                        ep.created_at,
+                        ep.updated_at,
+                        ep.summary,
+                        ep.scope.transferable,
+                        ep.search_text(),
+                        model if vec is not None else None,
+                        vec,
+                        json.dumps(ep.model_dump(mode="json", exclude={"utility"})),
+                    )
+                )
             with self.conn.transaction():
                 with self.conn.cursor() as cur:
                     cur.executemany(
@@ -290,7 +364,9 @@ class TeamSync:
                         "session_id = EXCLUDED.session_id, updated_at = EXCLUDED.updated_at, "
                         "summary = EXCLUDED.summary, transferable = EXCLUDED.transferable, body = EXCLUDED.body, "
                         "model = EXCLUDED.model, embedding = EXCLUDED.embedding, data = EXCLUDED.data "
-                        "WHERE tempera.episodes.updated_at < EXCLUDED.updated_at", params)
+                        "WHERE tempera.episodes.updated_at < EXCLUDED.updated_at",
+                        params,
+                    )
             last = rows[-1]
             self.state.set_cursor("push.episodes", ref.id, f"{last[1]}|{last[0]}")
             sent += len(rows)
@@ -311,41 +387,68 @@ class TeamSync:
 
     def _push_evidence(self, ref: ProjectRef) -> int:
         sources = ",".join(f"'{s}'" for s in DIRECT_SOURCES)
-        select = (f"SELECT f.id, f.episode_id, f.signal, f.weight, f.source, f.evidence, f.created_at "
-                  f"FROM feedback_events f JOIN episodes e ON e.id = f.episode_id WHERE e.project_id = ?1 AND "
-                  f"f.id > ?2 AND f.source IN ({sources}) AND f.id NOT IN (SELECT local_id FROM team_evidence) "
-                  f"ORDER BY f.id LIMIT ?3")
+        select = (
+            f"SELECT f.id, f.episode_id, f.signal, f.weight, f.source, f.evidence, f.created_at "
+            f"FROM feedback_events f JOIN episodes e ON e.id = f.episode_id WHERE e.project_id = ?1 AND "
+            f"f.id > ?2 AND f.source IN ({sources}) AND f.id NOT IN (SELECT local_id FROM team_evidence) "
+            f"ORDER BY f.id LIMIT ?3"
+        )
         return self._push_rows(
-            "push.evidence", ref, select,
+            "push.evidence",
+            ref,
+            select,
             "INSERT INTO tempera.evidence(uid, episode_id, project_id, origin, signal, weight, source, evidence, "
             "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (uid) DO NOTHING",
-            lambda r: (f"{self.machine}:{r[0]}", r[1], ref.id, self.machine, r[2], r[3], r[4],
-                       json.dumps(redact_data(json.loads(r[5] or "{}"))), _ts(r[6])))
+            lambda r: (
+                f"{self.machine}:{r[0]}",
+                r[1],
+                ref.id,
+                self.machine,
+                r[2],
+                r[3],
+                r[4],
+                json.dumps(redact_data(json.loads(r[5] or "{}"))),
+                _ts(r[6]),
+            ),
+        )
 
     def _push_links(self, ref: ProjectRef) -> int:
         return self._push_rows(
-            "push.links", ref,
+            "push.links",
+            ref,
             "SELECT l.rowid, l.src_id, l.dst_id, l.relationship, l.weight, l.created_at FROM episode_links l "
-            "JOIN episodes e ON e.id = l.src_id WHERE e.project_id = ?1 AND l.rowid > ?2 AND " + NOT_PULLED +
-            " ORDER BY l.rowid LIMIT ?3",
+            "JOIN episodes e ON e.id = l.src_id WHERE e.project_id = ?1 AND l.rowid > ?2 AND "
+            + NOT_PULLED
+            + " ORDER BY l.rowid LIMIT ?3",
             "INSERT INTO tempera.links(src_id, dst_id, relationship, weight, project_id, origin, created_at) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            lambda r: (r[1], r[2], r[3], r[4], ref.id, self.machine, _ts(r[5])))
+            lambda r: (r[1], r[2], r[3], r[4], ref.id, self.machine, _ts(r[5])),
+        )
 
     def _push_log(self, ref: ProjectRef, kind: LogKind) -> int:
         cols = ", ".join(kind.fields)
         return self._push_rows(
-            f"push.{kind.table}", ref,
+            f"push.{kind.table}",
+            ref,
             f"SELECT id, {cols}, episode_id, session_id, scope, created_at, "
             f"(SELECT json_group_array(path) FROM selfimprove_files WHERE kind = '{kind.name}' AND row_id = t.id) "
             f"FROM {kind.table} t WHERE project_id = ?1 AND id > ?2 AND source <> '{PULLED_SOURCE}' "
             f"ORDER BY id LIMIT ?3",
             "INSERT INTO tempera.log_entries(uid, kind, project_id, origin, episode_id, session_id, fields, files, "
             "scope, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (uid) DO NOTHING",
-            lambda r: (f"{self.machine}:{kind.table}:{r[0]}", kind.table, ref.id, self.machine,
-                       r[len(kind.fields) + 1], r[len(kind.fields) + 2],
-                       json.dumps(redact_data(dict(zip(kind.fields, r[1:len(kind.fields) + 1])))),
-                       json.loads(r[-1] or "[]"), r[len(kind.fields) + 3], _ts(r[len(kind.fields) + 4])))
+            lambda r: (
+                f"{self.machine}:{kind.table}:{r[0]}",
+                kind.table,
+                ref.id,
+                self.machine,
+                r[len(kind.fields) + 1],
+                r[len(kind.fields) + 2],
+                json.dumps(redact_data(dict(zip(kind.fields, r[1 : len(kind.fields) + 1])))),
+                json.loads(r[-1] or "[]"),
+                r[len(kind.fields) + 3],
+                _ts(r[len(kind.fields) + 4]),
+            ),
+        )
 
     # -- pull -------------------------------------------------------------------------------------
     def pull(self, report: SyncReport | None = None) -> SyncReport:
@@ -353,16 +456,46 @@ class TeamSync:
 
     def _pull_all(self, report: SyncReport) -> None:
         for ref in self.projects():
-            report.add("pull", "episodes", self._pull("episodes", ref, self._apply_episodes,
-                       "id, author, data, model, embedding"))
-            report.add("pull", "evidence", self._pull("evidence", ref, self._apply_evidence,
-                       "uid, episode_id, author, signal, weight, source, evidence, created_at"))
-            report.add("pull", "links", self._pull("links", ref, self._apply_links,
-                       "src_id, dst_id, relationship, weight, created_at"))
-            report.add("pull", "log_entries", self._pull("log_entries", ref, self._apply_logs,
-                       "uid, kind, author, episode_id, session_id, fields, files, scope"))
-            report.add("pull", "facts", self._pull("facts", ref, self._apply_facts,
-                       "uid, op, datom, tx, author, episode_id, e, a, vt, v, valid_from, valid_to, reason"))
+            report.add(
+                "pull",
+                "episodes",
+                self._pull("episodes", ref, self._apply_episodes, "id, author, data, model, embedding"),
+            )
+            report.add(
+                "pull",
+                "evidence",
+                self._pull(
+                    "evidence",
+                    ref,
+                    self._apply_evidence,
+                    "uid, episode_id, author, signal, weight, source, evidence, created_at",
+                ),
+            )
+            report.add(
+                "pull",
+                "links",
+                self._pull("links", ref, self._apply_links, "src_id, dst_id, relationship, weight, created_at"),
+            )
+            report.add(
+                "pull",
+                "log_entries",
+                self._pull(
+                    "log_entries",
+                    ref,
+                    self._apply_logs,
+                    "uid, kind, author, episode_id, session_id, fields, files, scope",
+                ),
+            )
+            report.add(
+                "pull",
+                "facts",
+                self._pull(
+                    "facts",
+                    ref,
+                    self._apply_facts,
+                    "uid, op, datom, tx, author, episode_id, e, a, vt, v, valid_from, valid_to, reason",
+                ),
+            )
             report.add("pull", "tombstones", self._pull("tombstones", ref, self._apply_tombstones, "episode_id"))
         if self._forgot:  # what teammates forgot is made unrecoverable here too, once committed
             forgetting.wipe(self.db)
@@ -373,9 +506,11 @@ class TeamSync:
         got = 0
         while True:
             after = int(self.state.cursor(f"pull.{table}", ref.id, "0"))
-            rows = self.conn.execute(f"SELECT seq, {columns} FROM tempera.{table} WHERE project_id = %s AND "
-                                     f"seq > %s AND origin <> %s ORDER BY seq LIMIT %s",
-                                     (ref.id, after, self.machine, self.batch)).fetchall()
+            rows = self.conn.execute(
+                f"SELECT seq, {columns} FROM tempera.{table} WHERE project_id = %s AND "
+                f"seq > %s AND origin <> %s ORDER BY seq LIMIT %s",
+                (ref.id, after, self.machine, self.batch),
+            ).fetchall()
             if not rows:
                 return got
             prepared = apply(ref, [r[1:] for r in rows], prepare=True)
@@ -406,13 +541,16 @@ class TeamSync:
                     vectors[i] = vec
             return episodes, vectors
         episodes, vectors = rows
-        known = {r[0]: r[1] for r in self.db.query(
-            f"SELECT id, updated_at FROM episodes WHERE id IN ({','.join('?' * len(episodes))})",
-            [e.id for e in episodes])}
+        known = {
+            r[0]: r[1]
+            for r in self.db.query(
+                f"SELECT id, updated_at FROM episodes WHERE id IN ({','.join('?' * len(episodes))})",
+                [e.id for e in episodes],
+            )
+        }
         fresh = [i for i, e in enumerate(episodes) if e.id not in known]
         if fresh:
-            store.add_many([episodes[i] for i in fresh], ref,
-                           vectors=None if vectors is None else vectors[fresh])
+            store.add_many([episodes[i] for i in fresh], ref, vectors=None if vectors is None else vectors[fresh])
         for i, ep in enumerate(episodes):
             if ep.id in known and _ts(known[ep.id]) < ep.updated_at:
                 updated_at = ep.updated_at
@@ -431,13 +569,22 @@ class TeamSync:
                 continue
             cur = self.db.execute(
                 "INSERT INTO feedback_events(episode_id, signal, weight, source, evidence, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)", (episode_id, signal, weight, source,
-                                              json.dumps({**(evidence or {}), "team_author": author}),
-                                              created_at.isoformat()))
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    episode_id,
+                    signal,
+                    weight,
+                    source,
+                    json.dumps({**(evidence or {}), "team_author": author}),
+                    created_at.isoformat(),
+                ),
+            )
             self.db.execute("INSERT INTO team_evidence(local_id, uid) VALUES (?, ?)", (cur.lastrowid, uid))
             if signal == "helpful":
-                self.db.execute("UPDATE episodes SET last_useful_at = max(COALESCE(last_useful_at, ''), ?) "
-                                "WHERE id = ?", (created_at.isoformat(), episode_id))
+                self.db.execute(
+                    "UPDATE episodes SET last_useful_at = max(COALESCE(last_useful_at, ''), ?) WHERE id = ?",
+                    (created_at.isoformat(), episode_id),
+                )
             touched.add(episode_id)
         for episode_id in touched:
             recompute(self.db, episode_id)
@@ -447,10 +594,12 @@ class TeamSync:
         if prepare:
             return rows
         for src, dst, relationship, weight, created_at in rows:
-            self.db.execute("INSERT OR IGNORE INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
-                            "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ?) "
-                            "AND EXISTS (SELECT 1 FROM episodes WHERE id = ?)",
-                            (src, dst, relationship, weight, created_at.isoformat(), src, dst))
+            self.db.execute(
+                "INSERT OR IGNORE INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
+                "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ?) "
+                "AND EXISTS (SELECT 1 FROM episodes WHERE id = ?)",
+                (src, dst, relationship, weight, created_at.isoformat(), src, dst),
+            )
         return None
 
     def _apply_logs(self, ref: ProjectRef, rows: list[Any], *, prepare: bool) -> Any:
@@ -458,8 +607,18 @@ class TeamSync:
             return rows
         kinds = {k.table: k for k in LOG_KINDS}
         for uid, table, _author, episode_id, session_id, fields, files, scope in rows:
-            add_entry(self.db, kinds[table], ref, fields, files=files, scope=ValidityScope.parse(scope),
-                      episode_id=episode_id, session_id=session_id, source=PULLED_SOURCE, dedupe_key=uid)
+            add_entry(
+                self.db,
+                kinds[table],
+                ref,
+                fields,
+                files=files,
+                scope=ValidityScope.parse(scope),
+                episode_id=episode_id,
+                session_id=session_id,
+                source=PULLED_SOURCE,
+                dedupe_key=uid,
+            )
         return None
 
     def _apply_facts(self, ref: ProjectRef, rows: list[Any], *, prepare: bool) -> Any:
@@ -471,27 +630,37 @@ class TeamSync:
         for row in rows:
             groups.setdefault(row[3], []).append(row)
         for tx_uid, events in groups.items():
-            known = {r[0] for r in self.db.query(
-                f"SELECT uid FROM team_facts WHERE uid IN ({','.join('?' * len(events))})", [e[0] for e in events])}
+            known = {
+                r[0]
+                for r in self.db.query(
+                    f"SELECT uid FROM team_facts WHERE uid IN ({','.join('?' * len(events))})", [e[0] for e in events]
+                )
+            }
             new = [e for e in events if e[1] == "assert" and e[0] not in known]
             ends: dict[int, str] = {}
             for ev in events:
                 if ev[1] == "retract":
-                    found = self.db.one("SELECT tf.local_id FROM team_facts tf JOIN fact_datoms d ON d.id = "
-                                        "tf.local_id WHERE tf.uid = ? AND d.retracted_tx IS NULL", (ev[2],))
+                    found = self.db.one(
+                        "SELECT tf.local_id FROM team_facts tf JOIN fact_datoms d ON d.id = "
+                        "tf.local_id WHERE tf.uid = ? AND d.retracted_tx IS NULL",
+                        (ev[2],),
+                    )
                     if found:
                         ends[int(found[0])] = ev[0]
             if not new and not ends:
                 continue
             first = events[0]
             local_tx, ids = self.facts.record(
-                f"teammate {first[4]}: {first[12]}",
-                [(e[6], e[7], e[8], e[9], e[10], e[11]) for e in new], list(ends))
+                f"teammate {first[4]}: {first[12]}", [(e[6], e[7], e[8], e[9], e[10], e[11]) for e in new], list(ends)
+            )
             self.db.execute("INSERT INTO team_fact_tx(local_tx, uid) VALUES (?, ?)", (local_tx, tx_uid))
-            self.db.conn.executemany("INSERT INTO team_facts(local_id, uid, project_id, pulled) VALUES (?, ?, ?, 1)",
-                                     [(i, e[0], ref.id) for i, e in zip(ids, new)])
-            self.db.conn.executemany("UPDATE team_facts SET retraction = ? WHERE local_id = ?",
-                                     [(uid, i) for i, uid in ends.items()])
+            self.db.conn.executemany(
+                "INSERT INTO team_facts(local_id, uid, project_id, pulled) VALUES (?, ?, ?, 1)",
+                [(i, e[0], ref.id) for i, e in zip(ids, new)],
+            )
+            self.db.conn.executemany(
+                "UPDATE team_facts SET retraction = ? WHERE local_id = ?", [(uid, i) for i, uid in ends.items()]
+            )
             episode_id = first[5]
             if episode_id and self.db.one("SELECT 1 FROM episodes WHERE id = ?", (episode_id,)):
                 forgetting.link_fact_tx(self.db, episode_id, local_tx)
@@ -506,4 +675,3 @@ class TeamSync:
                 forgetting.forget_within(self.db, forgetting.Selector("episode", episode_id))
                 self._forgot = True
         return None
-

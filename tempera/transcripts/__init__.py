@@ -10,5 +10,4 @@ from tempera.transcripts.capture import CaptureResult, capture_transcript
 from tempera.transcripts.reader import Transcript, read_transcript
 from tempera.transcripts.turns import ToolCall, Turn, segment_turns
 
-__all__ = ["CaptureResult", "ToolCall", "Transcript", "Turn", "capture_transcript", "read_transcript",
-           "segment_turns"]
+__all__ = ["CaptureResult", "ToolCall", "Transcript", "Turn", "capture_transcript", "read_transcript", "segment_turns"]

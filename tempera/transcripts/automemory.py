@@ -68,8 +68,11 @@ def enabled(project_root: Path) -> bool:
     (user, project, project local) says `autoMemoryEnabled: false`."""
     if os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "").strip() not in ("", "0", "false"):
         return False
-    files = [_claude_dir() / "settings.json", project_root / ".claude" / "settings.json",
-             project_root / ".claude" / "settings.local.json"]
+    files = [
+        _claude_dir() / "settings.json",
+        project_root / ".claude" / "settings.json",
+        project_root / ".claude" / "settings.local.json",
+    ]
     return all(_settings(f).get("autoMemoryEnabled", True) is not False for f in files)
 
 
@@ -159,9 +162,12 @@ class SyncReport:
 
 
 def _stored(mem: "Memory", project_id: str) -> dict[tuple[str, str], str]:
-    rows = mem.db.query("SELECT id, json_extract(data, '$.source.transcript_path'), summary FROM episodes "
-                        "WHERE project_id = ? AND json_extract(data, '$.source.origin') = ? "
-                        "AND id NOT IN (SELECT episode_id FROM episode_retirements)", (project_id, ORIGIN))
+    rows = mem.db.query(
+        "SELECT id, json_extract(data, '$.source.transcript_path'), summary FROM episodes "
+        "WHERE project_id = ? AND json_extract(data, '$.source.origin') = ? "
+        "AND id NOT IN (SELECT episode_id FROM episode_retirements)",
+        (project_id, ORIGIN),
+    )
     return {(str(path), str(summary)): str(eid) for eid, path, summary in rows}
 
 
@@ -173,9 +179,14 @@ def sync(mem: "Memory", project: ProjectRef, cwd: str) -> SyncReport:
     notes = read_notes(directory)
     wanted: dict[tuple[str, str], Episode] = {}
     for n in to_store(notes):  # keyed as stored: by file and the redacted summary
-        ep = Episode(project_id=project.id, project_name=project.name, project_path=project.path,
-                     summary=n.summary, tags=["auto-memory", n.file.stem],
-                     source=Source(origin=ORIGIN, transcript_path=str(n.file))).redacted()
+        ep = Episode(
+            project_id=project.id,
+            project_name=project.name,
+            project_path=project.path,
+            summary=n.summary,
+            tags=["auto-memory", n.file.stem],
+            source=Source(origin=ORIGIN, transcript_path=str(n.file)),
+        ).redacted()
         wanted.setdefault((str(n.file), ep.summary), ep)
     stored = _stored(mem, project.id)
     new = [ep for key, ep in wanted.items() if key not in stored]
@@ -183,6 +194,10 @@ def sync(mem: "Memory", project: ProjectRef, cwd: str) -> SyncReport:
         mem.store.add_many(new, project)
     gone = [eid for key, eid in stored.items() if key not in wanted]
     for eid in gone:
-        retire(mem.store, eid, "expired", detail={"source": ORIGIN, "why": "edited, removed, or now loaded by "
-                                                                           "Claude Code at session start"})
+        retire(
+            mem.store,
+            eid,
+            "expired",
+            detail={"source": ORIGIN, "why": "edited, removed, or now loaded by Claude Code at session start"},
+        )
     return SyncReport(str(directory), len(notes), sum(n.loaded for n in notes), len(new), len(gone))

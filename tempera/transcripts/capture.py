@@ -64,12 +64,22 @@ class CaptureResult:
         return self.segmented or segment_turns(read_transcript(Path(self.path)))
 
     def counts(self) -> dict[str, object]:
-        return {"path": self.path, "session_id": self.session_id,
-                "project": self.project.name if self.project else None, "turns": self.turns,
-                "units": self.units, "added": len(self.added), "updated": len(self.updated), "skipped": self.skipped,
-                "lines_read": self.lines_read, "lines_skipped": self.lines_skipped,
-                "unknown_types": dict(self.unknown_types), "not_prompts": dict(self.not_prompts),
-                "bytes": self.bytes_read, "llm_cost_usd": round(self.llm_cost_usd, 6)}
+        return {
+            "path": self.path,
+            "session_id": self.session_id,
+            "project": self.project.name if self.project else None,
+            "turns": self.turns,
+            "units": self.units,
+            "added": len(self.added),
+            "updated": len(self.updated),
+            "skipped": self.skipped,
+            "lines_read": self.lines_read,
+            "lines_skipped": self.lines_skipped,
+            "unknown_types": dict(self.unknown_types),
+            "not_prompts": dict(self.not_prompts),
+            "bytes": self.bytes_read,
+            "llm_cost_usd": round(self.llm_cost_usd, 6),
+        }
 
 
 @dataclass
@@ -80,8 +90,17 @@ class _Plan:
 
 def _plan(turns: list[Turn], cur: cursors.Cursor) -> _Plan:
     new = [t for t in turns if t.prompt_line > cur.turn_line]
-    grown = next((t for t in turns if cur.turn_uuid and t.prompt_uuid == cur.turn_uuid
-                  and t.prompt_line == cur.turn_line and t.work_signature() != cur.turn_signature), None)
+    grown = next(
+        (
+            t
+            for t in turns
+            if cur.turn_uuid
+            and t.prompt_uuid == cur.turn_uuid
+            and t.prompt_line == cur.turn_line
+            and t.work_signature() != cur.turn_signature
+        ),
+        None,
+    )
     return _Plan(new, grown)
 
 
@@ -120,14 +139,27 @@ def _merge(existing: Episode, draft: Episode) -> Episode:
     """A re-drafted grown turn keeps the stored episode's identity, learning state and any LLM fields."""
     intent = draft.intent
     if intent.claim is None and existing.intent.claim is not None:
-        intent = intent.model_copy(update={k: getattr(existing.intent, k) for k in
-                                           ("extracted", "claim", "falsifiability", "category", "scope")})
-    return draft.model_copy(update={
-        "id": existing.id, "created_at": existing.created_at, "utility": existing.utility, "intent": intent,
-        "tags": list(dict.fromkeys(existing.tags + draft.tags)), "related": existing.related,
-        "alternatives_considered": existing.alternatives_considered,
-        "outcome": draft.outcome.model_copy(update={"verification": max(
-            existing.outcome.verification, draft.outcome.verification, key=lambda v: v.rank)})})
+        intent = intent.model_copy(
+            update={
+                k: getattr(existing.intent, k) for k in ("extracted", "claim", "falsifiability", "category", "scope")
+            }
+        )
+    return draft.model_copy(
+        update={
+            "id": existing.id,
+            "created_at": existing.created_at,
+            "utility": existing.utility,
+            "intent": intent,
+            "tags": list(dict.fromkeys(existing.tags + draft.tags)),
+            "related": existing.related,
+            "alternatives_considered": existing.alternatives_considered,
+            "outcome": draft.outcome.model_copy(
+                update={
+                    "verification": max(existing.outcome.verification, draft.outcome.verification, key=lambda v: v.rank)
+                }
+            ),
+        }
+    )
 
 
 def _llm(mem: "Memory", use_llm: bool | None) -> LLM | None:
@@ -139,8 +171,15 @@ def _llm(mem: "Memory", use_llm: bool | None) -> LLM | None:
     return LLM(cfg.llm)
 
 
-def capture_transcript(mem: "Memory", path: Path, *, project: str | None = None, session_id: str | None = None,
-                       use_llm: bool | None = None, dry_run: bool = False) -> CaptureResult:
+def capture_transcript(
+    mem: "Memory",
+    path: Path,
+    *,
+    project: str | None = None,
+    session_id: str | None = None,
+    use_llm: bool | None = None,
+    dry_run: bool = False,
+) -> CaptureResult:
     """Capture the turns of one transcript that are new (or grew) since this session's cursor."""
     path = Path(path).expanduser()
     transcript = read_transcript(path)
@@ -149,10 +188,20 @@ def capture_transcript(mem: "Memory", path: Path, *, project: str | None = None,
     sid = session_id or transcript.session_id or path.stem
     ref = transcript_project(mem, transcript, project)
     key = str(path.resolve())
-    result = CaptureResult(path=key, session_id=sid, project=ref, turns=len(turns), units=len(units),
-                           lines_read=transcript.lines_read, lines_skipped=transcript.lines_skipped,
-                           unknown_types=transcript.unknown_types, not_prompts=record_counts(transcript),
-                           bytes_read=transcript.bytes_read, dry_run=dry_run, segmented=turns)
+    result = CaptureResult(
+        path=key,
+        session_id=sid,
+        project=ref,
+        turns=len(turns),
+        units=len(units),
+        lines_read=transcript.lines_read,
+        lines_skipped=transcript.lines_skipped,
+        unknown_types=transcript.unknown_types,
+        not_prompts=record_counts(transcript),
+        bytes_read=transcript.bytes_read,
+        dry_run=dry_run,
+        segmented=turns,
+    )
     cur = cursors.load(mem.db, key, sid)
     plan = _plan(units, cur)
     existing = _stored(mem, cur.episode_id) if plan.grown else None
@@ -160,8 +209,7 @@ def capture_transcript(mem: "Memory", path: Path, *, project: str | None = None,
     roots = result.roots = checkout_roots(transcript)
 
     def draft(unit: Turn) -> Episode:
-        return draft_episode(unit, ref, transcript_path=Path(key), session_id=sid,
-                             root=root_of(unit, roots, ref.path))
+        return draft_episode(unit, ref, transcript_path=Path(key), session_id=sid, root=root_of(unit, roots, ref.path))
 
     drafts = [draft(t) for t in plan.new]
     regrown = draft(grown) if grown else None
@@ -208,8 +256,15 @@ def _unmoved(mem: "Memory", cur: cursors.Cursor) -> bool:
     return (stored.turn_line, stored.turn_signature) == (cur.turn_line, cur.turn_signature)
 
 
-def _write(mem: "Memory", ref: ProjectRef, cur: cursors.Cursor, transcript: Transcript,
-           new: list[tuple[Turn, Episode]], grown: tuple[Turn, Episode] | None, result: CaptureResult) -> None:
+def _write(
+    mem: "Memory",
+    ref: ProjectRef,
+    cur: cursors.Cursor,
+    transcript: Transcript,
+    new: list[tuple[Turn, Episode]],
+    grown: tuple[Turn, Episode] | None,
+    result: CaptureResult,
+) -> None:
     """Store in chunks; each chunk and the cursor position it reaches commit together. If another process moved
     the cursor meanwhile, stop: what is left is theirs (the counts then show fewer added)."""
     cur.lines_read = transcript.lines_read
@@ -224,7 +279,7 @@ def _write(mem: "Memory", ref: ProjectRef, cur: cursors.Cursor, transcript: Tran
             cursors.mark_unlearned(mem.db, cur, [episode.id])
         result.updated.append(episode)
     for start in range(0, len(new), CHUNK):
-        chunk = new[start:start + CHUNK]
+        chunk = new[start : start + CHUNK]
         with mem.db.transaction():
             if not _unmoved(mem, cur):
                 return

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import re
 
-_SECTION = re.compile(r"^\s*(?:\d+\.\s*)?\**([A-Z][A-Za-z /&-]{2,40}?)\**:\s*\**\s*$|"
-                      r"^\s*\d+\.\s*\**([A-Z][A-Za-z /&-]{2,40}?)\**:\s*(.*)$", re.M)
+_SECTION = re.compile(
+    r"^\s*(?:\d+\.\s*)?\**([A-Z][A-Za-z /&-]{2,40}?)\**:\s*\**\s*$|"
+    r"^\s*\d+\.\s*\**([A-Z][A-Za-z /&-]{2,40}?)\**:\s*(.*)$",
+    re.M,
+)
 _PREAMBLE = re.compile(r"^This session is being continued from a previous conversation[^\n]*\n+", re.I)
-_TAIL = re.compile(r"\n\s*(?:If you need specific details from before compaction|Please continue the conversation)"
-                   r".*\Z", re.S)
+_TAIL = re.compile(
+    r"\n\s*(?:If you need specific details from before compaction|Please continue the conversation)"
+    r".*\Z",
+    re.S,
+)
 MAX_CHARS = 600
 
 
@@ -28,13 +34,13 @@ def sections(text: str) -> dict[str, str]:
     body = _TAIL.sub("", _PREAMBLE.sub("", text or ""))
     summary_at = body.find("\nSummary:")
     if summary_at >= 0:
-        body = body[summary_at + len("\nSummary:"):]
+        body = body[summary_at + len("\nSummary:") :]
     found: dict[str, str] = {}
     marks = list(_SECTION.finditer(body))
     for n, m in enumerate(marks):
         name = (m.group(1) or m.group(2) or "").strip().lower()
         end = marks[n + 1].start() if n + 1 < len(marks) else len(body)
-        content = ((m.group(3) or "") + "\n" + body[m.end():end]).strip()
+        content = ((m.group(3) or "") + "\n" + body[m.end() : end]).strip()
         if name and content and name not in found:
             found[name] = content
     return found

@@ -31,8 +31,11 @@ class Cursor:
 
 def load(db: Database, transcript_path: str, session_id: str) -> Cursor:
     apply_migrations(db, MIGRATIONS)
-    row = db.one("SELECT turn_uuid, turn_line, turn_signature, episode_id, lines_read, turns_captured "
-                 "FROM transcript_cursors WHERE transcript_path = ? AND session_id = ?", (transcript_path, session_id))
+    row = db.one(
+        "SELECT turn_uuid, turn_line, turn_signature, episode_id, lines_read, turns_captured "
+        "FROM transcript_cursors WHERE transcript_path = ? AND session_id = ?",
+        (transcript_path, session_id),
+    )
     if row is None:
         return Cursor(transcript_path, session_id)
     return Cursor(transcript_path, session_id, *row)
@@ -46,23 +49,40 @@ def save(db: Database, cur: Cursor) -> None:
         "ON CONFLICT(transcript_path, session_id) DO UPDATE SET turn_uuid = excluded.turn_uuid, "
         "turn_line = excluded.turn_line, turn_signature = excluded.turn_signature, episode_id = excluded.episode_id, "
         "lines_read = excluded.lines_read, turns_captured = excluded.turns_captured, updated_at = excluded.updated_at",
-        (cur.transcript_path, cur.session_id, cur.turn_uuid, cur.turn_line, cur.turn_signature, cur.episode_id,
-         cur.lines_read, cur.turns_captured, datetime.now(timezone.utc).isoformat()))
+        (
+            cur.transcript_path,
+            cur.session_id,
+            cur.turn_uuid,
+            cur.turn_line,
+            cur.turn_signature,
+            cur.episode_id,
+            cur.lines_read,
+            cur.turns_captured,
+            datetime.now(timezone.utc).isoformat(),
+        ),
+    )
 
 
 def mark_unlearned(db: Database, cur: Cursor, episode_ids: list[str]) -> None:
     """Inside the transaction that stores these episodes: the steps after capture have yet to run for them."""
     apply_migrations(db, MIGRATIONS)
-    db.conn.executemany("INSERT OR IGNORE INTO capture_unlearned(episode_id, transcript_path, session_id) "
-                        "VALUES (?, ?, ?)", [(eid, cur.transcript_path, cur.session_id) for eid in episode_ids])
+    db.conn.executemany(
+        "INSERT OR IGNORE INTO capture_unlearned(episode_id, transcript_path, session_id) VALUES (?, ?, ?)",
+        [(eid, cur.transcript_path, cur.session_id) for eid in episode_ids],
+    )
 
 
 def unlearned(db: Database, transcript_path: str, session_id: str) -> list[str]:
     """The episodes of this transcript and session still waiting for the steps after capture, in the order stored."""
     apply_migrations(db, MIGRATIONS)
-    return [r[0] for r in db.query(
-        "SELECT u.episode_id FROM capture_unlearned u JOIN episodes e ON e.id = u.episode_id "
-        "WHERE u.transcript_path = ? AND u.session_id = ? ORDER BY e.rowid", (transcript_path, session_id))]
+    return [
+        r[0]
+        for r in db.query(
+            "SELECT u.episode_id FROM capture_unlearned u JOIN episodes e ON e.id = u.episode_id "
+            "WHERE u.transcript_path = ? AND u.session_id = ? ORDER BY e.rowid",
+            (transcript_path, session_id),
+        )
+    ]
 
 
 def mark_learned(db: Database, episode_ids: list[str]) -> None:

@@ -43,36 +43,67 @@ _OPENERS = re.compile(
     r"|actually,?\s+(?:we|our|it|that|this|you|the\s+\w+\s+(?:is|are|should|uses?)|no\b|not\b|i\s)"
     r"|(?:don'?t|do not|never|stop)\b"
     r"|(?:please\s+)?(?:revert|undo|roll\s?back|put (?:it|that|them) back)\b"
-    r"|(?:why did you|you (?:broke|deleted|removed|forgot|missed|shouldn'?t|should not))\b)", re.I)
+    r"|(?:why did you|you (?:broke|deleted|removed|forgot|missed|shouldn'?t|should not))\b)",
+    re.I,
+)
 _ANYWHERE = re.compile(
     r"\b(?:i (?:said|meant|asked (?:for|you to)|told you)|not what i (?:asked|wanted|meant|said)"
     r"|wrong (?:file|place|directory|folder|module|function|branch)|we (?:always |usually |never )?use\b"
     r"|use [\w.@/-]+ instead\b|instead of (?:using )?[\w.@/-]+|(?:in|for) this (?:project|repo|codebase),? we\b"
-    r"|that (?:broke|breaks)\b)", re.I)
+    r"|that (?:broke|breaks)\b)",
+    re.I,
+)
 
 # Ordered: the first category whose pattern matches the user's words wins.
-CATEGORIES: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(p, re.I)) for name, p in [
-    ("reverted_edit", r"\b(?:revert|undo|roll\s?back|put (?:it|that|them) back|git (?:checkout|restore))\b"),
-    ("wrong_location", r"\bwrong (?:file|place|directory|folder|module|function)|\bbelongs? in\b|"
-                       r"\bshould (?:be|go|live) in\b|\bmove (?:it|this|that) to\b|\bin the wrong\b"),
-    ("wrong_convention", r"\bwe (?:always |usually |never |don'?t )?(?:use|prefer|do|write|name|keep)\b|"
-                         r"\bin this (?:project|repo|codebase)\b|\bour (?:convention|style|standard|codebase)\b|"
-                         r"\bconvention\b|\bhouse style\b"),
-    ("scope_creep", r"\b(?:don'?t|do not|never) (?:change|touch|modify|refactor|rename|delete|remove|reformat|add)\b|"
-                    r"\bonly (?:change|touch|edit|fix|modify)\b|\b(?:didn'?t|did not|never) ask\b|\bno need to\b|"
-                    r"\bleave .{1,40} alone\b|\bunrelated\b|\bout of scope\b|\btoo much\b"),
-    ("wrong_command", r"\b(?:run (?:it|them|the tests) with|wrong command|the command is|use (?:npm|pnpm|yarn|bun|"
-                      r"poetry|uv|pip|cargo|make|pytest|tox|just)\b)"),
-    ("misunderstood_intent", r"\bi (?:said|meant|asked (?:for|you to)|told you|wanted)\b|\bnot what i\b|"
-                             r"\bmisunderst"),
-    ("broke_behavior", r"\b(?:you )?broke\b|\bbreaks\b|\bbroken now\b|\bregress|\bnow fails?\b|"
-                       r"\b(?:doesn'?t|does not) work any ?more\b|\bstopped working\b"),
-    ("skipped_verification", r"\b(?:didn'?t|did not|never|forgot to) (?:run|test|check|verify)\b|"
-                             r"\bwithout (?:testing|running)\b|\buntested\b|\brun the tests\b"),
-    ("security", r"\b(?:secret|password|api key|credential|token|injection|xss|csrf|sanitiz|unsafe|vulnerab)"),
-    ("api_misuse", r"\bdeprecated\b|\b(?:doesn'?t|does not) exist\b|\bno such (?:method|function|attribute)\b|"
-                   r"\bwrong (?:api|method|argument|signature|type)\b"),
-]]
+CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
+    (name, re.compile(p, re.I))
+    for name, p in [
+        ("reverted_edit", r"\b(?:revert|undo|roll\s?back|put (?:it|that|them) back|git (?:checkout|restore))\b"),
+        (
+            "wrong_location",
+            r"\bwrong (?:file|place|directory|folder|module|function)|\bbelongs? in\b|"
+            r"\bshould (?:be|go|live) in\b|\bmove (?:it|this|that) to\b|\bin the wrong\b",
+        ),
+        (
+            "wrong_convention",
+            r"\bwe (?:always |usually |never |don'?t )?(?:use|prefer|do|write|name|keep)\b|"
+            r"\bin this (?:project|repo|codebase)\b|\bour (?:convention|style|standard|codebase)\b|"
+            r"\bconvention\b|\bhouse style\b",
+        ),
+        (
+            "scope_creep",
+            r"\b(?:don'?t|do not|never) (?:change|touch|modify|refactor|rename|delete|remove|reformat|add)\b|"
+            r"\bonly (?:change|touch|edit|fix|modify)\b|\b(?:didn'?t|did not|never) ask\b|\bno need to\b|"
+            r"\bleave .{1,40} alone\b|\bunrelated\b|\bout of scope\b|\btoo much\b",
+        ),
+        (
+            "wrong_command",
+            r"\b(?:run (?:it|them|the tests) with|wrong command|the command is|use (?:npm|pnpm|yarn|bun|"
+            r"poetry|uv|pip|cargo|make|pytest|tox|just)\b)",
+        ),
+        (
+            "misunderstood_intent",
+            r"\bi (?:said|meant|asked (?:for|you to)|told you|wanted)\b|\bnot what i\b|"
+            r"\bmisunderst",
+        ),
+        (
+            "broke_behavior",
+            r"\b(?:you )?broke\b|\bbreaks\b|\bbroken now\b|\bregress|\bnow fails?\b|"
+            r"\b(?:doesn'?t|does not) work any ?more\b|\bstopped working\b",
+        ),
+        (
+            "skipped_verification",
+            r"\b(?:didn'?t|did not|never|forgot to) (?:run|test|check|verify)\b|"
+            r"\bwithout (?:testing|running)\b|\buntested\b|\brun the tests\b",
+        ),
+        ("security", r"\b(?:secret|password|api key|credential|token|injection|xss|csrf|sanitiz|unsafe|vulnerab)"),
+        (
+            "api_misuse",
+            r"\bdeprecated\b|\b(?:doesn'?t|does not) exist\b|\bno such (?:method|function|attribute)\b|"
+            r"\bwrong (?:api|method|argument|signature|type)\b",
+        ),
+    ]
+]
 DEFAULT_CATEGORY = "wrong_assumption"
 # Kinds of correction that show a question the agent never asked, with the question it should have asked.
 MISSED_QUESTIONS = {
@@ -82,12 +113,18 @@ MISSED_QUESTIONS = {
     "scope_creep": "Which parts may this change touch, and what must stay as it is?",
     "misunderstood_intent": "What exactly is meant by this request, and what result counts as done?",
 }
-_AFFIRMATION = re.compile(r"^(?:yes|yep|yeah|ya|sure|ok(?:ay)?|k|go(?: ahead| for it)?|sounds good|please do|do it|"
-                          r"proceed|continue|lgtm|looks good|correct|right|exactly|perfect|great|fine|y|agreed|"
-                          r"(?:the )?(?:first|second|1|2) (?:one|option)?)\b"
-                          r"[\s,.!]*(?:please|thanks|thank you)?[\s.!]*$", re.I)
-_QUESTION_TO_USER = re.compile(r"\b(?:should i|shall i|do you|would you|did you|can you|could you|which|what|"
-                               r"where|how|prefer|want|or)\b", re.I)
+_AFFIRMATION = re.compile(
+    r"^(?:yes|yep|yeah|ya|sure|ok(?:ay)?|k|go(?: ahead| for it)?|sounds good|please do|do it|"
+    r"proceed|continue|lgtm|looks good|correct|right|exactly|perfect|great|fine|y|agreed|"
+    r"(?:the )?(?:first|second|1|2) (?:one|option)?)\b"
+    r"[\s,.!]*(?:please|thanks|thank you)?[\s.!]*$",
+    re.I,
+)
+_QUESTION_TO_USER = re.compile(
+    r"\b(?:should i|shall i|do you|would you|did you|can you|could you|which|what|"
+    r"where|how|prefer|want|or)\b",
+    re.I,
+)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _GIT_REVERT = re.compile(r"\bgit\s+(?:checkout|restore|reset\s+--hard|stash|revert)\b")
@@ -145,9 +182,17 @@ def _prompt_corrections(turns: list[Turn]) -> list[CorrectionSeen]:
     for prev, turn in zip(turns, turns[1:]):
         if turn.kind != "prompt" or not prev.has_agent_work or not is_correction(turn.prompt):
             continue
-        found.append(CorrectionSeen(turn.prompt_uuid or f"prompt:{turn.session_id}:{turn.prompt_line}", "prompt",
-                                    prev, categorize(turn.prompt), _short(turn.prompt, 1000), _did(prev),
-                                    _turn_files(prev)))
+        found.append(
+            CorrectionSeen(
+                turn.prompt_uuid or f"prompt:{turn.session_id}:{turn.prompt_line}",
+                "prompt",
+                prev,
+                categorize(turn.prompt),
+                _short(turn.prompt, 1000),
+                _did(prev),
+                _turn_files(prev),
+            )
+        )
     return found
 
 
@@ -171,8 +216,11 @@ def _rejections(turn: Turn) -> list[CorrectionSeen]:
         files = [target] if target else _turn_files(turn)
         what = command if isinstance(command, str) else relative_path(target, turn.cwd) if target else ""
         did = f"{_did(turn)}; rejected {call.name} {_short(what, 160)}"
-        found.append(CorrectionSeen(f"rejection:{call.id}", "rejection", turn, categorize(reason),
-                                    _short(reason, 1000), did, files))
+        found.append(
+            CorrectionSeen(
+                f"rejection:{call.id}", "rejection", turn, categorize(reason), _short(reason, 1000), did, files
+            )
+        )
     return found
 
 
@@ -186,13 +234,24 @@ def _reverts(turn: Turn) -> list[CorrectionSeen]:
         for command in _BASH_INPUT.findall(record.text):
             if not _GIT_REVERT.search(command) or not changed:
                 continue
-            named = [f for f in changed if any(tok and (f == tok or f.endswith("/" + tok.lstrip("./")))
-                                               for tok in command.split()[2:])]
+            named = [
+                f
+                for f in changed
+                if any(tok and (f == tok or f.endswith("/" + tok.lstrip("./"))) for tok in command.split()[2:])
+            ]
             files = named or ([] if re.search(r"\s(?:--\s+)?[\w./-]+\.\w+", command) else list(changed))
             if files:
-                found.append(CorrectionSeen(f"revert:{record.uuid or record.line}", "revert", turn, "reverted_edit",
-                                            f"The user reverted the agent's change: {_short(command, 300)}",
-                                            _did(turn), files))
+                found.append(
+                    CorrectionSeen(
+                        f"revert:{record.uuid or record.line}",
+                        "revert",
+                        turn,
+                        "reverted_edit",
+                        f"The user reverted the agent's change: {_short(command, 300)}",
+                        _did(turn),
+                        files,
+                    )
+                )
     return found
 
 
@@ -230,8 +289,17 @@ def _asked_in_text(turns: list[Turn]) -> list[QuestionSeen]:
         if not question or not prev.tool_calls or turn.kind != "prompt" or is_affirmation(turn.prompt):
             continue
         files = list(dict.fromkeys(prev.files_modified + turn.files_modified)) or prev.files_read
-        found.append(QuestionSeen(f"asked:{turn.prompt_uuid or turn.prompt_line}", "asked", prev,
-                                  _short(prev.prompt, 200), _short(question, 500), _short(turn.prompt, 500), files))
+        found.append(
+            QuestionSeen(
+                f"asked:{turn.prompt_uuid or turn.prompt_line}",
+                "asked",
+                prev,
+                _short(prev.prompt, 200),
+                _short(question, 500),
+                _short(turn.prompt, 500),
+                files,
+            )
+        )
     return found
 
 
@@ -249,9 +317,17 @@ def _asked_with_tool(turn: Turn) -> list[QuestionSeen]:
             continue  # asked before any work: that is asking up front, as it should be
         for question, answer in _answers(call).items():
             if answer.strip() and not is_affirmation(answer):
-                found.append(QuestionSeen(f"asked:{call.id}:{_short(question, 60)}", "asked", turn,
-                                          _short(turn.prompt, 200), _short(question, 500), _short(answer, 500),
-                                          _turn_files(turn)))
+                found.append(
+                    QuestionSeen(
+                        f"asked:{call.id}:{_short(question, 60)}",
+                        "asked",
+                        turn,
+                        _short(turn.prompt, 200),
+                        _short(question, 500),
+                        _short(answer, 500),
+                        _turn_files(turn),
+                    )
+                )
     return found
 
 
@@ -260,12 +336,20 @@ def missed_question(correction: CorrectionSeen) -> QuestionSeen | None:
     question = MISSED_QUESTIONS.get(correction.category)
     if question is None:
         return None
-    return QuestionSeen(f"missed:{correction.key}", "missed", correction.turn, _short(correction.turn.prompt, 200),
-                        question, correction.words, correction.files)
+    return QuestionSeen(
+        f"missed:{correction.key}",
+        "missed",
+        correction.turn,
+        _short(correction.turn.prompt, 200),
+        question,
+        correction.words,
+        correction.files,
+    )
 
 
-def detect_questions(turns: list[Turn], corrections: list[CorrectionSeen] | None = None,
-                     previous: Turn | None = None) -> list[QuestionSeen]:
+def detect_questions(
+    turns: list[Turn], corrections: list[CorrectionSeen] | None = None, previous: Turn | None = None
+) -> list[QuestionSeen]:
     """Clarifying questions asked mid-task whose answer changed course, and questions corrections show missing
     (`previous` as for `detect_corrections`: the first prompt may answer its closing question)."""
     if corrections is None:
@@ -283,6 +367,7 @@ def detect_questions(turns: list[Turn], corrections: list[CorrectionSeen] | None
 
 # -- storing what was found (the entry point the capture pipeline calls) -----------------------------------------
 
+
 @dataclass
 class Processed:
     """What one call added: new rows only, so a re-run on the same turns reports zeros."""
@@ -292,8 +377,11 @@ class Processed:
     ask_backs: list[AskBack] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
-        return {"corrections": self.corrections, "questions": self.questions,
-                "ask_backs": [a.as_dict() for a in self.ask_backs]}
+        return {
+            "corrections": self.corrections,
+            "questions": self.questions,
+            "ask_backs": [a.as_dict() for a in self.ask_backs],
+        }
 
 
 def _anchors(turn: Turn) -> list[str]:
@@ -308,8 +396,10 @@ def _stored_episode(mem: "Memory", turn: Turn) -> Episode | None:
     if not turn.session_id:
         return None
     for anchor in _anchors(turn):
-        row = mem.db.one("SELECT id FROM episodes WHERE session_id = ? AND instr(data, ?) > 0 "
-                         "ORDER BY created_at DESC LIMIT 1", (turn.session_id, f'"{anchor}"'))
+        row = mem.db.one(
+            "SELECT id FROM episodes WHERE session_id = ? AND instr(data, ?) > 0 ORDER BY created_at DESC LIMIT 1",
+            (turn.session_id, f'"{anchor}"'),
+        )
         if row:
             return mem.store.get(row[0])
     return None
@@ -320,11 +410,18 @@ def _episode_finder(mem: "Memory", episodes: list[Episode]) -> Callable[[Turn], 
 
     def find(turn: Turn) -> Episode | None:
         return next((by_uuid[u] for u in _anchors(turn) if u in by_uuid), None) or _stored_episode(mem, turn)
+
     return find
 
 
-def _record(mem: "Memory", kind: LogKind, seen: Any, ep: Episode | None,
-            store: Callable[["Memory", Any, Episode, str, Drafter | None], bool], llm: Drafter | None) -> bool:
+def _record(
+    mem: "Memory",
+    kind: LogKind,
+    seen: Any,
+    ep: Episode | None,
+    store: Callable[["Memory", Any, Episode, str, Drafter | None], bool],
+    llm: Drafter | None,
+) -> bool:
     """Store one finding once: its dedupe key is the session plus the record or tool call it came from."""
     if ep is None:
         return False
@@ -337,8 +434,14 @@ def _store_correction(mem: "Memory", c: CorrectionSeen, ep: Episode, key: str, l
     if category == DEFAULT_CATEGORY and llm is not None:
         choices = [name for name, _ in CATEGORIES] + [DEFAULT_CATEGORY]
         category = llm_category(llm, mem.config.llm.model, c.words, c.description, choices) or category
-    item = CorrectionInput(category=category, description=c.description, correction=c.words, files=c.files,
-                           episode=ep.id, session_id=ep.session_id)
+    item = CorrectionInput(
+        category=category,
+        description=c.description,
+        correction=c.words,
+        files=c.files,
+        episode=ep.id,
+        session_id=ep.session_id,
+    )
     with mem.db.transaction():
         added = log_correction(mem.store, item, source=f"transcript:{c.kind}", dedupe_key=key) is not None
         if added:
@@ -350,8 +453,9 @@ def _store_question(mem: "Memory", q: QuestionSeen, ep: Episode, key: str, llm: 
     question = q.question
     if q.kind == "missed" and llm is not None:
         question = llm_missed_question(llm, mem.config.llm.model, q.trigger, q.answer) or question
-    item = ShouldHaveAskedInput(trigger=q.trigger, question=question, answer=q.answer, files=q.files, episode=ep.id,
-                                session_id=ep.session_id)
+    item = ShouldHaveAskedInput(
+        trigger=q.trigger, question=question, answer=q.answer, files=q.files, episode=ep.id, session_id=ep.session_id
+    )
     return log_should_have_asked(mem.store, item, source=f"transcript:{q.kind}", dedupe_key=key) is not None
 
 
@@ -361,9 +465,15 @@ def _in_checkout(files: list[str], turn: Turn, roots: list[str], project_root: s
     return project_files(files, root_of(turn, roots, project_root)) if roots else files
 
 
-def process_captured_turns(mem: "Memory", turns: list[Turn], episodes: list[Episode], *,
-                           previous: Turn | None = None, llm: Drafter | None = None,
-                           roots: list[str] | None = None) -> Processed:
+def process_captured_turns(
+    mem: "Memory",
+    turns: list[Turn],
+    episodes: list[Episode],
+    *,
+    previous: Turn | None = None,
+    llm: Drafter | None = None,
+    roots: list[str] | None = None,
+) -> Processed:
     """Run the detectors over freshly captured turns, store corrections and should-have-asked rows (anchored to
     the corrected turn's episode and files), then update calibration and ask-backs for the episodes.
 

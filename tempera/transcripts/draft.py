@@ -15,8 +15,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tempera.core.models import (Context, Episode, ErrorRecord, Intent, Outcome, Source, TestRun,
-                                 VerificationState)
+from tempera.core.models import Context, Episode, ErrorRecord, Intent, Outcome, Source, TestRun, VerificationState
 from tempera.core.project import ProjectRef, relative_to
 from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
@@ -34,16 +33,22 @@ _MARKUP = re.compile(r"^\s*(?:#+|[-*>]|\d+[.)])\s*|\*\*|`{3}\w*")
 _FILLER = re.compile(r"^(?:perfect|great|excellent|done|sure|okay|ok|alright|good)[!.]?$|^(?:now )?let me\b", re.I)
 # What an agent says between tool calls or to hand the turn back, never what it did: left out of agentic work only
 # (in a conversation without tools, "I'll ..." and "Would you like ..." are the content).
-_INTERIM = re.compile(r"^(?:now |next,? )?(?:i'll|i will|let's|let us)\b|^still\b|"
-                      r"^(?:want me to|would you like|shall i|should i|do you want|let me know|if you'd like)\b", re.I)
+_INTERIM = re.compile(
+    r"^(?:now |next,? )?(?:i'll|i will|let's|let us)\b|^still\b|"
+    r"^(?:want me to|would you like|shall i|should i|do you want|let me know|if you'd like)\b",
+    re.I,
+)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*[-|: ]{3,}\s*$", re.M)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\\[nrt]")
 _INLINE = re.compile(r"\*\*|__|`")
 _PIPE_TAIL = re.compile(r"\s*(?:\d?>&\d|\||;)\s*")  # `2>&1 | tail -15` says nothing about the tests
 OUTSIDE_NOISE = ("/.claude/", "/tmp/", "/private/tmp/", "/private/var/folders/", "/var/folders/")
-_PROBLEM = re.compile(r"\b(?:couldn't|could not|can't|cannot|unable to|wasn't able|was not able|failed to|still "
-                      r"fail\w*|still broken|doesn't work|does not work|not working|blocked by)\b", re.I)
+_PROBLEM = re.compile(
+    r"\b(?:couldn't|could not|can't|cannot|unable to|wasn't able|was not able|failed to|still "
+    r"fail\w*|still broken|doesn't work|does not work|not working|blocked by)\b",
+    re.I,
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -85,8 +90,11 @@ def clean_prose(text: str, root: str | None = None) -> str:
 
 def reply_text(final_text: str, root: str | None = None, *, agentic: bool = False) -> str:
     """The useful sentences of a message, up to REPLY_CHARS (interim remarks left out of agentic work)."""
-    useful = [s for s in sentences(clean_prose(final_text, root))
-              if not _FILLER.search(s) and not (agentic and _INTERIM.search(s))]
+    useful = [
+        s
+        for s in sentences(clean_prose(final_text, root))
+        if not _FILLER.search(s) and not (agentic and _INTERIM.search(s))
+    ]
     return _take(useful, REPLY_CHARS) if useful else ""
 
 
@@ -119,12 +127,14 @@ def project_files(paths: list[str], root: str | None) -> list[str]:
 
 def split_tests(turn: Turn) -> tuple[list[signals.TestRunSeen], list[signals.TestRunSeen]]:
     """Runs before the first edit, and runs after the last edit (all runs when nothing was edited)."""
-    edits = [i for i, c in enumerate(turn.tool_calls) if c.name in signals.MODIFY_TOOLS and not c.is_error
-             and c.result is not None]
+    edits = [
+        i
+        for i, c in enumerate(turn.tool_calls)
+        if c.name in signals.MODIFY_TOOLS and not c.is_error and c.result is not None
+    ]
     if not edits:
         return [], list(turn.test_runs)
-    return ([r for r in turn.test_runs if r.position < edits[0]],
-            [r for r in turn.test_runs if r.position > edits[-1]])
+    return ([r for r in turn.test_runs if r.position < edits[0]], [r for r in turn.test_runs if r.position > edits[-1]])
 
 
 def judge_outcome(turn: Turn, after: list[signals.TestRunSeen], final_text: str) -> tuple[str, list[str]]:
@@ -145,8 +155,11 @@ def judge_outcome(turn: Turn, after: list[signals.TestRunSeen], final_text: str)
     if after:
         last = after[-1]
         state = "passed" if last.passed else "failing"
-        evidence.insert(0, f"tests {state} at the end: `{_clip(redact(last.command), 80)}`"
-                           + (f" ({last.summary})" if last.summary else ""))
+        evidence.insert(
+            0,
+            f"tests {state} at the end: `{_clip(redact(last.command), 80)}`"
+            + (f" ({last.summary})" if last.summary else ""),
+        )
         if not last.passed:
             return "failure", evidence
         return ("partial" if turn.interrupted else "success"), evidence
@@ -193,8 +206,9 @@ def _test_run(run: signals.TestRunSeen) -> TestRun:
     return TestRun(command=_clip(redact(run.command), 500), passed=run.passed, summary=run.summary)
 
 
-def draft_episode(turn: Turn, project: ProjectRef, *, transcript_path: Path, session_id: str | None,
-                  root: str | None = None) -> Episode:
+def draft_episode(
+    turn: Turn, project: ProjectRef, *, transcript_path: Path, session_id: str | None, root: str | None = None
+) -> Episode:
     """The episode for one turn or work unit, redacted. Texts are redacted before they are cut into sentences or
     clipped (a cut secret no longer matches its pattern); the finished episode is redacted again as a safety net.
     Paths inside the repository are stored relative to `root` (the session's checkout, default the project's)."""
@@ -209,22 +223,41 @@ def draft_episode(turn: Turn, project: ProjectRef, *, transcript_path: Path, ses
         raw_prompt += f"\n\nPart of the request: {_clip(redact(turn.unit.turn_prompt), INTENT_CHARS)}"
     started = turn.started_at or datetime.now(timezone.utc)
     episode = Episode(
-        created_at=started, updated_at=turn.ended_at or started,
-        project_id=project.id, project_name=project.name, project_path=project.path, session_id=session_id,
+        created_at=started,
+        updated_at=turn.ended_at or started,
+        project_id=project.id,
+        project_name=project.name,
+        project_path=project.path,
+        session_id=session_id,
         summary=summarize(turn, prompt, closing_words(turn, root), after),
-        intent=Intent(raw_prompt=raw_prompt, extracted=intent_line(prompt),
-                      task_type=classify.task_type(prompt, modified, bool(final_text)),
-                      domains=classify.domains(prompt, modified + read, turn.commands)),
-        context=Context(files_read=read, files_modified=modified,
-                        tools=list(dict.fromkeys(c.name for c in turn.all_tool_calls)),
-                        commands=[_clip(redact(c), 500) for c in turn.commands[:MAX_COMMANDS]],
-                        errors=[ErrorRecord(message=e.message, fingerprint=e.fingerprint, resolved=e.resolved,
-                                            resolution=e.resolution) for e in distinct_errors(turn.errors)]),
-        outcome=Outcome(status=status, tests_before=[_test_run(r) for r in before],
-                        tests_after=[_test_run(r) for r in after], commit=signals.commit_hash(turn.all_tool_calls),
-                        verification=(VerificationState.TESTS_PASS if after and after[-1].passed and status == "success"
-                                      else VerificationState.UNTESTED),
-                        evidence=evidence),
+        intent=Intent(
+            raw_prompt=raw_prompt,
+            extracted=intent_line(prompt),
+            task_type=classify.task_type(prompt, modified, bool(final_text)),
+            domains=classify.domains(prompt, modified + read, turn.commands),
+        ),
+        context=Context(
+            files_read=read,
+            files_modified=modified,
+            tools=list(dict.fromkeys(c.name for c in turn.all_tool_calls)),
+            commands=[_clip(redact(c), 500) for c in turn.commands[:MAX_COMMANDS]],
+            errors=[
+                ErrorRecord(message=e.message, fingerprint=e.fingerprint, resolved=e.resolved, resolution=e.resolution)
+                for e in distinct_errors(turn.errors)
+            ],
+        ),
+        outcome=Outcome(
+            status=status,
+            tests_before=[_test_run(r) for r in before],
+            tests_after=[_test_run(r) for r in after],
+            commit=signals.commit_hash(turn.all_tool_calls),
+            verification=(
+                VerificationState.TESTS_PASS
+                if after and after[-1].passed and status == "success"
+                else VerificationState.UNTESTED
+            ),
+            evidence=evidence,
+        ),
         source=Source(transcript_path=str(transcript_path), record_uuids=turn.record_uuids, origin="transcript"),
     )
     return episode.redacted()

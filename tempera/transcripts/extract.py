@@ -17,8 +17,10 @@ from tempera.core.redact import redact
 log = logging.getLogger("tempera.transcripts")
 
 CATEGORIES = ("bug_cause", "fix", "api_usage", "config", "convention", "tooling", "performance", "other")
-SYSTEM = ("You read what a coding agent did for one user request and extract what is worth remembering. "
-          "Answer with one JSON object and nothing else.")
+SYSTEM = (
+    "You read what a coding agent did for one user request and extract what is worth remembering. "
+    "Answer with one JSON object and nothing else."
+)
 INSTRUCTIONS = """Return a JSON object with these keys:
   "intent": the user's request as one plain sentence;
   "claim": one sentence stating a checkable fact learned here that would help next time, or null;
@@ -36,15 +38,19 @@ _JSON = re.compile(r"\{.*\}", re.S)
 def digest(ep: Episode, limit: int = 6000) -> str:
     """The parts of a draft an extractor needs, compact."""
     ctx, out = ep.context, ep.outcome
-    lines = [f"Request: {ep.intent.raw_prompt[:1500]}", f"Task type: {ep.intent.task_type}",
-             f"Outcome: {out.status} ({'; '.join(out.evidence)})"]
+    lines = [
+        f"Request: {ep.intent.raw_prompt[:1500]}",
+        f"Task type: {ep.intent.task_type}",
+        f"Outcome: {out.status} ({'; '.join(out.evidence)})",
+    ]
     if ctx.files_modified:
         lines.append("Files modified: " + ", ".join(ctx.files_modified[:20]))
     if ctx.commands:
         lines.append("Commands: " + " | ".join(c[:160] for c in ctx.commands[:10]))
     for err in ctx.errors[:5]:
-        lines.append(f"Error ({'resolved: ' + (err.resolution or '') if err.resolved else 'unresolved'}): "
-                     f"{err.message[:200]}")
+        lines.append(
+            f"Error ({'resolved: ' + (err.resolution or '') if err.resolved else 'unresolved'}): {err.message[:200]}"
+        )
     for run in out.tests_before + out.tests_after:
         lines.append(f"Test run: {run.command[:120]} -> {'pass' if run.passed else 'fail'} {run.summary[:120]}")
     lines.append(f"Summary: {ep.summary[:1500]}")

@@ -112,22 +112,38 @@ class ImportReport:
 
     def totals(self) -> dict[str, object]:
         mb = self.bytes / 1e6
-        return {"files": self.files, "sessions": len(self.sessions), "turns": self.turns, "work_units": self.units,
-                "megabytes": round(mb, 2), "episodes_added": self.added, "episodes_updated": self.updated,
-                "episodes_skipped": self.skipped,
-                "lines_skipped": self.lines_skipped, "files_skipped_since": self.files_skipped_since,
-                "files_failed": len(self.failures),
-                "failures": [{"path": path, "error": error} for path, error in self.failures],
-                "unknown_types": dict(self.unknown_types), "records_not_prompts": dict(self.not_prompts),
-                "seconds": round(self.seconds, 3),
-                "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None,
-                "mb_per_second": round(mb / self.seconds, 2) if self.seconds else None,
-                "dry_run": self.dry_run}
+        return {
+            "files": self.files,
+            "sessions": len(self.sessions),
+            "turns": self.turns,
+            "work_units": self.units,
+            "megabytes": round(mb, 2),
+            "episodes_added": self.added,
+            "episodes_updated": self.updated,
+            "episodes_skipped": self.skipped,
+            "lines_skipped": self.lines_skipped,
+            "files_skipped_since": self.files_skipped_since,
+            "files_failed": len(self.failures),
+            "failures": [{"path": path, "error": error} for path, error in self.failures],
+            "unknown_types": dict(self.unknown_types),
+            "records_not_prompts": dict(self.not_prompts),
+            "seconds": round(self.seconds, 3),
+            "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None,
+            "mb_per_second": round(mb / self.seconds, 2) if self.seconds else None,
+            "dry_run": self.dry_run,
+        }
 
 
-def import_transcripts(mem: "Memory", files: list[Path], *, project: str | None = None,
-                       since: datetime | None = None, dry_run: bool = False, use_llm: bool | None = None,
-                       on_file: Callable[[Path, FileOutcome], None] | None = None) -> ImportReport:
+def import_transcripts(
+    mem: "Memory",
+    files: list[Path],
+    *,
+    project: str | None = None,
+    since: datetime | None = None,
+    dry_run: bool = False,
+    use_llm: bool | None = None,
+    on_file: Callable[[Path, FileOutcome], None] | None = None,
+) -> ImportReport:
     """Capture every file; `on_file` is told of each (None when `since` left it out). A file whose capture raises
     costs that file only: the error is counted and named in the report, and the next file is imported; a disk that
     is full or read-only stops the import, as it would fail every later file."""

@@ -38,8 +38,9 @@ def learn(mem: "Memory", result: CaptureResult) -> None:
         learn_from_capture(mem, ep)
     if not result.session_id:
         return
-    for (eid,) in mem.db.query("SELECT DISTINCT episode_id FROM mistakes WHERE session_id = ? "
-                               "AND episode_id IS NOT NULL", (result.session_id,)):
+    for (eid,) in mem.db.query(
+        "SELECT DISTINCT episode_id FROM mistakes WHERE session_id = ? AND episode_id IS NOT NULL", (result.session_id,)
+    ):
         try:
             apply_correction(mem, mem.store.get(eid))
         except NotFound:
@@ -56,8 +57,15 @@ def facts(mem: "Memory", result: CaptureResult) -> None:
 POST_CAPTURE: list[PostCapture] = [self_improve, learn, facts]
 
 
-def capture_and_learn(mem: "Memory", path: Path, *, project: str | None = None, session_id: str | None = None,
-                      use_llm: bool | None = None, dry_run: bool = False) -> CaptureResult:
+def capture_and_learn(
+    mem: "Memory",
+    path: Path,
+    *,
+    project: str | None = None,
+    session_id: str | None = None,
+    use_llm: bool | None = None,
+    dry_run: bool = False,
+) -> CaptureResult:
     """Capture what is new in one transcript, then run every step that learns from it (none on a dry run)."""
     result = capture_transcript(mem, path, project=project, session_id=session_id, use_llm=use_llm, dry_run=dry_run)
     if not dry_run and result.learning:

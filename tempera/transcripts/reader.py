@@ -27,11 +27,29 @@ from tempera.core.surrogates import repair_data
 from tempera.transcripts.chain import active_records
 
 # Types Claude Code writes that we read or deliberately ignore; anything else counts as unknown.
-KNOWN_TYPES = frozenset({"user", "assistant", "system", "summary", "progress", "file-history-snapshot",
-                         "queue-operation", "attachment", "last-prompt", "mode", "custom-title", "tag",
-                         # bookkeeping records of Claude Code 2.1.3xx: no conversation in them
-                         "atis-latch", "api-request-shape", "api-request-blob", "api-request", "tools-used",
-                         "cost-state"})
+KNOWN_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "attachment",
+        "last-prompt",
+        "mode",
+        "custom-title",
+        "tag",
+        # bookkeeping records of Claude Code 2.1.3xx: no conversation in them
+        "atis-latch",
+        "api-request-shape",
+        "api-request-blob",
+        "api-request",
+        "tools-used",
+        "cost-state",
+    }
+)
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a line larger than this is no conversation worth its memory: skipped
 MAX_DEPTH = 100  # nesting past this is no Claude Code record, and would exhaust the recursion of later steps
@@ -185,11 +203,19 @@ def parse_block(item: Any) -> Block:
     if kind == "thinking":
         return Block("thinking", clip(str(item.get("thinking") or "")))
     if kind == "tool_use":
-        return Block("tool_use", tool_id=str(item.get("id") or ""), name=str(item.get("name") or "?"),
-                     input=_clipped_input(item.get("input")))
+        return Block(
+            "tool_use",
+            tool_id=str(item.get("id") or ""),
+            name=str(item.get("name") or "?"),
+            input=_clipped_input(item.get("input")),
+        )
     if kind == "tool_result":
-        return Block("tool_result", clip(_as_text(item.get("content"))), tool_id=str(item.get("tool_use_id") or ""),
-                     is_error=item.get("is_error") is True)
+        return Block(
+            "tool_result",
+            clip(_as_text(item.get("content"))),
+            tool_id=str(item.get("tool_use_id") or ""),
+            is_error=item.get("is_error") is True,
+        )
     return Block("other")
 
 
@@ -220,13 +246,20 @@ def parse_record(obj: dict[str, Any], line: int) -> Record:
     else:
         blocks = []
     return Record(
-        line=line, type=obj["type"] if isinstance(obj.get("type"), str) else "(missing)", raw=_kept(obj),
-        uuid=_str_or_none(obj.get("uuid")), parent_uuid=_str_or_none(obj.get("parentUuid")),
+        line=line,
+        type=obj["type"] if isinstance(obj.get("type"), str) else "(missing)",
+        raw=_kept(obj),
+        uuid=_str_or_none(obj.get("uuid")),
+        parent_uuid=_str_or_none(obj.get("parentUuid")),
         logical_parent_uuid=_str_or_none(obj.get("logicalParentUuid")),
-        session_id=_str_or_none(obj.get("sessionId")), timestamp=parse_timestamp(obj.get("timestamp")),
-        cwd=_str_or_none(obj.get("cwd")), subtype=_str_or_none(obj.get("subtype")),
-        is_sidechain=obj.get("isSidechain") is True, is_meta=obj.get("isMeta") is True,
-        is_compact_summary=obj.get("isCompactSummary") is True, message_id=_str_or_none(message.get("id")),
+        session_id=_str_or_none(obj.get("sessionId")),
+        timestamp=parse_timestamp(obj.get("timestamp")),
+        cwd=_str_or_none(obj.get("cwd")),
+        subtype=_str_or_none(obj.get("subtype")),
+        is_sidechain=obj.get("isSidechain") is True,
+        is_meta=obj.get("isMeta") is True,
+        is_compact_summary=obj.get("isCompactSummary") is True,
+        message_id=_str_or_none(message.get("id")),
         blocks=blocks,
     )
 
@@ -360,10 +393,15 @@ def subagent_files(path: Path, session_id: str | None) -> list[Path]:
 def read_subagent(path: Path) -> Subagent:
     lines = read_records(path)
     meta = _read_meta(path)
-    agent_id = path.stem[len("agent-"):]
-    return Subagent(path=path, agent_id=agent_id, records=lines.records,
-                    tool_use_id=_str_or_none(meta.get("toolUseId")), agent_type=_str_or_none(meta.get("agentType")),
-                    description=_str_or_none(meta.get("description")))
+    agent_id = path.stem[len("agent-") :]
+    return Subagent(
+        path=path,
+        agent_id=agent_id,
+        records=lines.records,
+        tool_use_id=_str_or_none(meta.get("toolUseId")),
+        agent_type=_str_or_none(meta.get("agentType")),
+        description=_str_or_none(meta.get("description")),
+    )
 
 
 def read_transcript(path: Path | str) -> Transcript:
@@ -377,9 +415,16 @@ def read_transcript(path: Path | str) -> Transcript:
     cwd = next((r.cwd for r in kept if r.cwd), None) or next((r.cwd for r in lines.records if r.cwd), None)
     types = Counter(r.type for r in lines.records)
     return Transcript(
-        path=path, session_id=session_id, cwd=cwd, records=kept, sidechain=sidechain,
+        path=path,
+        session_id=session_id,
+        cwd=cwd,
+        records=kept,
+        sidechain=sidechain,
         subagents=[read_subagent(p) for p in subagent_files(path, session_id)],
-        lines_read=lines.lines_read, skipped=lines.skipped, bytes_read=lines.bytes_read,
-        abandoned=abandoned, type_counts=types,
+        lines_read=lines.lines_read,
+        skipped=lines.skipped,
+        bytes_read=lines.bytes_read,
+        abandoned=abandoned,
+        type_counts=types,
         unknown_types=Counter({t: n for t, n in types.items() if t not in KNOWN_TYPES}),
     )

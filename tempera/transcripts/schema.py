@@ -11,7 +11,9 @@ from tempera.core.db import Connection, Migration, run_script
 
 def m030_transcript_cursors(conn: Connection) -> None:
     """Per transcript and session: how far capture got, so re-runs add nothing and grown turns are updated."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE transcript_cursors (
         transcript_path TEXT NOT NULL,
         session_id TEXT NOT NULL,
@@ -24,21 +26,25 @@ def m030_transcript_cursors(conn: Connection) -> None:
         updated_at TEXT NOT NULL,
         PRIMARY KEY (transcript_path, session_id)
     );
-    """)
+    """,
+    )
 
 
 def m068_capture_unlearned(conn: Connection) -> None:
     """Episodes a capture stored whose steps after capture (links, calibration, corrections, facts) have not finished:
     written in the transaction that stores them, deleted once the steps ran, so a crash in between is made good by
     the next capture of the transcript."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE capture_unlearned (
         episode_id TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
         transcript_path TEXT NOT NULL,
         session_id TEXT NOT NULL
     );
     CREATE INDEX capture_unlearned_cursor ON capture_unlearned(transcript_path, session_id);
-    """)
+    """,
+    )
 
 
 MIGRATIONS: list[Migration] = [

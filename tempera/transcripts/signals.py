@@ -18,8 +18,12 @@ READ_TOOLS = frozenset({"Read", "NotebookRead", "View"})
 MODIFY_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Replace"})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
-REJECTION_PREFIXES = ("The user doesn't want to proceed", "The user doesn't want to take this action",
-                      "[Request interrupted by user", "Claude requested permissions to")
+REJECTION_PREFIXES = (
+    "The user doesn't want to proceed",
+    "The user doesn't want to take this action",
+    "[Request interrupted by user",
+    "Claude requested permissions to",
+)
 
 _TEST_COMMAND = re.compile(
     r"(?:^|[\s;&|(])(?:"
@@ -28,15 +32,21 @@ _TEST_COMMAND = re.compile(
     r"go\s+test|cargo\s+(?:test|nextest)|mix\s+test|(?:bundle\s+exec\s+)?rspec|rake\s+test|phpunit|"
     r"mvn\s+(?:\S+\s+)*test|(?:\./)?gradlew?\s+(?:\S+\s+)*test|dotnet\s+test|make\s+(?:\S+\s+)*test\S*|ctest|"
     r"deno\s+test|swift\s+test|zig\s+build\s+test|(?:mise|just|task)\s+(?:run\s+)?test\S*|"
-    r"python\d*(?:\.\d+)?\s+(?:\S+/)?(?:test_\w+|\w+_test)\.py)")
+    r"python\d*(?:\.\d+)?\s+(?:\S+/)?(?:test_\w+|\w+_test)\.py)"
+)
 _FAIL_COUNT = re.compile(r"\b([1-9]\d*)\s+(?:failed|failing|failures?|errors?)\b", re.I)
-_FAIL_MARK = re.compile(r"^(?:FAIL\b|FAILED\b|FAILURES\b|test result: FAILED|ERROR:)|Tests?:\s+\d+ failed",
-                        re.M | re.I)
-_SUMMARY_LINE = re.compile(r"(?:\d+\s+(?:passed|failed|tests?|errors?|skipped)|test result:|Tests?:|^ok\s|^FAIL|"
-                           r"^PASS|\bOK\b)", re.I)
+_FAIL_MARK = re.compile(r"^(?:FAIL\b|FAILED\b|FAILURES\b|test result: FAILED|ERROR:)|Tests?:\s+\d+ failed", re.M | re.I)
+_SUMMARY_LINE = re.compile(
+    r"(?:\d+\s+(?:passed|failed|tests?|errors?|skipped)|test result:|Tests?:|^ok\s|^FAIL|"
+    r"^PASS|\bOK\b)",
+    re.I,
+)
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
-_ERROR_LINE = re.compile(r"\b(?:error|exception|failed|failure|fatal|panic|traceback|not found|denied|refused|"
-                         r"cannot|can't|unable|invalid|undefined|no such)\b", re.I)
+_ERROR_LINE = re.compile(
+    r"\b(?:error|exception|failed|failure|fatal|panic|traceback|not found|denied|refused|"
+    r"cannot|can't|unable|invalid|undefined|no such)\b",
+    re.I,
+)
 _EXIT_CODE = re.compile(r"^Exit code \d+\s*$")
 _COMMIT = re.compile(r"^\[[^\]\s]+(?: \(root-commit\))? ([0-9a-f]{7,40})\] ?(.*)$", re.M)
 
@@ -96,8 +106,9 @@ def files_read(calls: list["ToolCall"]) -> list[str]:
 
 
 def files_modified(calls: list["ToolCall"]) -> list[str]:
-    return _unique([file_path(c) or "" for c in calls if c.name in MODIFY_TOOLS and c.result is not None
-                    and not c.is_error])
+    return _unique(
+        [file_path(c) or "" for c in calls if c.name in MODIFY_TOOLS and c.result is not None and not c.is_error]
+    )
 
 
 def commands(calls: list["ToolCall"]) -> list[str]:
@@ -181,7 +192,7 @@ def errors(calls: list["ToolCall"]) -> list[ErrorSeen]:
             continue
         msg = error_message(call.result)
         err = ErrorSeen(msg, fingerprint(msg), call.name, call.id, pos)
-        _resolve(err, call, calls[pos + 1:], pos)
+        _resolve(err, call, calls[pos + 1 :], pos)
         found.append(err)
     return found
 

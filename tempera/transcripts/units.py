@@ -191,15 +191,27 @@ def _after_call(call: ToolCall, tasks: _Tasks, unit: _Unit, current: _Cut, pendi
 def _unit_turn(turn: Turn, records: list[Record], position: int, until_line: int | None) -> Turn:
     """One unit as a Turn of its own; `until_line` is where the next unit starts (None for the last)."""
     first, last = records[0], until_line is None
-    followups = [(t, n) for t, n in zip(turn.followups, turn.followup_lines)
-                 if (position == 0 or n >= first.line) and (last or n < until_line)]
-    unit = Turn(index=turn.index, kind=turn.kind if position == 0 else "unit", prompt=turn.prompt,
-                prompt_uuid=first.uuid if position else turn.prompt_uuid,
-                prompt_line=first.line if position else turn.prompt_line, session_id=turn.session_id,
-                cwd=first.cwd or turn.cwd, started_at=first.timestamp or turn.started_at,
-                command=turn.command if position == 0 else None, records=records,
-                followups=[t for t, _ in followups], followup_lines=[n for _, n in followups],
-                interrupted=turn.interrupted and last, compacted=any(_is_compaction(r) for r in records))
+    followups = [
+        (t, n)
+        for t, n in zip(turn.followups, turn.followup_lines)
+        if (position == 0 or n >= first.line) and (last or n < until_line)
+    ]
+    unit = Turn(
+        index=turn.index,
+        kind=turn.kind if position == 0 else "unit",
+        prompt=turn.prompt,
+        prompt_uuid=first.uuid if position else turn.prompt_uuid,
+        prompt_line=first.line if position else turn.prompt_line,
+        session_id=turn.session_id,
+        cwd=first.cwd or turn.cwd,
+        started_at=first.timestamp or turn.started_at,
+        command=turn.command if position == 0 else None,
+        records=records,
+        followups=[t for t, _ in followups],
+        followup_lines=[n for _, n in followups],
+        interrupted=turn.interrupted and last,
+        compacted=any(_is_compaction(r) for r in records),
+    )
     finish(unit)
     return unit
 
@@ -222,8 +234,10 @@ def split_turn(turn: Turn, tasks: _Tasks | None = None) -> list[Turn]:
         turn.unit = UnitInfo(0, "prompt", turn.prompt, turn.prompt, c.done, c.commits, c.compact_summary)
         return [turn]
     bounds = [c.at for c in cuts] + [len(turn.records)]
-    units = [_unit_turn(turn, turn.records[a:b], n, turn.records[b].line if b < len(turn.records) else None)
-             for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    units = [
+        _unit_turn(turn, turn.records[a:b], n, turn.records[b].line if b < len(turn.records) else None)
+        for n, (a, b) in enumerate(zip(bounds, bounds[1:]))
+    ]
     for run in turn.subagents:
         found = owner(run, units)
         (found or units[-1]).subagents.append(run)

@@ -54,8 +54,9 @@ async def scope(request: Request) -> Response:
 async def forget(request: Request) -> Response:
     form = await checked_form(request)
     mem = state(request).memory
-    sel = forgetting.selector(mem.store, str(form.get("kind", "")), str(form.get("value", "")),
-                              str(form.get("project", "")) or None)
+    sel = forgetting.selector(
+        mem.store, str(form.get("kind", "")), str(form.get("value", "")), str(form.get("project", "")) or None
+    )
     report = forget_shared(mem.db, sel)
     return render(request, "forgotten.html", {"report": report.as_dict()})
 

@@ -52,9 +52,14 @@ def create_app(memory: Memory, launch: LaunchSecrets) -> Starlette:
 
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals["csrf"] = launch.csrf  # a global, so the imported form macros see it too
-    app = Starlette(routes=[*pages.ROUTES, *actions.ROUTES,
-                            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")],
-                    middleware=[Middleware(Guard, launch=launch)],
-                    exception_handlers={TemperaError: _domain_error, **actions.EXCEPTION_HANDLERS})
+    app = Starlette(
+        routes=[
+            *pages.ROUTES,
+            *actions.ROUTES,
+            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        ],
+        middleware=[Middleware(Guard, launch=launch)],
+        exception_handlers={TemperaError: _domain_error, **actions.EXCEPTION_HANDLERS},
+    )
     app.state.ui = UiState(memory, launch, templates)
     return app

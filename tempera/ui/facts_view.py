@@ -33,8 +33,17 @@ def _options(as_of: str, valid_at: str) -> str:
 
 
 def fact_page(mem: "Memory", entity: str, as_of: str, valid_at: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"entity": entity, "as_of": as_of, "valid_at": valid_at, "entities": [], "facts": None,
-                           "history": None, "error": None, "available": True, "tx": 0}
+    out: dict[str, Any] = {
+        "entity": entity,
+        "as_of": as_of,
+        "valid_at": valid_at,
+        "entities": [],
+        "facts": None,
+        "history": None,
+        "error": None,
+        "available": True,
+        "tx": 0,
+    }
     try:
         from tempera.facts import FactStore
         from tempera.facts.edn import to_edn
@@ -45,8 +54,9 @@ def fact_page(mem: "Memory", entity: str, as_of: str, valid_at: str) -> dict[str
         out.update(available=False, error=f"the fact graph is unavailable: {exc}")
         return out
     out["tx"] = store.current_tx()
-    out["entities"] = [r[0] for r in mem.db.query("SELECT e, COUNT(*) FROM fact_datoms GROUP BY e "
-                                                  "ORDER BY COUNT(*) DESC, e LIMIT 300")]
+    out["entities"] = [
+        r[0] for r in mem.db.query("SELECT e, COUNT(*) FROM fact_datoms GROUP BY e ORDER BY COUNT(*) DESC, e LIMIT 300")
+    ]
     if not entity:
         return out
     try:
@@ -56,8 +66,10 @@ def fact_page(mem: "Memory", entity: str, as_of: str, valid_at: str) -> dict[str
         out["query"] = query
         out["facts"] = sorted((str.__str__(a), to_edn(v)) for a, v in result.rows)
         history = store.history(key)
-        out["history"] = [{**dict(zip(history.columns, row)), "attribute": str.__str__(row[3]), "value": to_edn(row[4])}
-                          for row in history.rows]
+        out["history"] = [
+            {**dict(zip(history.columns, row)), "attribute": str.__str__(row[3]), "value": to_edn(row[4])}
+            for row in history.rows
+        ]
     except (TemperaError, ValueError) as exc:
         out["error"] = str(exc)
     return out

@@ -39,15 +39,29 @@ async def timeline_page(request: Request) -> Response:
     current = _project_choice(request, projects, default_first=True)
     author = request.query_params.get("author") or None
     sessions = timeline.sessions(db, current, author=author) if current else []
-    return render(request, "timeline.html", {"projects": projects, "current": current, "sessions": sessions,
-                                             "authors": timeline.authors(db, current) if current else [],
-                                             "author": author, "own": timeline.OWN,
-                                             "chart": plots.as_json(timeline.chart(sessions))})
+    return render(
+        request,
+        "timeline.html",
+        {
+            "projects": projects,
+            "current": current,
+            "sessions": sessions,
+            "authors": timeline.authors(db, current) if current else [],
+            "author": author,
+            "own": timeline.OWN,
+            "chart": plots.as_json(timeline.chart(sessions)),
+        },
+    )
 
 
 def _hit_row(hit: Any) -> dict[str, Any]:
-    return {**hit.as_dict(), "keyword_rank": hit.keyword_rank, "vector_rank": hit.vector_rank,
-            "matched_terms": hit.matched_terms, "verification_weight": hit.episode.outcome.verification.weight}
+    return {
+        **hit.as_dict(),
+        "keyword_rank": hit.keyword_rank,
+        "vector_rank": hit.vector_rank,
+        "matched_terms": hit.matched_terms,
+        "verification_weight": hit.episode.outcome.verification.weight,
+    }
 
 
 async def search_page(request: Request) -> Response:
@@ -60,11 +74,32 @@ async def search_page(request: Request) -> Response:
     cross = params.get("scope") != "project"
     hits = []
     if query and current:
-        hits = [_hit_row(h) for h in retrieve(mem.store, query, project_id=current, cfg=mem.config.retrieval,
-                                              limit=SEARCH_LIMIT, mode=mode, cross_project=cross)]
-    return render(request, "search.html", {"projects": projects, "current": current, "q": query, "mode": mode,
-                                           "modes": MODES, "cross": cross, "hits": hits,
-                                           "vectors": mem.store.vector_status().state})
+        hits = [
+            _hit_row(h)
+            for h in retrieve(
+                mem.store,
+                query,
+                project_id=current,
+                cfg=mem.config.retrieval,
+                limit=SEARCH_LIMIT,
+                mode=mode,
+                cross_project=cross,
+            )
+        ]
+    return render(
+        request,
+        "search.html",
+        {
+            "projects": projects,
+            "current": current,
+            "q": query,
+            "mode": mode,
+            "modes": MODES,
+            "cross": cross,
+            "hits": hits,
+            "vectors": mem.store.vector_status().state,
+        },
+    )
 
 
 async def episode_page(request: Request) -> Response:
@@ -77,15 +112,23 @@ async def injections_page(request: Request) -> Response:
     projects = timeline.projects(db)
     current = _project_choice(request, projects, default_first=False)
     session = request.query_params.get("session") or None
-    return render(request, "injections.html", {
-        "projects": projects, "current": current, "session": session,
-        "prompts": injection_log.prompts(db, project_id=current, session_id=session)})
+    return render(
+        request,
+        "injections.html",
+        {
+            "projects": projects,
+            "current": current,
+            "session": session,
+            "prompts": injection_log.prompts(db, project_id=current, session_id=session),
+        },
+    )
 
 
 async def facts_page(request: Request) -> Response:
     params = request.query_params
-    data = facts_view.fact_page(state(request).memory, params.get("entity", ""), params.get("as_of", ""),
-                                params.get("valid_at", ""))
+    data = facts_view.fact_page(
+        state(request).memory, params.get("entity", ""), params.get("as_of", ""), params.get("valid_at", "")
+    )
     return render(request, "facts.html", data)
 
 
@@ -93,8 +136,9 @@ async def selfimprove_page(request: Request) -> Response:
     mem = state(request).memory
     projects = timeline.projects(mem.db)
     current = _project_choice(request, projects, default_first=False)
-    return render(request, "selfimprove.html", {"projects": projects, "current": current,
-                                                **reviews.selfimprove(mem, current)})
+    return render(
+        request, "selfimprove.html", {"projects": projects, "current": current, **reviews.selfimprove(mem, current)}
+    )
 
 
 async def dream_page(request: Request) -> Response:
@@ -106,8 +150,15 @@ async def dream_page(request: Request) -> Response:
 
 async def plots_page(request: Request) -> Response:
     data = plots.all_plots(state(request).memory)
-    return render(request, "plots.html", {"plots": plots.as_json(data), "latency_recorded": data["latency"]["recorded"],
-                                          "latency_key": plots.LATENCY_KEY})
+    return render(
+        request,
+        "plots.html",
+        {
+            "plots": plots.as_json(data),
+            "latency_recorded": data["latency"]["recorded"],
+            "latency_key": plots.LATENCY_KEY,
+        },
+    )
 
 
 async def forget_page(request: Request) -> Response:
@@ -125,13 +176,23 @@ async def export_download(request: Request) -> Response:
     export(mem, out, fmt, project=request.query_params.get("project") or None)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     ext = "jsonl" if fmt == "jsonl" else "md"
-    return Response(out.getvalue(), media_type="application/x-ndjson" if ext == "jsonl" else "text/markdown",
-                    headers={"content-disposition": f'attachment; filename="tempera-export-{stamp}.{ext}"'})
+    return Response(
+        out.getvalue(),
+        media_type="application/x-ndjson" if ext == "jsonl" else "text/markdown",
+        headers={"content-disposition": f'attachment; filename="tempera-export-{stamp}.{ext}"'},
+    )
 
 
 ROUTES = [
-    Route("/", home), Route("/timeline", timeline_page), Route("/search", search_page),
-    Route("/episode/{episode_id}", episode_page), Route("/injections", injections_page),
-    Route("/facts", facts_page), Route("/selfimprove", selfimprove_page), Route("/dream", dream_page),
-    Route("/plots", plots_page), Route("/forget", forget_page), Route("/export", export_download),
+    Route("/", home),
+    Route("/timeline", timeline_page),
+    Route("/search", search_page),
+    Route("/episode/{episode_id}", episode_page),
+    Route("/injections", injections_page),
+    Route("/facts", facts_page),
+    Route("/selfimprove", selfimprove_page),
+    Route("/dream", dream_page),
+    Route("/plots", plots_page),
+    Route("/forget", forget_page),
+    Route("/export", export_download),
 ]

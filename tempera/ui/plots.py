@@ -18,14 +18,18 @@ def learning_curve(mem: "Memory") -> dict[str, Any]:
     from tempera.core.learning.trends import trends
 
     periods = trends(mem, bucket="weekly")["periods"]
-    return {"labels": [p["period"] for p in periods],
-            "helpfulness": [p["helpfulness"] for p in periods],
-            "hit_rate": [p["use_rate"] for p in periods]}
+    return {
+        "labels": [p["period"] for p in periods],
+        "helpfulness": [p["helpfulness"] for p in periods],
+        "hit_rate": [p["use_rate"] for p in periods],
+    }
 
 
 def episodes_per_week(mem: "Memory") -> dict[str, Any]:
-    rows = mem.db.query(f"SELECT strftime('{WEEK}', e.created_at), COALESCE(p.name, e.project_id), COUNT(*) "
-                        "FROM episodes e LEFT JOIN projects p ON p.id = e.project_id GROUP BY 1, 2 ORDER BY 1, 2")
+    rows = mem.db.query(
+        f"SELECT strftime('{WEEK}', e.created_at), COALESCE(p.name, e.project_id), COUNT(*) "
+        "FROM episodes e LEFT JOIN projects p ON p.id = e.project_id GROUP BY 1, 2 ORDER BY 1, 2"
+    )
     weeks = sorted({r[0] for r in rows})
     series: dict[str, list[int]] = {}
     for week, project, n in rows:
@@ -44,16 +48,26 @@ def utility_histogram(mem: "Memory") -> dict[str, Any]:
 def hook_latency(mem: "Memory") -> dict[str, Any]:
     """Per hook event (one per prompt), the latency it recorded, in time order; `recorded` False when the log
     holds none yet (the hooks do not write `latency_ms` into `scores`)."""
-    rows = mem.db.query(f"SELECT created_at, event, MAX(json_extract(scores, '$.{LATENCY_KEY}')) FROM injections "
-                        f"WHERE json_extract(scores, '$.{LATENCY_KEY}') IS NOT NULL "
-                        "GROUP BY session_id, event, created_at ORDER BY created_at LIMIT 5000")
-    return {"recorded": bool(rows), "labels": [r[0][:19] for r in rows], "events": [r[1] for r in rows],
-            "latency_ms": [r[2] for r in rows]}
+    rows = mem.db.query(
+        f"SELECT created_at, event, MAX(json_extract(scores, '$.{LATENCY_KEY}')) FROM injections "
+        f"WHERE json_extract(scores, '$.{LATENCY_KEY}') IS NOT NULL "
+        "GROUP BY session_id, event, created_at ORDER BY created_at LIMIT 5000"
+    )
+    return {
+        "recorded": bool(rows),
+        "labels": [r[0][:19] for r in rows],
+        "events": [r[1] for r in rows],
+        "latency_ms": [r[2] for r in rows],
+    }
 
 
 def all_plots(mem: "Memory") -> dict[str, Any]:
-    return {"learning": learning_curve(mem), "weekly": episodes_per_week(mem),
-            "utility": utility_histogram(mem), "latency": hook_latency(mem)}
+    return {
+        "learning": learning_curve(mem),
+        "weekly": episodes_per_week(mem),
+        "utility": utility_histogram(mem),
+        "latency": hook_latency(mem),
+    }
 
 
 def as_json(data: Any) -> str:

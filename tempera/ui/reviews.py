@@ -21,11 +21,13 @@ def selfimprove(mem: "Memory", project_id: str | None) -> dict[str, Any]:
     from tempera.core.selfimprove.mistakes import mistakes
     from tempera.core.selfimprove.templates import list_templates
 
-    return {"mistakes": [m.as_dict() for m in mistakes(mem.db, project_id=project_id, limit=LIMIT)],
-            "asks": [a.as_dict() for a in asks(mem.db, project_id=project_id, limit=LIMIT)],
-            "ask_backs": ask_backs(mem.db, project_id=project_id, limit=LIMIT),
-            "templates": list_templates(mem.db, project_id=project_id),
-            "calibration": [b.as_dict() for b in buckets(mem.db, project_id=project_id)]}
+    return {
+        "mistakes": [m.as_dict() for m in mistakes(mem.db, project_id=project_id, limit=LIMIT)],
+        "asks": [a.as_dict() for a in asks(mem.db, project_id=project_id, limit=LIMIT)],
+        "ask_backs": ask_backs(mem.db, project_id=project_id, limit=LIMIT),
+        "templates": list_templates(mem.db, project_id=project_id),
+        "calibration": [b.as_dict() for b in buckets(mem.db, project_id=project_id)],
+    }
 
 
 def _table_exists(db: Database, name: str) -> bool:
@@ -52,19 +54,44 @@ def _evidence_count(rows: list[dict[str, Any]] | None) -> None:
 
 def dream(mem: "Memory", project_id: str | None) -> dict[str, Any]:
     db = mem.db
-    reflections = _rows(db, "reflections", "project_id, day, title, body, written_by, evidence, created_at",
-                        project_id, "day DESC")
-    patterns = _rows(db, "patterns", "project_id, label, summary, terms, evidence, days, active, updated_at",
-                     project_id, "active DESC, updated_at DESC")
+    reflections = _rows(
+        db, "reflections", "project_id, day, title, body, written_by, evidence, created_at", project_id, "day DESC"
+    )
+    patterns = _rows(
+        db,
+        "patterns",
+        "project_id, label, summary, terms, evidence, days, active, updated_at",
+        project_id,
+        "active DESC, updated_at DESC",
+    )
     _evidence_count(reflections)
     _evidence_count(patterns)
     contradictions = None
     if _table_exists(db, "contradiction_checks"):
-        contradictions = [dict(zip(("a_id", "b_id", "similarity", "confidence", "claim", "judged_by", "created_at",
-                                    "a_summary", "b_summary"), r)) for r in db.query(
-            "SELECT c.a_id, c.b_id, c.similarity, c.confidence, c.claim, c.judged_by, c.created_at, a.summary, "
-            "b.summary FROM contradiction_checks c LEFT JOIN episodes a ON a.id = c.a_id "
-            "LEFT JOIN episodes b ON b.id = c.b_id WHERE c.contradicts = 1 "
-            + ("AND (a.project_id = ? OR b.project_id = ?) " if project_id else "")
-            + f"ORDER BY c.confidence DESC LIMIT {LIMIT}", (project_id, project_id) if project_id else ())]
+        contradictions = [
+            dict(
+                zip(
+                    (
+                        "a_id",
+                        "b_id",
+                        "similarity",
+                        "confidence",
+                        "claim",
+                        "judged_by",
+                        "created_at",
+                        "a_summary",
+                        "b_summary",
+                    ),
+                    r,
+                )
+            )
+            for r in db.query(
+                "SELECT c.a_id, c.b_id, c.similarity, c.confidence, c.claim, c.judged_by, c.created_at, a.summary, "
+                "b.summary FROM contradiction_checks c LEFT JOIN episodes a ON a.id = c.a_id "
+                "LEFT JOIN episodes b ON b.id = c.b_id WHERE c.contradicts = 1 "
+                + ("AND (a.project_id = ? OR b.project_id = ?) " if project_id else "")
+                + f"ORDER BY c.confidence DESC LIMIT {LIMIT}",
+                (project_id, project_id) if project_id else (),
+            )
+        ]
     return {"reflections": reflections, "patterns": patterns, "contradictions": contradictions}

@@ -36,8 +36,15 @@ class UiServer:
         self.sock = bind_loopback(port)
         self.launch = LaunchSecrets(port=self.sock.getsockname()[1])
         self.memory = Memory(db_path=db_path)
-        config = uvicorn.Config(create_app(self.memory, self.launch), log_level="warning", access_log=False,
-                                server_header=False, date_header=False, proxy_headers=False, lifespan="off")
+        config = uvicorn.Config(
+            create_app(self.memory, self.launch),
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            date_header=False,
+            proxy_headers=False,
+            lifespan="off",
+        )
         self.server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 
@@ -72,8 +79,10 @@ def serve(port: int = 0, open_browser: bool = True) -> None:
     import click
 
     ui = UiServer(port)
-    click.echo(f"Tempera memory browser: {ui.url}\n(only this machine can reach it; the token in the URL is the key; "
-               "Ctrl-C stops it)")
+    click.echo(
+        f"Tempera memory browser: {ui.url}\n(only this machine can reach it; the token in the URL is the key; "
+        "Ctrl-C stops it)"
+    )
     if open_browser:
         webbrowser.open(ui.url)
     try:

@@ -23,8 +23,13 @@ def ok(*args: str) -> str:
 def contents(db: Path) -> dict[str, list[str]]:
     """Every table's rows (virtual tables are read through their shadow tables), in a stable order."""
     with sqlite3.connect(db) as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                             "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name"
+            )
+        ]
         return {t: sorted(repr(row) for row in conn.execute(f'SELECT * FROM "{t}"')) for t in tables}
 
 
@@ -97,7 +102,7 @@ def test_restore_refuses_a_corrupt_file(data_dir: Path, tmp_path: Path) -> None:
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
         root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'episodes'").fetchone()[0]
     start = (root - 1) * page_size
-    data[start + 100:start + page_size] = os.urandom(page_size - 100)  # the episodes table's root page, scrambled
+    data[start + 100 : start + page_size] = os.urandom(page_size - 100)  # the episodes table's root page, scrambled
     damaged.write_bytes(bytes(data))
     refused(data_dir, damaged, str(damaged))
 

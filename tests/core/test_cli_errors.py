@@ -12,7 +12,6 @@ import pytest
 from tests.support.cli import TEMPERA, tempera
 
 
-
 def db_bytes(data_dir: Path) -> bytes:
     return (data_dir / "tempera.db").read_bytes()
 
@@ -101,8 +100,10 @@ def run_on_full_disk(data_dir: Path, *args: str, free_kb: int = 60) -> subproces
     of it filled with a file up to `free_kb` free. Needs root (mount)."""
     d = shlex.quote(str(data_dir))
     cmd = " ".join(shlex.quote(a) for a in [*TEMPERA, *args])
-    script = (f"cp -a {d} {d}.copy && mount -t tmpfs -o size=4m,mode=0700 tmpfs {d} && cp -a {d}.copy/. {d}/ && "
-              f"(dd if=/dev/zero of={d}/fill bs=4k 2>/dev/null; truncate -s -{free_kb}K {d}/fill; exec {cmd})")
+    script = (
+        f"cp -a {d} {d}.copy && mount -t tmpfs -o size=4m,mode=0700 tmpfs {d} && cp -a {d}.copy/. {d}/ && "
+        f"(dd if=/dev/zero of={d}/fill bs=4k 2>/dev/null; truncate -s -{free_kb}K {d}/fill; exec {cmd})"
+    )
     return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
 
 

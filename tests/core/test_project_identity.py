@@ -17,10 +17,13 @@ from tempera.core.project import CACHE_FILE, find_root, identify, normalise_remo
 
 def cold_identify(path: Path, **env: str) -> dict[str, str]:
     """`identify` in a fresh interpreter (no in-process cache), with env overrides such as a PATH without git."""
-    code = ("import json, sys; from tempera.core.project import identify; i = identify(sys.argv[1]); "
-            "print(json.dumps({'id': i.ref.id, 'name': i.ref.name, 'kind': i.kind, 'key': i.key}))")
-    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **env})
+    code = (
+        "import json, sys; from tempera.core.project import identify; i = identify(sys.argv[1]); "
+        "print(json.dumps({'id': i.ref.id, 'name': i.ref.name, 'kind': i.kind, 'key': i.key}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60, env={**os.environ, **env}
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -80,9 +83,16 @@ def test_a_directory_outside_any_repository_is_its_own_project(tmp_path: Path) -
     assert found(plain / "sub", "release checklist") == []
 
 
-@pytest.mark.parametrize("url", ["git@github.com:Acme/Webshop.git", "https://github.com/acme/webshop",
-                                 "ssh://git@github.com/acme/webshop.git", "ssh://git@github.com:22/acme/webshop/",
-                                 "https://someone:s3cret@github.com/acme/webshop.git"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git@github.com:Acme/Webshop.git",
+        "https://github.com/acme/webshop",
+        "ssh://git@github.com/acme/webshop.git",
+        "ssh://git@github.com:22/acme/webshop/",
+        "https://someone:s3cret@github.com/acme/webshop.git",
+    ],
+)
 def test_origin_spellings_compare_equal(url: str) -> None:
     assert normalise_remote(url) == "github.com/acme/webshop"
 
@@ -101,8 +111,9 @@ def test_a_shallow_clone_is_known_by_its_origin(tmp_path: Path) -> None:
     assert (shallow.kind, shallow.key) == ("remote", str(main).lower())
 
 
-def test_git_runs_once_per_repository_and_its_absence_is_no_error(tmp_path: Path, data_dir: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_git_runs_once_per_repository_and_its_absence_is_no_error(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data_dir.mkdir()
     main = repo(tmp_path / "webshop")
     git(main, "worktree", "add", "-q", str(tmp_path / "wt"))

@@ -35,11 +35,16 @@ def store(mem: Memory, ref: ProjectRef, summary: str) -> Episode:
 def state_a_constraint(mem: Memory, episode: Episode) -> Keyword:
     """The stance a turn saying "never use MySQL" leaves in the graph (see facts/turnfacts.py)."""
     entity = stance_entity("constraint", "mysql", episode.project_id)
-    FactStore(mem.db).transact([(entity, Keyword(":description"), "Never use MySQL for the reports"),
-                                (entity, Keyword(":polarity"), Keyword(":against")),
-                                (entity, Keyword(":subject"), "MySQL"),
-                                (entity, Keyword(":project"), episode.project_id),
-                                (entity, Keyword(":stated-in"), uuid.UUID(episode.id))], reason="a turn")
+    FactStore(mem.db).transact(
+        [
+            (entity, Keyword(":description"), "Never use MySQL for the reports"),
+            (entity, Keyword(":polarity"), Keyword(":against")),
+            (entity, Keyword(":subject"), "MySQL"),
+            (entity, Keyword(":project"), episode.project_id),
+            (entity, Keyword(":stated-in"), uuid.UUID(episode.id)),
+        ],
+        reason="a turn",
+    )
     return entity
 
 
@@ -48,8 +53,11 @@ def verdict(mem: Memory, project_id: str, day: str, score: float) -> None:
     from tempera.dream.schema import MIGRATIONS
 
     apply_migrations(mem.db, MIGRATIONS)  # the dream package's table, as a cycle would have made it
-    mem.db.execute("INSERT INTO dream_verdicts(project_id, day, score, judged_by, evidence, created_at) "
-                   "VALUES (?, ?, ?, 'heuristic', '[]', '2026-03-01')", (project_id, day, score))
+    mem.db.execute(
+        "INSERT INTO dream_verdicts(project_id, day, score, judged_by, evidence, created_at) "
+        "VALUES (?, ?, ?, 'heuristic', '[]', '2026-03-01')",
+        (project_id, day, score),
+    )
 
 
 def in_fts(mem: Memory, project_id: str) -> int:
@@ -70,9 +78,14 @@ def test_old_path_ids_move_to_the_repository_when_memory_opens(tmp_path: Path) -
         rounding = store(mem, old_main, "Fixed the checkout total rounding by storing cents as Decimal")
         webhook = store(mem, old_wt, "Retried the payment webhook with exponential backoff and jitter")
         elsewhere = store(mem, old_gone, "Tuned the payment webhook timeout on the old laptop")
-        add_entry(mem.db, MISTAKES, old_wt, {"category": "tests", "description": "ran only unit tests",
-                                             "correction": "run the integration suite"},
-                  files=["tests/test_pay.py"], scope=ValidityScope())
+        add_entry(
+            mem.db,
+            MISTAKES,
+            old_wt,
+            {"category": "tests", "description": "ran only unit tests", "correction": "run the integration suite"},
+            files=["tests/test_pay.py"],
+            scope=ValidityScope(),
+        )
         constraint = state_a_constraint(mem, rounding)
         verdict(mem, old_main.id, "2026-02-27", 0.9)
         verdict(mem, old_wt.id, "2026-02-27", 0.2)  # the same day: one slot, the first merged keeps it
@@ -83,10 +96,12 @@ def test_old_path_ids_move_to_the_repository_when_memory_opens(tmp_path: Path) -
     with Memory() as mem:  # the upgrade: opening memory re-keys what it finds
         projects = dict(mem.db.query("SELECT id, name FROM projects"))
         assert projects == {new.id: "webshop", old_gone.id: old_gone.name}  # a path not here is left alone
-        for query, mode, wanted in (("payment webhook backoff", "keyword", webhook),
-                                    ("storing cents as Decimal", "keyword", rounding),
-                                    ("rounding money amounts in the cart total", "vector", rounding),
-                                    ("retry a failed callback from the payment provider", "vector", webhook)):
+        for query, mode, wanted in (
+            ("payment webhook backoff", "keyword", webhook),
+            ("storing cents as Decimal", "keyword", rounding),
+            ("rounding money amounts in the cart total", "vector", rounding),
+            ("retry a failed callback from the payment provider", "vector", webhook),
+        ):
             for cwd in (main, worktree):
                 hits = mem.retrieve(query, cwd=str(cwd), mode=mode)
                 assert [h.episode.id for h in hits][:1] == [wanted.id], (query, cwd)
@@ -102,8 +117,9 @@ def test_old_path_ids_move_to_the_repository_when_memory_opens(tmp_path: Path) -
         assert moved != constraint
         assert FactStore(mem.db).query(f"[:find ?pid :where [{moved} :project ?pid]]").rows == [(new.id,)]
         assert FactStore(mem.db).query(f"[:find ?d :where [{constraint} :description ?d]]").rows == []
-        assert any("Never use MySQL" in line for line in
-                   prompt_facts(mem, "Should the reports use MySQL?", project_id=new.id))
+        assert any(
+            "Never use MySQL" in line for line in prompt_facts(mem, "Should the reports use MySQL?", project_id=new.id)
+        )
 
         again = merge_projects(mem.db, old_main.id, new.id)  # idempotent: nothing is left to move
         assert not any(again.counts.values()) and not any(again.dropped.values())

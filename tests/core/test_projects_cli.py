@@ -65,7 +65,9 @@ def test_projects_lists_and_merges_through_the_cli(tmp_path: Path) -> None:
     assert found(other_shop, "catalogue") == [] and in_worktree in found(shop, "flaky cart clock")
     assert [p["name"] for p in projects_json(tmp_path)].count("notes") == 0
 
-    for args, says in ((("projects", "--help"), "How the project is identified"),
-                       (("projects", "merge", "--help"), "Move everything of project SOURCE")):
+    for args, says in (
+        (("projects", "--help"), "How the project is identified"),
+        (("projects", "merge", "--help"), "Move everything of project SOURCE"),
+    ):
         r = tempera(*args, cwd=tmp_path)
         assert r.returncode == 0 and says.lower() in " ".join(r.stdout.lower().split()), r.stdout

@@ -54,8 +54,9 @@ def _state(path: Path) -> tuple[list[tuple[str, float]], dict[str, int], set[tup
     db = connect(path, migrate=False, readonly=True)
     try:
         migrations = [tuple(r) for r in db.query("SELECT name, applied_at FROM _tempera_migrations ORDER BY name")]
-        schema = {tuple(r) for r in db.query("SELECT type, name, sql FROM sqlite_master "
-                                             "WHERE name NOT LIKE 'sqlite_%'")}
+        schema = {
+            tuple(r) for r in db.query("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        }
         tables = [n for t, n, sql in schema if t == "table" and (sql or "").startswith("CREATE TABLE")]
         counts = {n: db.one(f'SELECT COUNT(*) FROM "{n}"')[0] for n in tables}
     finally:
@@ -82,8 +83,14 @@ def test_a_database_made_before_the_move_opens_unchanged(tmp_path: Path) -> None
     old = _old_tree(tmp_path / "old")
     db_path = tmp_path / "data" / "tempera.db"
     env = {**os.environ, "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(db_path.parent)}
-    built = subprocess.run([sys.executable, "-c", BUILD, str(db_path), str(TRANSCRIPT)], capture_output=True,
-                           text=True, env=env, cwd=tmp_path, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-c", BUILD, str(db_path), str(TRANSCRIPT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr
     made = json.loads(built.stdout.splitlines()[-1])
     assert Path(made["module"]).is_relative_to(old) and made["added"] > 0  # the old code built it, with episodes
@@ -104,8 +111,14 @@ def test_a_new_database_gets_the_schema_the_old_code_built(tmp_path: Path) -> No
     old = _old_tree(tmp_path / "old")
     before, after = tmp_path / "before" / "tempera.db", tmp_path / "after" / "tempera.db"
     env = {**os.environ, "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(before.parent)}
-    built = subprocess.run([sys.executable, "-c", BUILD, str(before), str(TRANSCRIPT)], capture_output=True,
-                           text=True, env=env, cwd=tmp_path, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-c", BUILD, str(before), str(TRANSCRIPT)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr
     from tempera.core.memory import Memory
     from tempera.dream import run_cycle

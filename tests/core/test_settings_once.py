@@ -11,8 +11,13 @@ from tempera.core import settings
 from tempera.core.config import load_config
 from tempera.core.errors import InvalidInput
 
-KNOBS = [settings.BUDGET_CHARS, settings.MAX_EPISODES, settings.MIN_KEYWORD_HITS, settings.DAEMON_TIMEOUT,
-         *settings.SALIENCE.values()]
+KNOBS = [
+    settings.BUDGET_CHARS,
+    settings.MAX_EPISODES,
+    settings.MIN_KEYWORD_HITS,
+    settings.DAEMON_TIMEOUT,
+    *settings.SALIENCE.values(),
+]
 HOOK_FIELD = {"daemon_timeout_seconds": "daemon_timeout"}  # the HookSettings name where it differs
 
 

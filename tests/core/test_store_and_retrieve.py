@@ -64,8 +64,9 @@ def test_literal_tokens_found_by_keyword_and_hybrid(memory: Memory, seeded: dict
 
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])
 def test_paraphrases_found_by_vector_and_hybrid(memory: Memory, seeded: dict[str, str], mode: str) -> None:
-    hits = memory.retrieve("users keep getting bounced back to the sign-in page after authenticating",
-                           project=seeded["_repo"], mode=mode)
+    hits = memory.retrieve(
+        "users keep getting bounced back to the sign-in page after authenticating", project=seeded["_repo"], mode=mode
+    )
     assert hits and hits[0].episode.id == seeded["login"]
 
 
@@ -97,10 +98,20 @@ def test_cross_project_adds_only_transferable(memory: Memory, tmp_path: Path) ->
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    memory.capture(CaptureInput(summary="asyncio.gather swallows cancellation unless return_exceptions is set",
-                                validity_scope="language:python", project=str(a)))
-    memory.capture(CaptureInput(summary="asyncio worker pool in this repo is capped at 8 by WORKERS env",
-                                validity_scope="project", project=str(a)))
+    memory.capture(
+        CaptureInput(
+            summary="asyncio.gather swallows cancellation unless return_exceptions is set",
+            validity_scope="language:python",
+            project=str(a),
+        )
+    )
+    memory.capture(
+        CaptureInput(
+            summary="asyncio worker pool in this repo is capped at 8 by WORKERS env",
+            validity_scope="project",
+            project=str(a),
+        )
+    )
     found = memory.retrieve("asyncio gather cancellation", project=str(b), cross_project=True)
     assert [h.episode.scope.kind for h in found] == ["language"]
     assert memory.retrieve("asyncio gather cancellation", project=str(b)) == []
@@ -109,10 +120,12 @@ def test_cross_project_adds_only_transferable(memory: Memory, tmp_path: Path) ->
 def test_feedback_moves_rank_and_retrieval_alone_does_not(memory: Memory, tmp_path: Path) -> None:
     repo = tmp_path / "r"
     repo.mkdir()
-    a = memory.capture(CaptureInput(summary="Flaky checkout test fixed by freezing time with freezegun",
-                                    project=str(repo)))
-    b = memory.capture(CaptureInput(summary="Flaky checkout test fixed by seeding the random generator",
-                                    project=str(repo)))
+    a = memory.capture(
+        CaptureInput(summary="Flaky checkout test fixed by freezing time with freezegun", project=str(repo))
+    )
+    b = memory.capture(
+        CaptureInput(summary="Flaky checkout test fixed by seeding the random generator", project=str(repo))
+    )
     query = "flaky checkout test fix"
 
     def order() -> list[str]:
@@ -144,8 +157,10 @@ def test_id_prefixes(memory: Memory, seeded: dict[str, str]) -> None:
         memory.store.get(eid[:5])
     with pytest.raises(NotFound):
         memory.store.get("ffffffff0000")
-    memory.db.execute("UPDATE episodes SET id = ? WHERE id = ?", (eid[:8] + "-0000-4000-8000-000000000000",
-                                                                  seeded["NODE_ENV=production"]))
+    memory.db.execute(
+        "UPDATE episodes SET id = ? WHERE id = ?",
+        (eid[:8] + "-0000-4000-8000-000000000000", seeded["NODE_ENV=production"]),
+    )
     with pytest.raises(AmbiguousId):
         memory.store.get(eid[:8])
 
@@ -168,8 +183,12 @@ def test_model_change_is_detected_and_vectors_not_mixed(memory: Memory, seeded: 
 def test_keyword_only_without_model(tmp_path: Path) -> None:
     from tempera.core.config import load_config
 
-    cfg = load_config(environ={"TEMPERA_EMBEDDING__USE_OFFLINE_PACKAGE": "false",
-                               "TEMPERA_EMBEDDING__MODEL": "BAAI/bge-small-en-v1.5"})
+    cfg = load_config(
+        environ={
+            "TEMPERA_EMBEDDING__USE_OFFLINE_PACKAGE": "false",
+            "TEMPERA_EMBEDDING__MODEL": "BAAI/bge-small-en-v1.5",
+        }
+    )
     with Memory(cfg, use_model=True) as mem:
         assert mem.embedder is None
         mem.capture(CaptureInput(summary="Tuned RUST_LOG filters for the tokio runtime", project=str(tmp_path)))
@@ -184,12 +203,18 @@ def test_episode_that_changed_the_named_file_outranks_shared_words(memory: Memor
     which changed or named that file worked on; episodes that share only its words rank below them."""
     repo = tmp_path / "cli"
     repo.mkdir()
-    changed = memory.capture(CaptureInput(summary="Wrote each session's metadata under its own numbered subfolder",
-                                          files_modified=["cmd/entire/cli/checkpoint/committed.go"],
-                                          project=str(repo)))
-    for summary in ("Renumbered the checkpoint session list in the status output so the folders read 1, 2, 3",
-                    "Explained to the user how checkpoint session folders are numbered and why the first is zero",
-                    "Changed the numbering of session folders in the checkpoint docs from zero-based to one-based"):
+    changed = memory.capture(
+        CaptureInput(
+            summary="Wrote each session's metadata under its own numbered subfolder",
+            files_modified=["cmd/entire/cli/checkpoint/committed.go"],
+            project=str(repo),
+        )
+    )
+    for summary in (
+        "Renumbered the checkpoint session list in the status output so the folders read 1, 2, 3",
+        "Explained to the user how checkpoint session folders are numbered and why the first is zero",
+        "Changed the numbering of session folders in the checkpoint docs from zero-based to one-based",
+    ):
         memory.capture(CaptureInput(summary=summary, project=str(repo)))
     prompt = "Change the checkpoint session folder numbering to 1-based; the folders are written in committed.go"
 
@@ -207,14 +232,26 @@ def test_paraphrase_below_the_cosine_floor_still_ranks_its_nearest_episode(memor
     that only the keyword list found (a weak lexical overlap)."""
     repo = tmp_path / "ml"
     repo.mkdir()
-    answer = memory.capture(CaptureInput(project=str(repo), summary=(
-        "Loading the model in serving failed with \"AttributeError: Can't get attribute 'clean_text' on <module "
-        "'__main__'>\" because the sklearn Pipeline pickled a function defined in a notebook. Moved clean_text "
-        "into pipeline/text.py, imported it in the notebook and retrained.")))
-    wordy = memory.capture(CaptureInput(project=str(repo), summary=(
-        "A task returned a DataFrame via XCom and wrote a 200MB row into the Airflow metadata DB, which then "
-        "slowed every scheduler loop. Intermediate data is now written to s3://ml-pipeline/tmp/{{ ds }}/ as "
-        "parquet and only the key is passed through XCom.")))
+    answer = memory.capture(
+        CaptureInput(
+            project=str(repo),
+            summary=(
+                "Loading the model in serving failed with \"AttributeError: Can't get attribute 'clean_text' on "
+                "<module '__main__'>\" because the sklearn Pipeline pickled a function defined in a notebook. "
+                "Moved clean_text into pipeline/text.py, imported it in the notebook and retrained."
+            ),
+        )
+    )
+    wordy = memory.capture(
+        CaptureInput(
+            project=str(repo),
+            summary=(
+                "A task returned a DataFrame via XCom and wrote a 200MB row into the Airflow metadata DB, which then "
+                "slowed every scheduler loop. Intermediate data is now written to s3://ml-pipeline/tmp/{{ ds }}/ as "
+                "parquet and only the key is passed through XCom."
+            ),
+        )
+    )
     prompt = "deserializing the trained artifact in production can't find a helper I wrote interactively"
 
     def ranked() -> list[str]:
@@ -231,13 +268,29 @@ def test_a_file_that_most_episodes_name_does_not_outvote_the_prompts_words(memor
     nothing about which of them the prompt means: it gets no names list, and the prompt's words decide."""
     repo = tmp_path / "shop"
     repo.mkdir()
-    target = memory.capture(CaptureInput(project=str(repo), summary=(
-        "Postgres deadlock between two checkout requests: now locking the rows in id order")))
-    for topic in ("login redirect loop", "jwt expiry", "pandas merge", "kotlin coroutine", "swift optional",
-                  "redis eviction", "numpy dtype"):
-        memory.capture(CaptureInput(project=str(repo), summary=(
-            f"Fixed the {topic} problem with a feature flag; saw src/auth/middleware.py")))
+    target = memory.capture(
+        CaptureInput(
+            project=str(repo),
+            summary=("Postgres deadlock between two checkout requests: now locking the rows in id order"),
+        )
+    )
+    for topic in (
+        "login redirect loop",
+        "jwt expiry",
+        "pandas merge",
+        "kotlin coroutine",
+        "swift optional",
+        "redis eviction",
+        "numpy dtype",
+    ):
+        memory.capture(
+            CaptureInput(
+                project=str(repo),
+                summary=(f"Fixed the {topic} problem with a feature flag; saw src/auth/middleware.py"),
+            )
+        )
     memory.config.retrieval.candidates = 5  # the pool (limit 1: 5) is smaller than the 7 that name the file
-    hits = memory.retrieve("postgres deadlock is slow src/auth/middleware.py", project=str(repo), mode="hybrid",
-                           limit=1)
+    hits = memory.retrieve(
+        "postgres deadlock is slow src/auth/middleware.py", project=str(repo), mode="hybrid", limit=1
+    )
     assert [h.episode.id for h in hits] == [target.id]

@@ -4,13 +4,18 @@ from tempera.core.textsearch import expand, name_terms, term_set
 
 
 def test_files_and_identifiers_are_names_in_the_indexed_form() -> None:
-    prompt = ("fix lint errors: cmd/entire/cli/strategy/common.go:1279:10 and `explain_test.go`; the error from "
-              "loadSettingsFromFile() is wrapped again in LoadEntireSettings, see reserve_inventory")
+    prompt = (
+        "fix lint errors: cmd/entire/cli/strategy/common.go:1279:10 and `explain_test.go`; the error from "
+        "loadSettingsFromFile() is wrapped again in LoadEntireSettings, see reserve_inventory"
+    )
     names = name_terms(prompt)
-    assert names == ["common_go", "explain_test_go", "loadsettingsfromfile", "loadentiresettings",
-                     "reserve_inventory"]
-    indexed = term_set(expand("Edited cmd/entire/cli/strategy/common.go, explain_test.go and config.go: "
-                              "loadSettingsFromFile, LoadEntireSettings, reserve_inventory"))
+    assert names == ["common_go", "explain_test_go", "loadsettingsfromfile", "loadentiresettings", "reserve_inventory"]
+    indexed = term_set(
+        expand(
+            "Edited cmd/entire/cli/strategy/common.go, explain_test.go and config.go: "
+            "loadSettingsFromFile, LoadEntireSettings, reserve_inventory"
+        )
+    )
     assert set(names) <= indexed  # each name is a token the FTS index holds
 
 

@@ -17,13 +17,21 @@ from tempera.core.project import project_for_path
 from tempera.core.retrieve import _vector, retrieve
 from tempera.core.vecindex import VectorCache
 
-QUERIES = ["login redirect loop after the session cookie expired", "flaky checkout test", "postgres deadlock",
-           "asyncio cancellation", "pin numpy for the legacy pipeline"]
-SUMMARIES = ["Fixed the login redirect loop by trimming the session cookie",
-             "Flaky checkout test fixed by freezing time",
-             "Postgres deadlock in the billing job fixed by ordering the updates",
-             "asyncio.gather swallows cancellation unless return_exceptions is set",
-             "Pinned numpy below 2 for the legacy pipeline", "Docker build cache busted by the COPY order"]
+QUERIES = [
+    "login redirect loop after the session cookie expired",
+    "flaky checkout test",
+    "postgres deadlock",
+    "asyncio cancellation",
+    "pin numpy for the legacy pipeline",
+]
+SUMMARIES = [
+    "Fixed the login redirect loop by trimming the session cookie",
+    "Flaky checkout test fixed by freezing time",
+    "Postgres deadlock in the billing job fixed by ordering the updates",
+    "asyncio.gather swallows cancellation unless return_exceptions is set",
+    "Pinned numpy below 2 for the legacy pipeline",
+    "Docker build cache busted by the COPY order",
+]
 
 
 @pytest.fixture
@@ -58,15 +66,21 @@ def test_cache_follows_every_kind_of_write(pair) -> None:  # type: ignore[no-unt
     same_as_vec0(reader, pid)
     assert reader.store.vector_cache._parts  # the reader loaded the project: later checks test the refresh
 
-    eps.append(writer.capture(CaptureInput(summary="Session cookie SameSite=None broke the login redirect",
-                                           project=str(repo))))  # added
+    eps.append(
+        writer.capture(CaptureInput(summary="Session cookie SameSite=None broke the login redirect", project=str(repo)))
+    )  # added
     same_as_vec0(reader, pid)
     first = writer.store.get(eps[0].id)
     first.summary = "Rewrote the payment webhook retry with exponential backoff"  # updated: a new vector
     writer.store.update(first)
     same_as_vec0(reader, pid)
-    writer.capture(CaptureInput(summary="asyncio TaskGroup cancels siblings on the first error", project=str(other),
-                                validity_scope="language:python"))  # transferable, another project
+    writer.capture(
+        CaptureInput(
+            summary="asyncio TaskGroup cancels siblings on the first error",
+            project=str(other),
+            validity_scope="language:python",
+        )
+    )  # transferable, another project
     same_as_vec0(reader, pid)
     writer.store.delete(eps[1].id)  # deleted
     same_as_vec0(reader, pid)
@@ -113,24 +127,34 @@ def test_fts_migration_stems_and_scopes_existing_rows(tmp_path: Path) -> None:
     from tempera.core.migrations import MIGRATIONS
 
     names = [name for name, _ in MIGRATIONS]
-    old = MIGRATIONS[:names.index("core.066_fts_stemmed_scoped")]
+    old = MIGRATIONS[: names.index("core.066_fts_stemmed_scoped")]
     path = tmp_path / "old.db"
     db = connect(path, migrate=False)
     apply_migrations(db, old)
     repo, other = project_for_path(tmp_path / "repo"), project_for_path(tmp_path / "other")
     store = EpisodeStore(db, None)
     store._fts_body = lambda ep: textsearch.expand(ep.search_text())  # type: ignore[method-assign]
-    for ref, summary, scope in ((repo, "Painted the dashboard charts with the new palette", "project"),
-                                (other, "Painting the billing charts broke their legend", "project"),
-                                (other, "matplotlib charts need Agg when painted headless", "language:python")):
-        store.add(Episode(project_id=ref.id, project_name=ref.name, project_path=ref.path, summary=summary,
-                          intent=Intent(raw_prompt=summary, extracted=summary, scope=ValidityScope.parse(scope))))
+    for ref, summary, scope in (
+        (repo, "Painted the dashboard charts with the new palette", "project"),
+        (other, "Painting the billing charts broke their legend", "project"),
+        (other, "matplotlib charts need Agg when painted headless", "language:python"),
+    ):
+        store.add(
+            Episode(
+                project_id=ref.id,
+                project_name=ref.name,
+                project_path=ref.path,
+                summary=summary,
+                intent=Intent(raw_prompt=summary, extracted=summary, scope=ValidityScope.parse(scope)),
+            )
+        )
     db.close()
     with Memory(db_path=path) as mem:  # applies core.066 and later
         assert "__project_" in mem.db.one("SELECT body FROM episodes_fts LIMIT 1")[0]
         pid = repo.id
         mine = retrieve(mem.store, "paints charts", project_id=pid, cfg=mem.config.retrieval, mode="keyword")
         assert [h.episode.summary[:7] for h in mine] == ["Painted"]  # stemmed: paints ~ painted
-        both = retrieve(mem.store, "paints charts", project_id=pid, cfg=mem.config.retrieval, mode="keyword",
-                        cross_project=True)
+        both = retrieve(
+            mem.store, "paints charts", project_id=pid, cfg=mem.config.retrieval, mode="keyword", cross_project=True
+        )
         assert sorted(h.episode.summary[:10] for h in both) == ["Painted th", "matplotlib"]

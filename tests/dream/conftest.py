@@ -20,9 +20,13 @@ from tests.conftest import REPO, TRANSCRIPTS
 
 NOW = datetime(2026, 3, 5, 12, tzinfo=timezone.utc)  # the day after the last recorded turn
 SELFIMPROVE = REPO / "tests" / "selfimprove" / "data"
-QUERIES = [("refund totals in the report", "webshop"), ("store amounts in cents", "webshop"),
-           ("export skips cancelled orders", "webshop"), ("rounding of totals", "ledger"),
-           ("verbose output logging", "ledger")]
+QUERIES = [
+    ("refund totals in the report", "webshop"),
+    ("store amounts in cents", "webshop"),
+    ("export skips cancelled orders", "webshop"),
+    ("rounding of totals", "ledger"),
+    ("verbose output logging", "ledger"),
+]
 
 
 def _seed(target: Path) -> None:
@@ -30,8 +34,11 @@ def _seed(target: Path) -> None:
         mp.setenv("TEMPERA_DATA_DIR", str(target))
         mp.setenv("FASTEMBED_CACHE_DIR", str(REPO / ".pytest_cache" / "models"))
         mp.delenv("ANTHROPIC_API_KEY", raising=False)
-        sources = [*sorted(TRANSCRIPTS.rglob("*.jsonl")), *sorted(SELFIMPROVE.glob("*.jsonl")),
-                   write_ledger(target.parent / "written" / "ledger.jsonl")]
+        sources = [
+            *sorted(TRANSCRIPTS.rglob("*.jsonl")),
+            *sorted(SELFIMPROVE.glob("*.jsonl")),
+            write_ledger(target.parent / "written" / "ledger.jsonl"),
+        ]
         mem = Memory()
         try:
             for src in sources:

@@ -23,8 +23,14 @@ def long_lookback(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_dream_lists_plans_runs_and_shows_the_last_cycle(seeded: Memory) -> None:
     assert tempera("dream", "--last").stdout.strip() == "no dream cycle has run yet"
     listed = tempera("dream", "--list").stdout.splitlines()
-    assert [line.split()[0] for line in listed] == ["verify_advance", "decay", "reflect", "patterns", "contradict",
-                                                    "templates"]
+    assert [line.split()[0] for line in listed] == [
+        "verify_advance",
+        "decay",
+        "reflect",
+        "patterns",
+        "contradict",
+        "templates",
+    ]
     plan = json.loads(tempera("dream", "--dry-run", "--json").stdout)
     assert plan["status"] == "planned" and plan["llm"] == "llm.enabled is false"
     assert seeded.db.one("SELECT COUNT(*) FROM dream_cycles")[0] == 0
@@ -56,7 +62,8 @@ def test_reflect_one_day_and_list_contradictions(seeded: Memory) -> None:
 def test_errors_are_one_line(data_dir: Path) -> None:
     bad = tempera("dream", "--phase", "nope")
     assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
-        "Error: unknown phase 'nope': use one of verify_advance, decay, reflect, patterns, contradict, templates"]
+        "Error: unknown phase 'nope': use one of verify_advance, decay, reflect, patterns, contradict, templates"
+    ]
     assert tempera("dream", "--max-usd", "-1").returncode == 1
     assert tempera("reflect", "--date", "2026-13-01").returncode == 1
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -67,4 +74,5 @@ def test_errors_are_one_line(data_dir: Path) -> None:
     finally:
         os.close(fd)
     assert busy.returncode == 1 and busy.stderr.strip().splitlines() == [
-        "Error: another dream cycle is running on this data dir; try again when it ends"]
+        "Error: another dream cycle is running on this data dir; try again when it ends"
+    ]

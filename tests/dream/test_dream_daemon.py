@@ -30,10 +30,14 @@ def alive(pid: int) -> bool:
 def daemon(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A daemon started the way a user starts it, with a short idle period; killed by its pid at the end."""
     claude = tmp_path / "claude"
-    for key, value in {"CLAUDE_CONFIG_DIR": str(claude), "TEMPERA_DREAM__IDLE_MINUTES": "0.05",
-                       "TEMPERA_DREAM__NIGHTLY_TIME": "", "TEMPERA_DREAM__REFLECT_LOOKBACK_DAYS": "1000",
-                       "TEMPERA_DREAM__PATTERNS_LOOKBACK_DAYS": "1000",
-                       "TEMPERA_DAEMON__WATCH_DEBOUNCE_SECONDS": "0.3"}.items():
+    for key, value in {
+        "CLAUDE_CONFIG_DIR": str(claude),
+        "TEMPERA_DREAM__IDLE_MINUTES": "0.05",
+        "TEMPERA_DREAM__NIGHTLY_TIME": "",
+        "TEMPERA_DREAM__REFLECT_LOOKBACK_DAYS": "1000",
+        "TEMPERA_DREAM__PATTERNS_LOOKBACK_DAYS": "1000",
+        "TEMPERA_DAEMON__WATCH_DEBOUNCE_SECONDS": "0.3",
+    }.items():
         monkeypatch.setenv(key, value)
     started = tempera("daemon", "start", timeout=90)
     assert started.returncode == 0, started.stderr

@@ -19,10 +19,21 @@ CONSTRAINT = f":constraint/mysql.{SHOP.id[:8]}"
 
 def state(memory: Memory, project: ProjectRef, prompt: str, at: datetime) -> None:
     """A turn of the project stating `prompt`, stored as a capture stores it: its episode, then its facts."""
-    episode = memory.store.add(Episode(project_id=project.id, project_name=project.name, project_path=project.path,
-                                       summary=prompt, created_at=at))
-    turn = Turn(index=0, kind="prompt", prompt=prompt, prompt_uuid=None, prompt_line=1, session_id=None,
-                cwd=project.path, started_at=at)
+    episode = memory.store.add(
+        Episode(
+            project_id=project.id, project_name=project.name, project_path=project.path, summary=prompt, created_at=at
+        )
+    )
+    turn = Turn(
+        index=0,
+        kind="prompt",
+        prompt=prompt,
+        prompt_uuid=None,
+        prompt_line=1,
+        session_id=None,
+        cwd=project.path,
+        started_at=at,
+    )
     assert store_turn_facts(memory, turn, episode)
 
 
@@ -37,15 +48,22 @@ def test_opposite_stances_in_one_project_conflict_and_a_global_one_in_each(memor
     state(memory, SHOP, "Never use MySQL.", datetime(2026, 2, 1, tzinfo=timezone.utc))
     state(memory, OTHER_SHOP, "Never use MySQL.", datetime(2026, 2, 2, tzinfo=timezone.utc))
     facts = FactStore(memory.db)
-    facts.transact(f'[[:decision/reports-db :description "The reports read MySQL"] [:decision/reports-db :subject '
-                   f'"mysql"] [:decision/reports-db :polarity :for] [:decision/reports-db :project "{SHOP.id}"]]',
-                   reason="written by hand for the shop")
+    facts.transact(
+        f'[[:decision/reports-db :description "The reports read MySQL"] [:decision/reports-db :subject '
+        f'"mysql"] [:decision/reports-db :polarity :for] [:decision/reports-db :project "{SHOP.id}"]]',
+        reason="written by hand for the shop",
+    )
     [conflict] = fact_conflicts(memory.db)
     assert (conflict["subject"], conflict["project"], conflict["project_id"], {conflict["a"], conflict["b"]}) == (
-        "mysql", "shop", SHOP.id, {":decision/reports-db", CONSTRAINT})
+        "mysql",
+        "shop",
+        SHOP.id,
+        {":decision/reports-db", CONSTRAINT},
+    )
     facts.retract(f'[[:decision/reports-db :project "{SHOP.id}"]]', reason="it holds in every project")
     conflicts = fact_conflicts(memory.db)
     other = f":constraint/mysql.{OTHER_SHOP.id[:8]}"
     assert {(c["project_id"], frozenset((c["a"], c["b"]))) for c in conflicts} == {
         (SHOP.id, frozenset((CONSTRAINT, ":decision/reports-db"))),
-        (OTHER_SHOP.id, frozenset((other, ":decision/reports-db")))} and len(conflicts) == 2
+        (OTHER_SHOP.id, frozenset((other, ":decision/reports-db"))),
+    } and len(conflicts) == 2

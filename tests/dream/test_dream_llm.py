@@ -17,8 +17,10 @@ from tempera.core.llm import parse_prices
 from tempera.core.memory import Memory
 from tempera.dream import plan_cycle, run_cycle
 
-REFLECTION = ("# Totals rounding keeps breaking\n\nThe ledger's totals were fixed, broke again and were fixed with "
-              "half-up rounding; verbose output moved from logging to stderr.")
+REFLECTION = (
+    "# Totals rounding keeps breaking\n\nThe ledger's totals were fixed, broke again and were fixed with "
+    "half-up rounding; verbose output moved from logging to stderr."
+)
 
 
 class Routed(AnthropicStub):
@@ -32,30 +34,46 @@ class Routed(AnthropicStub):
         with self._lock:
             self.requests.append(body)
         system = body.get("system", "")
-        return next((reply(body) if callable(reply) else reply for key, reply in self.routes.items()
-                     if key in system), {"text": "{}"})
+        return next(
+            (reply(body) if callable(reply) else reply for key, reply in self.routes.items() if key in system),
+            {"text": "{}"},
+        )
 
 
 def kind(request: dict[str, Any]) -> str:
     system = request.get("system", "")
-    for key, name in (("deserves a written reflection", "triage"), ("short reflection", "reflect"),
-                      ("name a theme", "label"), ("factual contradiction", "judge"), ("reusable procedure", "steps")):
+    for key, name in (
+        ("deserves a written reflection", "triage"),
+        ("short reflection", "reflect"),
+        ("name a theme", "label"),
+        ("factual contradiction", "judge"),
+        ("reusable procedure", "steps"),
+    ):
         if key in system:
             return name
     return "other"
 
 
 ROUTES: dict[str, Any] = {
-    "deserves a written reflection": lambda body: {"text": json.dumps(
-        {"score": 0.9 if "ledger on" in body["messages"][0]["content"] else 0.2, "why": "a bug came back"}),
-        "input_tokens": 700, "output_tokens": 30},
+    "deserves a written reflection": lambda body: {
+        "text": json.dumps(
+            {"score": 0.9 if "ledger on" in body["messages"][0]["content"] else 0.2, "why": "a bug came back"}
+        ),
+        "input_tokens": 700,
+        "output_tokens": 30,
+    },
     "short reflection": {"text": REFLECTION, "input_tokens": 900, "output_tokens": 150},
-    "name a theme": {"text": json.dumps({"label": "Totals rounding regressions",
-                                         "summary": "Rounding of totals was fixed three times."})},
-    "factual contradiction": {"text": json.dumps({"contradiction": True, "confidence": 0.9,
-                                                  "claim": "how verbose output is written"})},
-    "reusable procedure": {"text": json.dumps({"title": "Fix a rounding bug", "steps": ["run the tests",
-                                                                                       "edit the totals"]})},
+    "name a theme": {
+        "text": json.dumps(
+            {"label": "Totals rounding regressions", "summary": "Rounding of totals was fixed three times."}
+        )
+    },
+    "factual contradiction": {
+        "text": json.dumps({"contradiction": True, "confidence": 0.9, "claim": "how verbose output is written"})
+    },
+    "reusable procedure": {
+        "text": json.dumps({"title": "Fix a rounding bug", "steps": ["run the tests", "edit the totals"]})
+    },
 }
 
 
@@ -95,15 +113,22 @@ def test_triage_gates_the_reflection_and_a_day_is_never_triaged_twice(seeded: Me
     assert kinds.count("triage") == 4 and kinds.count("reflect") == 2  # ledger's two days pass the gate
     assert {r["model"] for r in stub.requests if kind(r) == "triage"} == {cfg.triage_model}
     assert {r["model"] for r in stub.requests if kind(r) == "reflect"} == {cfg.reflect_model}
-    rows = mem.db.query("SELECT p.name, r.day, r.written_by, r.model, r.title, r.path FROM reflections r "
-                        "JOIN projects p ON p.id = r.project_id ORDER BY r.day")
+    rows = mem.db.query(
+        "SELECT p.name, r.day, r.written_by, r.model, r.title, r.path FROM reflections r "
+        "JOIN projects p ON p.id = r.project_id ORDER BY r.day"
+    )
     assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows] == [
         ("ledger", "2026-03-01", "llm", cfg.reflect_model, "Totals rounding keeps breaking"),
-        ("ledger", "2026-03-02", "llm", cfg.reflect_model, "Totals rounding keeps breaking")]
+        ("ledger", "2026-03-02", "llm", cfg.reflect_model, "Totals rounding keeps breaking"),
+    ]
     page = Path(rows[0][5]).read_text(encoding="utf-8")
     assert page.startswith("# Totals rounding keeps breaking") and f"written by {cfg.reflect_model}" in page
-    verdicts = {(r[0], r[1]): r[2:] for r in mem.db.query(
-        "SELECT p.name, v.day, v.judged_by, v.score FROM dream_verdicts v JOIN projects p ON p.id = v.project_id")}
+    verdicts = {
+        (r[0], r[1]): r[2:]
+        for r in mem.db.query(
+            "SELECT p.name, v.day, v.judged_by, v.score FROM dream_verdicts v JOIN projects p ON p.id = v.project_id"
+        )
+    }
     assert verdicts[("webshop", "2026-03-02")] == ("llm", 0.2) and verdicts[("ledger", "2026-03-01")] == ("llm", 0.9)
     usage = {"triage": (700, 30), "reflect": (900, 150)}
     assert report.spent_usd == pytest.approx(cost_of(stub.requests, usage, mem.config.llm.prices))
@@ -119,8 +144,11 @@ def test_fallback_reflections_are_replaced_once_the_llm_is_available(seeded: Mem
     routed()
     mem = fresh(seeded)
     run_cycle(mem, phases=["reflect"], now=NOW)
-    by_day = dict(mem.db.query("SELECT p.name || ' ' || r.day, r.written_by FROM reflections r "
-                               "JOIN projects p ON p.id = r.project_id"))
+    by_day = dict(
+        mem.db.query(
+            "SELECT p.name || ' ' || r.day, r.written_by FROM reflections r JOIN projects p ON p.id = r.project_id"
+        )
+    )
     assert by_day["ledger 2026-03-01"] == "llm" and by_day["ledger 2026-03-02"] == "llm"
     assert by_day["webshop 2026-03-02"] == "extractive"  # the LLM's triage said no: the free page stays
     mem.close()
@@ -133,8 +161,12 @@ def test_every_paid_phase_uses_the_llm_through_one_budget(seeded: Memory, routed
     assert report.llm == "on" and {p.mode for p in report.phases[2:]} == {"llm"}
     assert all(p.spent_usd > 0 for p in report.phases[2:]), [(p.phase, p.spent_usd) for p in report.phases]
     assert report.spent_usd == pytest.approx(sum(p.spent_usd for p in report.phases))
-    assert mem.db.one("SELECT COUNT(*) FROM patterns WHERE labelled_by = 'llm' AND label = "
-                      "'Totals rounding regressions'")[0] >= 1
+    assert (
+        mem.db.one("SELECT COUNT(*) FROM patterns WHERE labelled_by = 'llm' AND label = 'Totals rounding regressions'")[
+            0
+        ]
+        >= 1
+    )
     checks = mem.db.query("SELECT judged_by, contradicts, confidence, model FROM contradiction_checks")
     assert checks and set(checks) == {("llm", 1, 0.9, mem.config.dream.triage_model)}
     assert mem.db.one("SELECT COUNT(*) FROM reasoning_templates WHERE extracted_by = 'llm'")[0] >= 1
@@ -143,9 +175,11 @@ def test_every_paid_phase_uses_the_llm_through_one_budget(seeded: Memory, routed
 
 
 def test_budget_exhaustion_mid_cycle_skips_later_phases_and_leaves_nothing_half_written(
-        seeded: Memory, routed: Any) -> None:
-    expensive = dict(ROUTES, **{"short reflection": {"text": REFLECTION, "input_tokens": 150_000,
-                                                     "output_tokens": 100}})
+    seeded: Memory, routed: Any
+) -> None:
+    expensive = dict(
+        ROUTES, **{"short reflection": {"text": REFLECTION, "input_tokens": 150_000, "output_tokens": 100}}
+    )
     stub = routed(expensive)
     mem = fresh(seeded)
     data = mem.db.path.parent
@@ -153,8 +187,10 @@ def test_budget_exhaustion_mid_cycle_skips_later_phases_and_leaves_nothing_half_
     status = {p.phase: (p.status, p.notes) for p in report.phases}
     assert status["verify_advance"][0] == status["decay"][0] == "done"
     assert status["reflect"][0] == "budget" and "left" in status["reflect"][1][0]
-    assert all(status[p] == ("skipped", ["budget exhausted earlier in the cycle"])
-               for p in ("patterns", "contradict", "templates"))
+    assert all(
+        status[p] == ("skipped", ["budget exhausted earlier in the cycle"])
+        for p in ("patterns", "contradict", "templates")
+    )
     # newest day first: webshop 03-03 is triaged (and turned down), ledger 03-02 triaged and reflected, at a
     # price that empties the budget; the next day's triage is refused before it is asked
     assert [kind(r) for r in stub.requests] == ["triage", "triage", "reflect"]

@@ -22,8 +22,9 @@ def phase(report, name: str):  # type: ignore[no-untyped-def]
 
 
 def reflections(mem: Memory) -> dict[tuple[str, str], dict]:
-    rows = mem.db.query("SELECT p.name, r.day, r.written_by, r.path, r.body FROM reflections r "
-                        "JOIN projects p ON p.id = r.project_id")
+    rows = mem.db.query(
+        "SELECT p.name, r.day, r.written_by, r.path, r.body FROM reflections r JOIN projects p ON p.id = r.project_id"
+    )
     return {(r[0], r[1]): {"by": r[2], "path": Path(r[3]), "body": r[4]} for r in rows}
 
 
@@ -32,16 +33,26 @@ def test_cycle_without_a_key_runs_every_phase_on_its_fallback_and_says_so(seeded
     report = run_cycle(seeded, now=NOW)
     assert report.llm == "no ANTHROPIC_API_KEY" and report.status == "done" and report.spent_usd == 0
     assert [(p.phase, p.status, p.mode) for p in report.phases] == [
-        ("verify_advance", "done", "free"), ("decay", "done", "free"), ("reflect", "done", "fallback"),
-        ("patterns", "done", "fallback"), ("contradict", "done", "fallback"), ("templates", "done", "fallback")]
+        ("verify_advance", "done", "free"),
+        ("decay", "done", "free"),
+        ("reflect", "done", "fallback"),
+        ("patterns", "done", "fallback"),
+        ("contradict", "done", "fallback"),
+        ("templates", "done", "fallback"),
+    ]
     assert all(p.counts for p in report.phases[2:]), [p.summary() for p in report.phases]
     row = seeded.db.one("SELECT status, llm, signature FROM dream_cycles WHERE id = ?", (report.id,))
     assert row[:2] == ("done", "no ANTHROPIC_API_KEY") and row[2]
 
 
 def test_verify_advance_and_decay_retire_an_expired_workaround_once(seeded: Memory) -> None:
-    ep = seeded.capture(CaptureInput(summary="Pin urllib3 below 2 until the proxy bug is fixed", project="ledger",
-                                     validity_scope="workaround:proxy#12@2026-02-01"))
+    ep = seeded.capture(
+        CaptureInput(
+            summary="Pin urllib3 below 2 until the proxy bug is fixed",
+            project="ledger",
+            validity_scope="workaround:proxy#12@2026-02-01",
+        )
+    )
     first = run_cycle(seeded, phases=["verify_advance", "decay"], now=NOW)
     assert phase(first, "decay").counts["expired workarounds retired"] == 1
     assert seeded.db.one("SELECT reason FROM episode_retirements WHERE episode_id = ?", (ep.id,)) == ("expired",)
@@ -56,8 +67,12 @@ def test_reflect_fallback_writes_extractive_reflections_of_the_days_with_signal(
     report = run_cycle(seeded, phases=["reflect"], now=NOW)
     found = reflections(seeded)
     # webshop 03-04 and ledger 03-03 have one episode each; the shared transcripts are older than the lookback
-    assert set(found) == {("webshop", "2026-03-02"), ("webshop", "2026-03-03"), ("ledger", "2026-03-01"),
-                          ("ledger", "2026-03-02")}
+    assert set(found) == {
+        ("webshop", "2026-03-02"),
+        ("webshop", "2026-03-03"),
+        ("ledger", "2026-03-01"),
+        ("ledger", "2026-03-02"),
+    }
     assert {r["by"] for r in found.values()} == {"extractive"}
     assert phase(report, "reflect").counts == {"days triaged by signal": 4, "reflections written (extractive)": 4}
     ledger = found[("ledger", "2026-03-01")]["path"].read_text(encoding="utf-8")
@@ -76,8 +91,10 @@ def test_reflect_fallback_writes_extractive_reflections_of_the_days_with_signal(
 
 def test_patterns_fallback_finds_recurring_themes_and_keeps_them_across_cycles(seeded: Memory) -> None:
     run_cycle(seeded, phases=["reflect", "patterns"], now=NOW)
-    rows = seeded.db.query("SELECT p.id, pr.name, p.label, p.terms, p.evidence, p.days, p.path, p.labelled_by "
-                           "FROM patterns p JOIN projects pr ON pr.id = p.project_id WHERE p.active = 1")
+    rows = seeded.db.query(
+        "SELECT p.id, pr.name, p.label, p.terms, p.evidence, p.days, p.path, p.labelled_by "
+        "FROM patterns p JOIN projects pr ON pr.id = p.project_id WHERE p.active = 1"
+    )
     themes = {r[1]: r for r in rows}
     assert {"ledger", "webshop"} <= set(themes)
     pid, _, label, terms, evidence, days, path, by = themes["ledger"]
@@ -90,8 +107,14 @@ def test_patterns_fallback_finds_recurring_themes_and_keeps_them_across_cycles(s
     assert not phase(run_cycle(seeded, phases=["patterns"], now=NOW), "patterns").counts
     assert pages(seeded.db.path.parent / "patterns") == before
     # new evidence joins the theme: the same pattern is updated, its page rewritten, none left behind
-    seeded.capture(CaptureInput(summary="Fix the rounding of totals in src/ledger/totals.py again; test_totals passes",
-                                files_modified=["src/ledger/totals.py"], project="ledger", session_id="late"))
+    seeded.capture(
+        CaptureInput(
+            summary="Fix the rounding of totals in src/ledger/totals.py again; test_totals passes",
+            files_modified=["src/ledger/totals.py"],
+            project="ledger",
+            session_id="late",
+        )
+    )
     later = run_cycle(seeded, phases=["patterns"], now=NOW)
     assert phase(later, "patterns").counts["themes updated"] >= 1
     active = seeded.db.query("SELECT id, path FROM patterns WHERE active = 1")
@@ -119,15 +142,20 @@ def test_fact_graph_conflicts_are_surfaced(seeded: Memory) -> None:
     from tempera.facts import FactStore
 
     facts = FactStore(seeded.db)
-    facts.transact('[[:decision/sqlite-ledger :description "Keep the ledger in SQLite"] '
-                   '[:decision/sqlite-ledger :subject "SQLite"] [:decision/sqlite-ledger :polarity :for] '
-                   '[:constraint/no-sqlite :description "No SQLite in production"] '
-                   '[:constraint/no-sqlite :subject "sqlite"] [:constraint/no-sqlite :polarity :against] '
-                   '[:preference/tabs :description "Tabs"] [:preference/tabs :subject "indent"] '
-                   '[:preference/tabs :polarity :for]]', reason="decisions from two sessions")
+    facts.transact(
+        '[[:decision/sqlite-ledger :description "Keep the ledger in SQLite"] '
+        '[:decision/sqlite-ledger :subject "SQLite"] [:decision/sqlite-ledger :polarity :for] '
+        '[:constraint/no-sqlite :description "No SQLite in production"] '
+        '[:constraint/no-sqlite :subject "sqlite"] [:constraint/no-sqlite :polarity :against] '
+        '[:preference/tabs :description "Tabs"] [:preference/tabs :subject "indent"] '
+        "[:preference/tabs :polarity :for]]",
+        reason="decisions from two sessions",
+    )
     [conflict] = fact_conflicts(seeded.db)
     assert (conflict["subject"], {conflict["a"], conflict["b"]}) == (
-        "sqlite", {":decision/sqlite-ledger", ":constraint/no-sqlite"})
+        "sqlite",
+        {":decision/sqlite-ledger", ":constraint/no-sqlite"},
+    )
     facts.retract("[[:constraint/no-sqlite :polarity :against]]", reason="the constraint was lifted")
     assert fact_conflicts(seeded.db) == []
     report = run_cycle(seeded, phases=["contradict"], now=NOW)

@@ -66,11 +66,21 @@ def ensure_claude(version: str = PINNED_VERSION, root: Path | None = None) -> Pa
             return found
         npm = shutil.which("npm")
         if npm is None:
-            raise ClaudeUnavailable(f"npm is not on PATH, so Claude Code {version} cannot be installed for the e2e "
-                                    "suite; install Node.js (with npm) or put a finished install in "
-                                    f"{prefix} (set {CACHE_ENV} to move the cache)")
-        cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-               f"{PACKAGE}@{version}"]
+            raise ClaudeUnavailable(
+                f"npm is not on PATH, so Claude Code {version} cannot be installed for the e2e "
+                "suite; install Node.js (with npm) or put a finished install in "
+                f"{prefix} (set {CACHE_ENV} to move the cache)"
+            )
+        cmd = [
+            npm,
+            "install",
+            "--prefix",
+            str(prefix),
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            f"{PACKAGE}@{version}",
+        ]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:
@@ -80,8 +90,10 @@ def ensure_claude(version: str = PINNED_VERSION, root: Path | None = None) -> Pa
             raise ClaudeUnavailable(f"`{' '.join(cmd)}` failed with exit code {r.returncode}:\n{tail}")
         found = _find_binary(prefix, version)
         if found is None:
-            raise ClaudeUnavailable(f"npm installed {PACKAGE}@{version} into {prefix}, but no `claude` there "
-                                    f"reports version {version} (`claude --version` fails or differs)")
+            raise ClaudeUnavailable(
+                f"npm installed {PACKAGE}@{version} into {prefix}, but no `claude` there "
+                f"reports version {version} (`claude --version` fails or differs)"
+            )
         return found
 
 
@@ -125,22 +137,33 @@ class ClaudeRun:
         return str(self.output["session_id"])
 
     def describe(self) -> str:
-        return (f"`claude {' '.join(self.args)}` exit {self.returncode} in {self.seconds:.1f}s\n"
-                f"stdout: {self.stdout[-1500:]}\nstderr: {self.stderr[-1500:]}")
+        return (
+            f"`claude {' '.join(self.args)}` exit {self.returncode} in {self.seconds:.1f}s\n"
+            f"stdout: {self.stdout[-1500:]}\nstderr: {self.stderr[-1500:]}"
+        )
 
 
-def run(binary: Path, args: list[str], *, cwd: Path, env: dict[str, str], timeout: float
-        ) -> subprocess.CompletedProcess[str]:
+def run(
+    binary: Path, args: list[str], *, cwd: Path, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
     """Run the CLI with no terminal and no stdin, as CI and `claude -p` users do; the timeout kills a hung run."""
-    return subprocess.run([str(binary), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [str(binary), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def timed_run(binary: Path, args: list[str], *, cwd: Path, env: dict[str, str], timeout: float) -> ClaudeRun:
     started = time.monotonic()
     r = run(binary, args, cwd=cwd, env=env, timeout=timeout)
-    return ClaudeRun(args=args, returncode=r.returncode, stdout=r.stdout, stderr=r.stderr,
-                     seconds=time.monotonic() - started)
+    return ClaudeRun(
+        args=args, returncode=r.returncode, stdout=r.stdout, stderr=r.stderr, seconds=time.monotonic() - started
+    )
 
 
 class LiveSession:
@@ -149,10 +172,25 @@ class LiveSession:
     UserPromptSubmit hook alone adds, after work done meanwhile in other sessions was captured."""
 
     def __init__(self, binary: Path, *, cwd: Path, env: dict[str, str], allowed_tools: str) -> None:
-        self.args = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-                     "--allowedTools", allowed_tools]
-        self._proc = subprocess.Popen([str(binary), *self.args], cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.args = [
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allowedTools",
+            allowed_tools,
+        ]
+        self._proc = subprocess.Popen(
+            [str(binary), *self.args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._errors: list[str] = []  # stderr, drained all the time so a chatty CLI never blocks on a full pipe
         threading.Thread(target=self._pump, name="claude-stdout", daemon=True).start()
@@ -184,12 +222,18 @@ class LiveSession:
                 self.close()
                 raise AssertionError(f"no result within {timeout}s for {prompt!r}; output:\n{''.join(seen)[-3000:]}")
             if line is None:
-                raise AssertionError(f"claude exited during {prompt!r}:\n{''.join(seen)[-3000:]}\n"
-                                     f"{''.join(self._errors)[-2000:]}")
+                raise AssertionError(
+                    f"claude exited during {prompt!r}:\n{''.join(seen)[-3000:]}\n{''.join(self._errors)[-2000:]}"
+                )
             seen.append(line)
             if line.startswith("{") and json.loads(line).get("type") == "result":
-                return ClaudeRun(args=[*self.args, prompt], returncode=0, stdout="".join(seen),
-                                 stderr="".join(self._errors), seconds=time.monotonic() - started)
+                return ClaudeRun(
+                    args=[*self.args, prompt],
+                    returncode=0,
+                    stdout="".join(seen),
+                    stderr="".join(self._errors),
+                    seconds=time.monotonic() - started,
+                )
 
     def close(self, timeout: float = 30) -> int:
         """End the session (stdin closed, as a finished pipe does); killed when it does not exit in time."""

@@ -43,11 +43,16 @@ class Measurement:
         def row(name: str, xs: list[float]) -> str:
             return f"{name:<28} median {statistics.median(xs):6.2f} s   min {min(xs):6.2f}   max {max(xs):6.2f}"
 
-        return "\n".join([f"whole Claude Code turn, {self.runs} run(s) each:",
-                          row("without Tempera", self.without), row("with Tempera (warm daemon)", self.with_tempera),
-                          row("Tempera hooks only, no MCP", self.hooks_only),
-                          f"{'first turn with Tempera':<28} {self.cold:6.2f} s (cold: starts the daemon)",
-                          f"Tempera adds {self.overhead:+.2f} s per turn (difference of medians)"])
+        return "\n".join(
+            [
+                f"whole Claude Code turn, {self.runs} run(s) each:",
+                row("without Tempera", self.without),
+                row("with Tempera (warm daemon)", self.with_tempera),
+                row("Tempera hooks only, no MCP", self.hooks_only),
+                f"{'first turn with Tempera':<28} {self.cold:6.2f} s (cold: starts the daemon)",
+                f"Tempera adds {self.overhead:+.2f} s per turn (difference of medians)",
+            ]
+        )
 
 
 def _turn(box: Sandbox, name: str) -> float:

@@ -101,9 +101,16 @@ class MessagesStub:
             call.setdefault("id", "toolu_" + uuid.uuid4().hex[:20])
             content.append({"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["input"]})
         stop = "tool_use" if reply.get("tool_use") else "end_turn"
-        message = {"id": "msg_" + uuid.uuid4().hex[:20], "type": "message", "role": "assistant",
-                   "model": body.get("model", "claude"), "content": content, "stop_reason": stop,
-                   "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 12}}
+        message = {
+            "id": "msg_" + uuid.uuid4().hex[:20],
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude"),
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 12},
+        }
         return message, stop
 
 
@@ -114,15 +121,22 @@ def sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for i, block in enumerate(message["content"]):
         if block["type"] == "text":
             events.append(("content_block_start", {"index": i, "content_block": {"type": "text", "text": ""}}))
-            events.append(("content_block_delta", {"index": i, "delta": {"type": "text_delta",
-                                                                          "text": block["text"]}}))
+            events.append(("content_block_delta", {"index": i, "delta": {"type": "text_delta", "text": block["text"]}}))
         else:
             events.append(("content_block_start", {"index": i, "content_block": dict(block, input={})}))
-            events.append(("content_block_delta", {"index": i, "delta": {
-                "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+            events.append(
+                (
+                    "content_block_delta",
+                    {"index": i, "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}},
+                )
+            )
         events.append(("content_block_stop", {"index": i}))
-    events.append(("message_delta", {"delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                     "usage": {"output_tokens": 12}}))
+    events.append(
+        (
+            "message_delta",
+            {"delta": {"stop_reason": message["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": 12}},
+        )
+    )
     events.append(("message_stop", {}))
     return events
 

@@ -39,5 +39,8 @@ def read(path: str, *, id: str) -> Reply:
 def subagent(description: str, prompt: str, *, id: str) -> Reply:
     """Claude Code's subagent tool (`Agent`, called `Task` before 2.1), in the foreground so the script's order holds:
     the subagent's own requests come next, then the main agent's."""
-    return call("Agent", {"description": description, "prompt": prompt, "subagent_type": "general-purpose",
-                          "run_in_background": False}, id=id)
+    return call(
+        "Agent",
+        {"description": description, "prompt": prompt, "subagent_type": "general-purpose", "run_in_background": False},
+        id=id,
+    )

@@ -19,8 +19,14 @@ _MEMORY = re.compile(re.escape(OPEN) + r"(.*?)" + re.escape(CLOSE), re.S)
 
 def agent_requests(entries: list[Entry]) -> list[Entry]:
     """The agent loop's requests (they carry tools), in the order Claude Code sent them."""
-    return [e for e in entries if e["method"] == "POST" and isinstance(e.get("body"), dict)
-            and e["body"].get("tools") and "count_tokens" not in e["path"]]
+    return [
+        e
+        for e in entries
+        if e["method"] == "POST"
+        and isinstance(e.get("body"), dict)
+        and e["body"].get("tools")
+        and "count_tokens" not in e["path"]
+    ]
 
 
 def _texts(content: Any) -> list[str]:
@@ -64,7 +70,10 @@ def tool_result(entries: list[Entry], tool_use_id: str) -> tuple[str, bool] | No
         for message in entry["body"].get("messages") or []:
             content = message.get("content") if isinstance(message, dict) else None
             for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_result" \
-                        and block.get("tool_use_id") == tool_use_id:
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "tool_result"
+                    and block.get("tool_use_id") == tool_use_id
+                ):
                     return "\n".join(_texts(block.get("content"))), bool(block.get("is_error"))
     return None

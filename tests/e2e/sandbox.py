@@ -56,9 +56,15 @@ class Sandbox:
     def env(self) -> dict[str, str]:
         """What a user's shell would hold, with HOME and the API pointed into the sandbox."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED_PREFIXES)}
-        env.update(HOME=str(self.home), TEMPERA_DATA_DIR=str(self.data_dir), ANTHROPIC_API_KEY="sk-ant-dummy",
-                   ANTHROPIC_BASE_URL=self.stub.url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                   DISABLE_AUTOUPDATER="1", **self.env_extra)
+        env.update(
+            HOME=str(self.home),
+            TEMPERA_DATA_DIR=str(self.data_dir),
+            ANTHROPIC_API_KEY="sk-ant-dummy",
+            ANTHROPIC_BASE_URL=self.stub.url,
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            **self.env_extra,
+        )
         return env
 
     # -- Tempera as a user runs it -------------------------------------------------------------------------------
@@ -66,8 +72,15 @@ class Sandbox:
         """Run the installed `tempera` console script; a failure fails the test with its output."""
         exe = Path(sys.executable).parent / "tempera"
         assert exe.is_file(), f"{exe} is missing: install tempera-memory into this environment first"
-        r = subprocess.run([str(exe), *args], cwd=cwd or self.home, env=self.env(), input=stdin,
-                           capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [str(exe), *args],
+            cwd=cwd or self.home,
+            env=self.env(),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, f"tempera {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
         return r.stdout
 
@@ -91,8 +104,17 @@ class Sandbox:
         return path
 
     # -- Claude Code ---------------------------------------------------------------------------------------------
-    def claude(self, prompt: str, *, cwd: Path, script: list[Reply], args: tuple[str, ...] = (),
-               allowed_tools: str = ALLOWED_TOOLS, stream: bool = False, check: bool = True) -> ClaudeRun:
+    def claude(
+        self,
+        prompt: str,
+        *,
+        cwd: Path,
+        script: list[Reply],
+        args: tuple[str, ...] = (),
+        allowed_tools: str = ALLOWED_TOOLS,
+        stream: bool = False,
+        check: bool = True,
+    ) -> ClaudeRun:
         """`claude -p PROMPT --output-format json --allowedTools ...` with the model following `script`.
 
         `stream` asks for `stream-json` instead, whose events show which hooks Claude Code started. With `check`,
@@ -115,8 +137,9 @@ class Sandbox:
         return self._scripted(lambda: session.send(prompt, RUN_TIMEOUT_S), script, check)
 
     def _run(self, argv: list[str], *, cwd: Path, script: list[Reply], check: bool) -> ClaudeRun:
-        return self._scripted(lambda: timed_run(self.claude_bin, argv, cwd=cwd, env=self.env(),
-                                                timeout=RUN_TIMEOUT_S), script, check)
+        return self._scripted(
+            lambda: timed_run(self.claude_bin, argv, cwd=cwd, env=self.env(), timeout=RUN_TIMEOUT_S), script, check
+        )
 
     def _scripted(self, go: Callable[[], ClaudeRun], script: list[Reply], check: bool) -> ClaudeRun:
         self.stub.load(script)
@@ -127,8 +150,9 @@ class Sandbox:
         if check:
             assert result.returncode == 0, result.describe()
             assert result.output.get("is_error") is False, result.describe()
-            assert not result.unused_replies, f"scripted replies never asked for: {result.unused_replies}\n" \
-                                              f"{result.describe()}"
+            assert not result.unused_replies, (
+                f"scripted replies never asked for: {result.unused_replies}\n{result.describe()}"
+            )
         return result
 
     def transcript(self, session_id: str) -> Path:
@@ -155,8 +179,7 @@ class Sandbox:
     def episodes(self, session_id: str | None = None) -> list[dict[str, Any]]:
         """Captured episodes (their stored JSON documents), oldest first; optionally of one session only."""
         where, params = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
-        return [json.loads(r[0]) for r in self.rows(f"SELECT data FROM episodes {where} ORDER BY created_at",
-                                                    params)]
+        return [json.loads(r[0]) for r in self.rows(f"SELECT data FROM episodes {where} ORDER BY created_at", params)]
 
     def hook_log_text(self) -> str:
         return self.hooks_log.read_text(encoding="utf-8", errors="replace") if self.hooks_log.exists() else ""

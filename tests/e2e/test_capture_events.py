@@ -60,8 +60,12 @@ def test_pre_compact_queues_the_capture_of_what_it_compacts(installed: Sandbox) 
     work = box.claude(FIX_PROMPT, cwd=repo, script=fix_add_session(repo))
     assert _capture_jobs(box) == []  # no Stop, no SessionEnd, no watcher: nothing queued the work
 
-    compact = box.claude("/compact", cwd=repo, script=[say("Summary: fixed add() in calc.py; tests pass.")],
-                         args=("--resume", work.session_id))
+    compact = box.claude(
+        "/compact",
+        cwd=repo,
+        script=[say("Summary: fixed add() in calc.py; tests pass.")],
+        args=("--resume", work.session_id),
+    )
 
     assert compact.output.get("local_command") == "compact", compact.describe()
     _assert_fix_captured(box, work.session_id)

@@ -22,26 +22,37 @@ SECOND = "also give add() a docstring"
 # Record types this Claude Code version writes that the reader does not know, checked by hand to carry no
 # conversation (request bookkeeping, cost and tool-usage counters, copies of request messages). A new type here
 # fails the test: look at it, then teach tempera/transcripts/reader.py to read it or list it as ignorable.
-NO_CONVERSATION_TYPES = {"atis-latch", "api-request-shape", "api-request-blob", "api-request", "tools-used",
-                         "cost-state"}
+NO_CONVERSATION_TYPES = {
+    "atis-latch",
+    "api-request-shape",
+    "api-request-blob",
+    "api-request",
+    "tools-used",
+    "cost-state",
+}
 
 
 def _work(repo: Path) -> list[Reply]:
     calc = str(repo / "calc.py")
-    return [read(calc, id="toolu_fd_read"),
-            subagent("Run the tests", f"Run `{TEST_CMD}` and report the failure.", id="toolu_fd_agent"),
-            bash(TEST_CMD, id="toolu_fd_sub_bash"),  # the subagent's own call
-            say("The test fails: add() subtracts."),  # the subagent's report
-            edit(calc, "return a - b", "return a + b", id="toolu_fd_edit"),
-            write(str(repo / "NOTES.md"), "add() was subtracting.\n", id="toolu_fd_write"),
-            bash(TEST_CMD, id="toolu_fd_bash"),
-            say("Fixed add(); notes in NOTES.md.")]
+    return [
+        read(calc, id="toolu_fd_read"),
+        subagent("Run the tests", f"Run `{TEST_CMD}` and report the failure.", id="toolu_fd_agent"),
+        bash(TEST_CMD, id="toolu_fd_sub_bash"),  # the subagent's own call
+        say("The test fails: add() subtracts."),  # the subagent's report
+        edit(calc, "return a - b", "return a + b", id="toolu_fd_edit"),
+        write(str(repo / "NOTES.md"), "add() was subtracting.\n", id="toolu_fd_write"),
+        bash(TEST_CMD, id="toolu_fd_bash"),
+        say("Fixed add(); notes in NOTES.md."),
+    ]
 
 
 def _docstring(repo: Path) -> list[Reply]:
-    return [edit(str(repo / "calc.py"), "def add(a, b):\n", 'def add(a, b):\n    """Sum of a and b."""\n',
-                 id="toolu_fd_doc"),
-            say("Added the docstring.")]
+    return [
+        edit(
+            str(repo / "calc.py"), "def add(a, b):\n", 'def add(a, b):\n    """Sum of a and b."""\n', id="toolu_fd_doc"
+        ),
+        say("Added the docstring."),
+    ]
 
 
 def test_transcripts_of_this_version_read_without_loss(installed: Sandbox) -> None:
@@ -61,8 +72,12 @@ def test_transcripts_of_this_version_read_without_loss(installed: Sandbox) -> No
     assert [t.prompt for t in turns] == [FIRST, SECOND]
     one, two = turns
     assert [(c.id, c.name) for c in one.tool_calls] == [
-        ("toolu_fd_read", "Read"), ("toolu_fd_agent", "Agent"), ("toolu_fd_edit", "Edit"),
-        ("toolu_fd_write", "Write"), ("toolu_fd_bash", "Bash")]
+        ("toolu_fd_read", "Read"),
+        ("toolu_fd_agent", "Agent"),
+        ("toolu_fd_edit", "Edit"),
+        ("toolu_fd_write", "Write"),
+        ("toolu_fd_bash", "Bash"),
+    ]
     assert all(c.result is not None for c in one.all_tool_calls), [(c.id, c.result) for c in one.all_tool_calls]
     assert [c.is_error for c in one.tool_calls] == [False] * 5
     assert one.tool_calls[0].input["file_path"] == str(repo / "calc.py")

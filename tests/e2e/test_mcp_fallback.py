@@ -22,19 +22,26 @@ RETRIEVE = "mcp__tempera__tempera_retrieve"
 def test_claude_code_calls_tempera_retrieve(installed: Sandbox) -> None:
     box = installed
     repo = box.repo("work/calc-app", CALC)
-    saved = json.loads(box.tempera("capture", "-s", SUMMARY, "--task-type", "bugfix", "--files", "calc.py", "--json",
-                                   cwd=repo))
+    saved = json.loads(
+        box.tempera("capture", "-s", SUMMARY, "--task-type", "bugfix", "--files", "calc.py", "--json", cwd=repo)
+    )
     episode_id = saved[0]["id"]
 
     listing = box.claude_command("mcp", "list", cwd=repo)
     line = next((row for row in listing.stdout.splitlines() if row.startswith("tempera:")), "")
-    assert re.search(r"\bconnected\b", line, re.I) and "fail" not in line.lower(), \
+    assert re.search(r"\bconnected\b", line, re.I) and "fail" not in line.lower(), (
         f"`claude mcp list` does not report tempera connected:\n{listing.stdout}\n{listing.stderr}"
+    )
 
-    run = box.claude("what do we already know about the add bug in calc.py?", cwd=repo,
-                     allowed_tools=f"{ALLOWED_TOOLS},{RETRIEVE}",
-                     script=[call(RETRIEVE, {"query": "add subtracted calc.py"}, id="toolu_mcp_retrieve"),
-                             say("An earlier session fixed it.")])
+    run = box.claude(
+        "what do we already know about the add bug in calc.py?",
+        cwd=repo,
+        allowed_tools=f"{ALLOWED_TOOLS},{RETRIEVE}",
+        script=[
+            call(RETRIEVE, {"query": "add subtracted calc.py"}, id="toolu_mcp_retrieve"),
+            say("An earlier session fixed it."),
+        ],
+    )
     result = tool_result(run.requests, "toolu_mcp_retrieve")
     assert result is not None, "Claude Code sent no result for the MCP call"
     text, is_error = result

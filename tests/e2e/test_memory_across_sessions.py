@@ -47,8 +47,9 @@ def test_memory_across_sessions(installed: Sandbox) -> None:
         assert short_id not in request_text(request), "an unrelated prompt was given the episode"
         assert prompt_blocks(request) == []
 
-        related = box.turn(waiting, "add in calc.py returns the wrong sum again, test_calc fails",
-                           script=[say("Looking at it.")])
+        related = box.turn(
+            waiting, "add in calc.py returns the wrong sum again, test_calc fails", script=[say("Looking at it.")]
+        )
         blocks = prompt_blocks(agent_requests(related.requests)[0])
         assert len(blocks) == 1 and short_id in blocks[0] and "calc.py" in blocks[0], blocks
     finally:

@@ -35,8 +35,13 @@ UNINSTALL_TIMEOUT_S = 600.0  # it deletes the plugin's data: two venvs after an 
 def _marketplace(box: Sandbox) -> Path:
     """The repository's files as a clone has them (tracked, plus new files not ignored), in a folder of its own."""
     target = box.root / "marketplace"
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True,
-                            check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         src = REPO / name
         if src.is_file():
@@ -58,8 +63,9 @@ def _only_python3_on_path(box: Sandbox) -> str:
 def _bump_version(marketplace: Path, version: str) -> None:
     for name in (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json"):
         path = marketplace / name
-        path.write_text(path.read_text(encoding="utf-8").replace('"version": "0.1.0"', f'"version": "{version}"'),
-                        encoding="utf-8")
+        path.write_text(
+            path.read_text(encoding="utf-8").replace('"version": "0.1.0"', f'"version": "{version}"'), encoding="utf-8"
+        )
 
 
 def _ready(data: Path) -> dict[str, str]:
@@ -82,10 +88,18 @@ def _claude_ok(box: Sandbox, *args: str, cwd: Path, timeout: float = 120.0) -> s
 
 def _doctor_claude_checks(box: Sandbox) -> dict[str, dict[str, object]]:
     """`tempera doctor --json`'s checks of the Claude Code registration, by name (doctor exits 1 on a failure)."""
-    r = subprocess.run([str(Path(sys.executable).parent / "tempera"), "doctor", "--json"], env=box.env(),
-                       capture_output=True, text=True, timeout=120)
-    return {c["check"]: c for c in json.loads(r.stdout) if c["check"].startswith("claude code (") or
-            c["check"] == "claude code"}
+    r = subprocess.run(
+        [str(Path(sys.executable).parent / "tempera"), "doctor", "--json"],
+        env=box.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return {
+        c["check"]: c
+        for c in json.loads(r.stdout)
+        if c["check"].startswith("claude code (") or c["check"] == "claude code"
+    }
 
 
 def test_plugin_install_memory_across_sessions_and_uninstall(sandbox: Sandbox) -> None:
@@ -129,8 +143,11 @@ def test_plugin_install_memory_across_sessions_and_uninstall(sandbox: Sandbox) -
     _claude_ok(box, "plugin", "update", PLUGIN, cwd=repo)
     during = box.claude("is the add function in calc.py right now?", cwd=repo, script=[say("Yes.")])
     assert any(short_id in b for b in memory_blocks(agent_requests(during.requests)[0])), "no memory during the update"
-    updated = wait_for(lambda: _ready(data).get("source", "").endswith("@0.1.1-e2e") and _ready(data), interval=1.0,
-                       timeout=SETUP_TIMEOUT_S)
+    updated = wait_for(
+        lambda: _ready(data).get("source", "").endswith("@0.1.1-e2e") and _ready(data),
+        interval=1.0,
+        timeout=SETUP_TIMEOUT_S,
+    )
     assert updated["python"] != ready["python"], updated
 
     listing = box.claude_command("mcp", "list", cwd=repo)

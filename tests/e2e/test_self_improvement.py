@@ -13,26 +13,39 @@ from sandbox import Sandbox
 
 from tests.support.datadir import wait_for
 
-SHOP = {"app.py": "def export(rows):\n    return [dict(r) for r in rows]\n\n\n"
-                  "def import_rows(lines):\n    return [line.split(',') for line in lines]\n",
-        "requirements.txt": "click\n"}
+SHOP = {
+    "app.py": "def export(rows):\n    return [dict(r) for r in rows]\n\n\n"
+    "def import_rows(lines):\n    return [line.split(',') for line in lines]\n",
+    "requirements.txt": "click\n",
+}
 CORRECTION = "No, don't add a new dependency, we use the standard library logging module"
 CAPTURE_TIMEOUT_S = 60.0
 
 
 def _loguru_work(repo: Path) -> list[Reply]:
-    return [write(str(repo / "requirements.txt"), "click\nloguru\n", id="toolu_dep_write"),
-            edit(str(repo / "app.py"), "def export(rows):\n",
-                 "from loguru import logger\n\n\ndef export(rows):\n    logger.info('exporting')\n",
-                 id="toolu_dep_edit"),
-            say("Added loguru and a log line to export() in app.py.")]
+    return [
+        write(str(repo / "requirements.txt"), "click\nloguru\n", id="toolu_dep_write"),
+        edit(
+            str(repo / "app.py"),
+            "def export(rows):\n",
+            "from loguru import logger\n\n\ndef export(rows):\n    logger.info('exporting')\n",
+            id="toolu_dep_edit",
+        ),
+        say("Added loguru and a log line to export() in app.py."),
+    ]
 
 
 def _stdlib_fix(repo: Path) -> list[Reply]:
-    return [write(str(repo / "requirements.txt"), "click\n", id="toolu_fix_write"),
-            edit(str(repo / "app.py"), "from loguru import logger\n",
-                 "import logging\n\nlogger = logging.getLogger(__name__)\n", id="toolu_fix_edit"),
-            say("Switched to the standard library logging module; no new dependency.")]
+    return [
+        write(str(repo / "requirements.txt"), "click\n", id="toolu_fix_write"),
+        edit(
+            str(repo / "app.py"),
+            "from loguru import logger\n",
+            "import logging\n\nlogger = logging.getLogger(__name__)\n",
+            id="toolu_fix_edit",
+        ),
+        say("Switched to the standard library logging module; no new dependency."),
+    ]
 
 
 def test_a_correction_reaches_the_next_session_on_the_same_files(installed: Sandbox) -> None:
@@ -43,15 +56,21 @@ def test_a_correction_reaches_the_next_session_on_the_same_files(installed: Sand
     assert again.session_id == first.session_id
     assert "loguru" not in (repo / "requirements.txt").read_text()
 
-    rows = wait_for(lambda: box.rows("SELECT category, correction FROM mistakes WHERE session_id = ?",
-                                     (first.session_id,)), timeout=CAPTURE_TIMEOUT_S)
+    rows = wait_for(
+        lambda: box.rows("SELECT category, correction FROM mistakes WHERE session_id = ?", (first.session_id,)),
+        timeout=CAPTURE_TIMEOUT_S,
+    )
     assert [category for category, _ in rows] == ["wrong_convention"], rows
     assert "standard library logging" in rows[0][1]
 
     second = box.claude("add logging to import_rows() in app.py", cwd=repo, script=[say("On it.")])
     request = agent_requests(second.requests)[0]
-    lines = [line for block in memory_blocks(request) for line in block.splitlines()
-             if line.startswith("- Correction category wrong_convention")]
+    lines = [
+        line
+        for block in memory_blocks(request)
+        for line in block.splitlines()
+        if line.startswith("- Correction category wrong_convention")
+    ]
     assert lines, f"the correction is not in the next session's request:\n{request_text(request)[:3000]}"
     assert "app.py" in lines[0] and CORRECTION in lines[0], lines
     box.assert_no_hook_errors()

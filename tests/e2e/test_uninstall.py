@@ -34,8 +34,9 @@ def _tempera_stop_hooks(box: Sandbox, session_id: str) -> list[str]:
     for line in box.transcript(session_id).read_text().splitlines():
         rec = json.loads(line)
         if rec.get("subtype") == "stop_hook_summary":
-            commands += [str(h.get("command")) for h in rec.get("hookInfos", [])
-                         if owned_verb({"command": h.get("command")})]
+            commands += [
+                str(h.get("command")) for h in rec.get("hookInfos", []) if owned_verb({"command": h.get("command")})
+            ]
     return commands
 
 
@@ -60,8 +61,9 @@ def test_uninstall_leaves_no_tempera_hook_and_the_users_settings(sandbox: Sandbo
     log_before = box.hook_log_text()
     episodes_before = len(box.episodes())
 
-    after = box.claude("add() in calc.py returned the wrong sum, test_calc failed", cwd=repo,
-                       script=[say("Looking.")], stream=True)
+    after = box.claude(
+        "add() in calc.py returned the wrong sum, test_calc failed", cwd=repo, script=[say("Looking.")], stream=True
+    )
     assert after.hooks_started() == [], after.hooks_started()
     assert _tempera_stop_hooks(box, after.session_id) == []
     assert all(memory_blocks(r) == [] for r in agent_requests(after.requests)), "Tempera injected after uninstall"
@@ -74,6 +76,7 @@ def test_uninstall_leaves_no_tempera_hook_and_the_users_settings(sandbox: Sandbo
     while time.monotonic() < deadline and not box.episodes(after.session_id):
         time.sleep(0.5)
     jobs = box.rows("SELECT id, payload FROM jobs WHERE payload LIKE ?", (f"%{after.session_id}%",))
-    assert box.episodes(after.session_id) == [], \
+    assert box.episodes(after.session_id) == [], (
         f"a session run after uninstall was captured as an episode; capture jobs for it: {jobs}"
+    )
     assert len(box.episodes()) == episodes_before

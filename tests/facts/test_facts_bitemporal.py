@@ -15,10 +15,13 @@ EMPLOYER = "[:find ?c {opts} :where [:alice :works-at ?c]]"
 
 @pytest.fixture
 def jobs(store: FactStore) -> FactStore:
-    store.execute('(transact {:valid-from "2020-01-01" :valid-to "2023-06-01"} [[:alice :works-at :techcorp]])',
-                  reason="hired at TechCorp")  # tx 1
-    store.execute('(transact {:valid-from "2023-06-01"} [[:alice :works-at :startupco]])',
-                  reason="moved to StartupCo")  # tx 2
+    store.execute(
+        '(transact {:valid-from "2020-01-01" :valid-to "2023-06-01"} [[:alice :works-at :techcorp]])',
+        reason="hired at TechCorp",
+    )  # tx 1
+    store.execute(
+        '(transact {:valid-from "2023-06-01"} [[:alice :works-at :startupco]])', reason="moved to StartupCo"
+    )  # tx 2
     store.retract("[[:alice :works-at :startupco]]", reason="the move was recorded by mistake")  # tx 3
     return store
 
@@ -50,9 +53,9 @@ def test_both_axes_combined(jobs: FactStore) -> None:
 
 
 def test_as_of_a_wall_clock_time(store: FactStore) -> None:
-    first = store.transact("[[:db :name \"PostgreSQL\"]]", reason="initial choice")
+    first = store.transact('[[:db :name "PostgreSQL"]]', reason="initial choice")
     time.sleep(0.01)
-    store.transact("[[:db :name \"SQLite\"]]", reason="second store")
+    store.transact('[[:db :name "SQLite"]]', reason="second store")
     rows = store.query(f'[:find ?n :as-of "{first.at}" :where [:db :name ?n]]').rows
     assert rows == [("PostgreSQL",)]
     assert store.query('[:find ?n :as-of "2000-01-01T00:00:00Z" :where [:db :name ?n]]').rows == []
@@ -63,13 +66,16 @@ def test_default_valid_time_is_from_the_transaction_on(store: FactStore) -> None
     store.execute('(transact [[:flag :later true {:valid-from "2999-01-01"}]])', reason="future")
     assert store.query("[:find ?a :where [:flag ?a _]]").rows == [(K(":on"),)]
     assert store.query('[:find ?a :valid-at "2020-01-01" :where [:flag ?a _]]').rows == []
-    assert set(store.query('[:find ?a :valid-at "2999-06-01" :where [:flag ?a _]]').rows) == {(K(":on"),),
-                                                                                            (K(":later"),)}
+    assert set(store.query('[:find ?a :valid-at "2999-06-01" :where [:flag ?a _]]').rows) == {
+        (K(":on"),),
+        (K(":later"),),
+    }
 
 
 def test_per_fact_valid_time_overrides_the_transaction_default(store: FactStore) -> None:
-    store.execute('(transact {:valid-from "2024-01-01"} [[:a :on true {:valid-to "2025-01-01"}] [:b :on true]])',
-                  reason="ranges")
+    store.execute(
+        '(transact {:valid-from "2024-01-01"} [[:a :on true {:valid-to "2025-01-01"}] [:b :on true]])', reason="ranges"
+    )
     rows = store.query('[:find ?e :valid-at "2026-01-01" :where [?e :on true]]').rows
     assert rows == [(K(":b"),)]
     assert len(store.query('[:find ?e :valid-at "2024-06-01" :where [?e :on true]]').rows) == 2
@@ -96,7 +102,7 @@ def test_answers_have_no_duplicate_rows(store: FactStore) -> None:
 
 
 def test_retracting_what_is_not_there_changes_nothing(store: FactStore) -> None:
-    result = store.retract("[[:nobody :name \"x\"]]", reason="cleanup")
+    result = store.retract('[[:nobody :name "x"]]', reason="cleanup")
     assert (result.tx, result.retracted) == (None, 0)
     assert store.current_tx() == 0
 
@@ -117,8 +123,12 @@ def test_valid_to_must_follow_valid_from(store: FactStore) -> None:
 
 def test_change_supersedes_and_keeps_what_we_believed(store: FactStore) -> None:
     store.transact('[[:pref/db :choice "MySQL"]]', reason="first choice", valid_from="2024-01-01")
-    result = store.change(add=[(":pref/db", ":choice", "PostgreSQL")], close=[(":pref/db", ":choice", "MySQL")],
-                          at="2025-01-01", reason="never use MySQL again")
+    result = store.change(
+        add=[(":pref/db", ":choice", "PostgreSQL")],
+        close=[(":pref/db", ":choice", "MySQL")],
+        at="2025-01-01",
+        reason="never use MySQL again",
+    )
     assert (result.tx, result.added, result.retracted) == (2, 1, 1)
     choice = "[:find ?c {opts} :where [:pref/db :choice ?c]]"
     assert store.query(choice.format(opts=':valid-at "2024-06-01"')).rows == [("MySQL",)]

@@ -33,7 +33,10 @@ def test_transact_query_retract_history(run) -> None:
     assert data == {"columns": ["?e", "?n"], "rows": [[":project/db", "CockroachDB"]]}
     history = json.loads(run("history", ":project/db", "--json").stdout)
     assert [(r[0], r[2], r[7]) for r in history["rows"]] == [
-        (1, "assert", "initial choice"), (2, "retract", "switching"), (3, "assert", "geo")]
+        (1, "assert", "initial choice"),
+        (2, "retract", "switching"),
+        (3, "assert", "geo"),
+    ]
 
 
 def test_query_from_stdin_with_parameters(run) -> None:
@@ -54,13 +57,16 @@ def test_rules_audit_and_help(run) -> None:
         assert run(command, "--help").returncode == 0
 
 
-@pytest.mark.parametrize("args, message", [
-    (("query", "[:find ?x :where [?x :a"), "Error: unclosed '['"),
-    (("query", "[:find ?x :where [?e :a ?y]]"), "Error: variable ?x in :find/:with is not bound"),
-    (("transact", "[[:a :b 1]]", "-r", " "), "Error: a reason is required"),
-    (("rules", "--add", "(rule [(p ?x) [?x :v 1] (not (p ?x))])"), "Error: unstratifiable"),
-    (("history", "not-an-entity"), "Error: an entity is a keyword"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("query", "[:find ?x :where [?x :a"), "Error: unclosed '['"),
+        (("query", "[:find ?x :where [?e :a ?y]]"), "Error: variable ?x in :find/:with is not bound"),
+        (("transact", "[[:a :b 1]]", "-r", " "), "Error: a reason is required"),
+        (("rules", "--add", "(rule [(p ?x) [?x :v 1] (not (p ?x))])"), "Error: unstratifiable"),
+        (("history", "not-an-entity"), "Error: an entity is a keyword"),
+    ],
+)
 def test_errors_are_one_clean_line(run, args: tuple[str, ...], message: str) -> None:
     out = run(*args)
     assert out.returncode == 1

@@ -78,7 +78,7 @@ def parse_expected(comment: str) -> set[tuple]:
     if text.startswith("no results"):
         return set()
     if text.startswith("["):
-        return {tuple(row) if isinstance(row, list) else (row,) for row in parse_value(text[:_balanced_end(text)])}
+        return {tuple(row) if isinstance(row, list) else (row,) for row in parse_value(text[: _balanced_end(text)])}
     text = re.split(r"\s+—\s+|\s+-\s+", re.sub(r"\([^)]*\)", "", text))[0]
     if '"' in text or ":" in text:
         return {(parse_value(tok),) for tok in re.findall(r'"[^"]*"|:[\w/\-?]+', text)}
@@ -97,28 +97,45 @@ def _balanced_end(text: str) -> int:
 
 # (script, query number counted from 1) -> what to do instead, and why
 AS_OF = {
-    ("demo_aggregation", 17): (":as-of 8", ":as-of 9",
-                               "the demo says to use the counter of the first hire transact: tx 9"),
-    ("demo_recursive", 9): (":as-of 9", ":as-of 5", "the demo says to use the counter of the alpha->beta "
-                                                     "transact: tx 5 (rules take no transaction number)"),
+    ("demo_aggregation", 17): (
+        ":as-of 8",
+        ":as-of 9",
+        "the demo says to use the counter of the first hire transact: tx 9",
+    ),
+    ("demo_recursive", 9): (
+        ":as-of 9",
+        ":as-of 5",
+        "the demo says to use the counter of the alpha->beta transact: tx 5 (rules take no transaction number)",
+    ),
     ("demo_disjunction", 10): (":as-of 1", ":as-of 10", "the :login event is the 10th transact of this script"),
     ("demo_disjunction", 11): (":as-of 2", ":as-of 11", "the :logout event is the 11th transact of this script"),
 }
 EXCEPTIONS = {
     ("demo_aggregation", 3): ({(3,)}, "one comment states the answers of queries 3 and 4"),
     ("demo_aggregation", 4): ({(2,)}, "one comment states the answers of queries 3 and 4"),
-    ("demo_bitemporal", 5): ({("Alice", "Engineering"), ("Bob", "Design")}, "pairs written as \"a\"/\"b\""),
+    ("demo_bitemporal", 5): ({("Alice", "Engineering"), ("Bob", "Design")}, 'pairs written as "a"/"b"'),
     ("demo_recursive", 3): ({(K("y"),), (K("z"),), (K("x"),)}, "written as 'Y, Z, and X itself'"),
-    ("demo_recursive", 10): ({(K("hub-b"),)}, "hub-b->hub-c has no :valid-from, so it is valid from its "
-                                               "transaction (today), not in mid-2024; minigraf agrees"),
-    ("demo_negation", 11): (set(), "Alice's name was transacted without :valid-from, so it is not valid in "
-                                   "2025; minigraf agrees"),
-    ("demo_disjunction", 4): ({(K(x),) for x in ("p1", "p3", "u1", "u2")},
-                              ":u1 and :u2 from section 3 are active and not banned as well; minigraf agrees"),
-    ("demo_expr", 3): ({("Alice",), ("Carol",)}, "the query is (!= ?name \"Bob\"), which Carol passes too; "
-                                                  "minigraf agrees"),
-    ("demo_expr", 9): ({(K("v1"), False), (K("v2"), True), (K("v3"), False)},
-                       "one row per entity: only :v2 holds an integer"),
+    ("demo_recursive", 10): (
+        {(K("hub-b"),)},
+        "hub-b->hub-c has no :valid-from, so it is valid from its "
+        "transaction (today), not in mid-2024; minigraf agrees",
+    ),
+    ("demo_negation", 11): (
+        set(),
+        "Alice's name was transacted without :valid-from, so it is not valid in 2025; minigraf agrees",
+    ),
+    ("demo_disjunction", 4): (
+        {(K(x),) for x in ("p1", "p3", "u1", "u2")},
+        ":u1 and :u2 from section 3 are active and not banned as well; minigraf agrees",
+    ),
+    ("demo_expr", 3): (
+        {("Alice",), ("Carol",)},
+        'the query is (!= ?name "Bob"), which Carol passes too; minigraf agrees',
+    ),
+    ("demo_expr", 9): (
+        {(K("v1"), False), (K("v2"), True), (K("v3"), False)},
+        "one row per entity: only :v2 holds an integer",
+    ),
 }
 SCRIPTS = sorted(p.stem for p in (DIALECT / "demos").glob("*.txt"))
 
@@ -161,7 +178,9 @@ def test_demo_script(store: FactStore, name: str) -> None:
 
 
 def test_every_exception_names_a_real_query(store: FactStore) -> None:
-    counts = {name: sum(s.text.lstrip().startswith("(query") for s in script_steps(DIALECT / "demos" / f"{name}.txt"))
-              for name in SCRIPTS}
+    counts = {
+        name: sum(s.text.lstrip().startswith("(query") for s in script_steps(DIALECT / "demos" / f"{name}.txt"))
+        for name in SCRIPTS
+    }
     for name, number in [*EXCEPTIONS, *AS_OF]:
         assert 1 <= number <= counts[name]

@@ -88,8 +88,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 
 def _query_bodies(rng: random.Random) -> list[tuple[str, bool]]:
     """(find + where text, aggregate?) pairs from templates with random constants."""
-    e, name, dept, tag, age = rng.choice(ENTITIES), rng.choice(NAMES), rng.choice(DEPTS), rng.choice(TAGS), \
-        rng.randint(18, 40)
+    e, name, dept, tag, age = (
+        rng.choice(ENTITIES),
+        rng.choice(NAMES),
+        rng.choice(DEPTS),
+        rng.choice(TAGS),
+        rng.randint(18, 40),
+    )
     op = rng.choice(["<", ">", "<=", ">=", "=", "!="])
     misc = to_edn(rng.choice(MISC))
     attr = rng.choice([":name", ":age", ":dept", ":score", ":tag", ":friend", ":manager", ":active", ":misc"])
@@ -103,7 +108,7 @@ def _query_bodies(rng: random.Random) -> list[tuple[str, bool]]:
         f"[:find ?e ?v :where [?e :misc ?v] [?e :misc {misc}]]",
         "[:find ?n ?fn :where [?e :friend ?f] [?e :name ?n] [?f :name ?fn]]",
         "[:find ?a ?c :where [?a :friend ?b] [?b :friend ?c]]",
-        f"[:find ?a :where [?a :manager ?m] [?m :manager ?b] [?b :dept \"{dept}\"]]",
+        f'[:find ?a :where [?a :manager ?m] [?m :manager ?b] [?b :dept "{dept}"]]',
         f"[:find ?e ?a :where [?e :age ?a] [({op} ?a {age})]]",
         f"[:find ?e ?s :where [?e :score ?s] [({op} ?s 2.0)]]",
         f"[:find ?e ?v :where [?e :misc ?v] [({op} ?v {misc})]]",
@@ -130,7 +135,7 @@ def _query_bodies(rng: random.Random) -> list[tuple[str, bool]]:
     ]
     aggregate = [
         "[:find (count ?e) :where [?e :age ?a]]",
-        f"[:find (count ?e) :where [?e :dept \"{dept}\"]]",
+        f'[:find (count ?e) :where [?e :dept "{dept}"]]',
         "[:find ?d (count ?e) :where [?e :dept ?d]]",
         "[:find ?d (sum ?a) :where [?e :dept ?d] [?e :age ?a]]",
         "[:find ?d (sum ?a) :with ?e :where [?e :dept ?d] [?e :age ?a]]",
@@ -199,7 +204,8 @@ def test_same_answers_as_minigraf(world: World) -> None:
         theirs = minigraf_answer(world.graph, query)
         non_empty += bool(ours)
         if ours != theirs:
-            mismatches.append(f"{query}\n  tempera:  {sorted(map(repr, ours))}\n"
-                              f"  minigraf: {sorted(map(repr, theirs))}")
+            mismatches.append(
+                f"{query}\n  tempera:  {sorted(map(repr, ours))}\n  minigraf: {sorted(map(repr, theirs))}"
+            )
     assert not mismatches, f"{len(mismatches)} of {len(queries)} differ:\n" + "\n".join(mismatches[:8])
     assert non_empty > len(queries) // 2  # the comparison is not vacuous

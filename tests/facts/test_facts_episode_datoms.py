@@ -15,19 +15,36 @@ from tempera.core.models import Context, Episode, Outcome
 from tempera.facts import FactStore
 
 
-def _episode(summary: str, files: list[str], *, read: Sequence[str] = (), outcome: str = "success",
-             session: str = "s1", at: datetime = FEB_1) -> Episode:
-    return Episode(project_id="p1", project_name="shop", project_path="/w/shop", session_id=session,
-                   summary=summary, created_at=at, context=Context(files_modified=files, files_read=list(read)),
-                   outcome=Outcome(status=outcome, commit="abc123"))
+def _episode(
+    summary: str,
+    files: list[str],
+    *,
+    read: Sequence[str] = (),
+    outcome: str = "success",
+    session: str = "s1",
+    at: datetime = FEB_1,
+) -> Episode:
+    return Episode(
+        project_id="p1",
+        project_name="shop",
+        project_path="/w/shop",
+        session_id=session,
+        summary=summary,
+        created_at=at,
+        context=Context(files_modified=files, files_read=list(read)),
+        outcome=Outcome(status=outcome, commit="abc123"),
+    )
 
 
 @pytest.fixture
 def episodes(memory: Memory) -> dict[str, Episode]:
-    made = {"login": _episode("Fixed the login redirect", ["src/auth.py"]),
-            "tokens": _episode("Rotated tokens", ["src/tokens.py"], read=["src/auth.py"], outcome="failure",
-                               session="s2", at=MAR_5),
-            "docs": _episode("Wrote the README", ["README.md"])}
+    made = {
+        "login": _episode("Fixed the login redirect", ["src/auth.py"]),
+        "tokens": _episode(
+            "Rotated tokens", ["src/tokens.py"], read=["src/auth.py"], outcome="failure", session="s2", at=MAR_5
+        ),
+        "docs": _episode("Wrote the README", ["README.md"]),
+    }
     memory.store.add_many(list(made.values()))
     return made
 
@@ -35,22 +52,32 @@ def episodes(memory: Memory) -> dict[str, Episode]:
 def test_episodes_are_queryable_by_file(memory: Memory, episodes: dict[str, Episode]) -> None:
     store = FactStore(memory.db)
     rows = store.query('[:find ?e ?summary :where [?e :episode/file "src/auth.py"] [?e :episode/summary ?summary]]')
-    assert sorted(rows.rows, key=str) == sorted([(uuid.UUID(episodes["login"].id), "Fixed the login redirect"),
-                                                 (uuid.UUID(episodes["tokens"].id), "Rotated tokens")], key=str)
+    assert sorted(rows.rows, key=str) == sorted(
+        [
+            (uuid.UUID(episodes["login"].id), "Fixed the login redirect"),
+            (uuid.UUID(episodes["tokens"].id), "Rotated tokens"),
+        ],
+        key=str,
+    )
     modified = store.query('[:find ?s :where [?e :episode/file-modified "src/auth.py"] [?e :episode/summary ?s]]')
     assert modified.rows == [("Fixed the login redirect",)]
 
 
 def test_outcomes_sessions_and_projects(memory: Memory, episodes: dict[str, Episode]) -> None:
     store = FactStore(memory.db)
-    failed = store.query('[:find ?s ?session :where [?e :episode/outcome "failure"] [?e :episode/summary ?s] '
-                         '[?e :episode/session ?session]]')
+    failed = store.query(
+        '[:find ?s ?session :where [?e :episode/outcome "failure"] [?e :episode/summary ?s] '
+        "[?e :episode/session ?session]]"
+    )
     assert failed.rows == [("Rotated tokens", "s2")]
-    per_project = store.query("[:find ?p ?path (count ?e) :where [?e :episode/project ?p] "
-                              "[?e :episode/project-path ?path]]")
+    per_project = store.query(
+        "[:find ?p ?path (count ?e) :where [?e :episode/project ?p] [?e :episode/project-path ?path]]"
+    )
     assert per_project.rows == [("shop", "/w/shop", 3)]
-    [(when, commit)] = store.query('[:find ?t ?c :where [?e :episode/summary "Rotated tokens"] '
-                                   '[?e :episode/created-at ?t] [?e :episode/commit ?c]]').rows
+    [(when, commit)] = store.query(
+        '[:find ?t ?c :where [?e :episode/summary "Rotated tokens"] '
+        "[?e :episode/created-at ?t] [?e :episode/commit ?c]]"
+    ).rows
     assert (when, commit) == (MAR_5, "abc123")
 
 
@@ -76,4 +103,5 @@ def test_a_decision_joins_the_episodes_that_touched_the_same_module(memory: Memo
                                   [?other :episode/file ?path] [?other :episode/summary ?summary]
                                   [(!= ?other ?said)]]""").rows
     assert [(why, str(module), summary) for why, module, summary in rows] == [
-        ("Never use MD5 for password hashes", ":module/shop.auth", "Sped up the login check")]
+        ("Never use MD5 for password hashes", ":module/shop.auth", "Sped up the login check")
+    ]

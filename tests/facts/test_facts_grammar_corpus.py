@@ -57,6 +57,7 @@ def test_valid_file_parses_and_runs(seeded: FactStore, path: Path) -> None:
 def test_valid_query_answers(seeded: FactStore) -> None:
     def run(name: str) -> set[tuple[object, ...]]:
         return set(seeded.execute((DIALECT / "valid" / name).read_text(), params={"city": "London"}).rows)
+
     assert run("query_basic.edn") == {("Alice", 30), ("Bob", 20)}
     assert run("query_expr_binding.edn") == {("Alice", 30)}
     assert run("query_expr_nested.edn") == {("Alice", 9)}
@@ -86,15 +87,20 @@ def test_semantic_error_file_is_rejected(store: FactStore, path: Path) -> None:
     assert POSITION.search(str(err.value)), str(err.value)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("(query [:find (rank ?salary) :where [?e :emp/salary ?salary]])", "needs :over"),
-    ("(query [:find (sum ?salary) :where [?e :person/name ?name]])", "?salary in (sum ?salary) is not bound"),
-    ("(query [:find ?name :where [?e :person/name ?name] [(> ?salary 5)]])", "?salary in an expression"),
-    ("(query [:find ?name :where [?e :person/name ?name] (not [?x :banned true])])", "?x in (not ...)"),
-    ("(query [:find ?name :where [?e :person/name ?name] (not-join [?x] [?x :banned true])])",
-     "join variable ?x of (not-join"),
-    ("(query [:find (count ?e) :with ?u :where [?e :person/name ?name]])", "?u in :find/:with"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("(query [:find (rank ?salary) :where [?e :emp/salary ?salary]])", "needs :over"),
+        ("(query [:find (sum ?salary) :where [?e :person/name ?name]])", "?salary in (sum ?salary) is not bound"),
+        ("(query [:find ?name :where [?e :person/name ?name] [(> ?salary 5)]])", "?salary in an expression"),
+        ("(query [:find ?name :where [?e :person/name ?name] (not [?x :banned true])])", "?x in (not ...)"),
+        (
+            "(query [:find ?name :where [?e :person/name ?name] (not-join [?x] [?x :banned true])])",
+            "join variable ?x of (not-join",
+        ),
+        ("(query [:find (count ?e) :with ?u :where [?e :person/name ?name]])", "?u in :find/:with"),
+    ],
+)
 def test_semantic_errors_name_the_problem(store: FactStore, text: str, message: str) -> None:
     with pytest.raises(DatalogError, match=re.escape(message)):
         store.execute(text)

@@ -19,8 +19,14 @@ K = Keyword
 DEPS = "[:find ?d {opts} :where [:module/pkg.a :depends-on ?d]]"
 
 
-def _commit(repo: git.Repo, message: str, day: str, files: dict[str, str], remove: tuple[str, ...] = (),
-            moves: tuple[tuple[str, str], ...] = ()) -> git.Commit:
+def _commit(
+    repo: git.Repo,
+    message: str,
+    day: str,
+    files: dict[str, str],
+    remove: tuple[str, ...] = (),
+    moves: tuple[tuple[str, str], ...] = (),
+) -> git.Commit:
     root = Path(repo.working_tree_dir)
     for old, new in moves:
         repo.index.move([old, new])
@@ -38,20 +44,40 @@ def _commit(repo: git.Repo, message: str, day: str, files: dict[str, str], remov
 @pytest.fixture
 def repo(tmp_path: Path) -> git.Repo:
     repo = git.Repo.init(tmp_path / "repo")
-    _commit(repo, "start", "2024-01-01", {
-        "pkg/__init__.py": "",
-        "pkg/a.py": "import requests\nfrom pkg import b\n\ndef fa():\n    return b.fb()\n",
-        "pkg/b.py": "def fb():\n    return helper()\n\ndef helper():\n    return 1\n",
-        "README.md": "# demo\n"})
-    _commit(repo, "add c", "2024-02-01", {
-        "pkg/c.py": "def fc():\n    return 2\n",
-        "pkg/a.py": "import requests\nfrom pkg import b, c\n\ndef fa():\n    return b.fb() + c.fc()\n"})
-    _commit(repo, "rename b to bee", "2024-03-01", {
-        "pkg/a.py": "import requests\nfrom pkg import bee, c\n\ndef fa():\n    return bee.fb() + c.fc()\n"},
-        moves=(("pkg/b.py", "pkg/bee.py"),))
-    _commit(repo, "drop c", "2024-04-01", {
-        "pkg/a.py": "import requests\nfrom pkg import bee\n\ndef fa():\n    return bee.fb()\n"},
-        remove=("pkg/c.py",))
+    _commit(
+        repo,
+        "start",
+        "2024-01-01",
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "import requests\nfrom pkg import b\n\ndef fa():\n    return b.fb()\n",
+            "pkg/b.py": "def fb():\n    return helper()\n\ndef helper():\n    return 1\n",
+            "README.md": "# demo\n",
+        },
+    )
+    _commit(
+        repo,
+        "add c",
+        "2024-02-01",
+        {
+            "pkg/c.py": "def fc():\n    return 2\n",
+            "pkg/a.py": "import requests\nfrom pkg import b, c\n\ndef fa():\n    return b.fb() + c.fc()\n",
+        },
+    )
+    _commit(
+        repo,
+        "rename b to bee",
+        "2024-03-01",
+        {"pkg/a.py": "import requests\nfrom pkg import bee, c\n\ndef fa():\n    return bee.fb() + c.fc()\n"},
+        moves=(("pkg/b.py", "pkg/bee.py"),),
+    )
+    _commit(
+        repo,
+        "drop c",
+        "2024-04-01",
+        {"pkg/a.py": "import requests\nfrom pkg import bee\n\ndef fa():\n    return bee.fb()\n"},
+        remove=("pkg/c.py",),
+    )
     return repo
 
 
@@ -78,19 +104,23 @@ def test_as_of_shows_what_had_been_ingested(store: FactStore, repo: git.Repo) ->
 
 def test_files_renames_calls_and_commits(store: FactStore, repo: git.Repo) -> None:
     ingest(store, repo.working_tree_dir)
-    renamed = store.query("[:find ?old :where [:file/pkg/bee.py :renamed-from ?f] [?f :path ?old] "
-                          ":any-valid-time]").rows
+    renamed = store.query(
+        "[:find ?old :where [:file/pkg/bee.py :renamed-from ?f] [?f :path ?old] :any-valid-time]"
+    ).rows
     assert renamed == [("pkg/b.py",)]
-    assert store.query("[:find ?p :where [?f :path ?p] [(ends-with? ?p \"c.py\")]]").rows == []
+    assert store.query('[:find ?p :where [?f :path ?p] [(ends-with? ?p "c.py")]]').rows == []
     gone = store.query('[:find ?p :valid-at "2024-02-15" :where [:file/pkg/c.py :path ?p]]').rows
     assert gone == [("pkg/c.py",)]
     calls = set(store.query("[:find ?a ?b :where [?a :calls ?b]]").rows)
-    assert calls == {(K(":function/pkg.a.fa"), K(":function/pkg.bee.fb")),
-                     (K(":function/pkg.bee.fb"), K(":function/pkg.bee.helper"))}
+    assert calls == {
+        (K(":function/pkg.a.fa"), K(":function/pkg.bee.fb")),
+        (K(":function/pkg.bee.fb"), K(":function/pkg.bee.helper")),
+    }
     subjects = store.query("[:find ?s :where [?c :subject ?s] [?c :hash _]]").rows
     assert {s for (s,) in subjects} == {"start", "add c", "rename b to bee", "drop c"}
-    introduced = store.query("[:find ?s :where [:file/pkg/c.py :introduced-by ?c] [?c :subject ?s] "
-                             ":any-valid-time]").rows
+    introduced = store.query(
+        "[:find ?s :where [:file/pkg/c.py :introduced-by ?c] [?c :subject ?s] :any-valid-time]"
+    ).rows
     assert introduced == [("add c",)]
     assert audit(store).violations == []
 

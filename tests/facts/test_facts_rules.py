@@ -12,8 +12,10 @@ from tempera.core.db import connect
 from tempera.facts import DatalogError, FactStore, Keyword
 
 K = Keyword
-DEPENDS = ["(rule [(depends ?a ?b) [?a :depends-on ?b]])",
-           "(rule [(depends ?a ?b) [?a :depends-on ?m] (depends ?m ?b)])"]
+DEPENDS = [
+    "(rule [(depends ?a ?b) [?a :depends-on ?b]])",
+    "(rule [(depends ?a ?b) [?a :depends-on ?m] (depends ?m ?b)])",
+]
 
 
 def add_rules(store: FactStore, *rules: str) -> None:
@@ -22,8 +24,10 @@ def add_rules(store: FactStore, *rules: str) -> None:
 
 
 def test_transitive_dependencies_with_a_cycle(store: FactStore) -> None:
-    store.transact("[[:a :depends-on :b] [:b :depends-on :c] [:c :depends-on :a] [:c :depends-on :d]]",
-                   reason="a cycle a->b->c->a and an exit to d")
+    store.transact(
+        "[[:a :depends-on :b] [:b :depends-on :c] [:c :depends-on :a] [:c :depends-on :d]]",
+        reason="a cycle a->b->c->a and an exit to d",
+    )
     add_rules(store, *DEPENDS)
     reach = {r[0] for r in store.query("[:find ?x :where (depends :a ?x)]").rows}
     assert reach == {K(":a"), K(":b"), K(":c"), K(":d")}
@@ -35,21 +39,26 @@ def test_transitive_dependencies_with_a_cycle(store: FactStore) -> None:
 def test_recursion_respects_transaction_and_valid_time(store: FactStore) -> None:
     add_rules(store, *DEPENDS)
     store.transact("[[:a :depends-on :b]]", reason="tx 1")
-    store.execute('(transact {:valid-from "2020-01-01" :valid-to "2021-01-01"} [[:b :depends-on :c]])',
-                  reason="tx 2")
+    store.execute('(transact {:valid-from "2020-01-01" :valid-to "2021-01-01"} [[:b :depends-on :c]])', reason="tx 2")
     assert store.query("[:find ?x :where (depends :a ?x)]").rows == [(K(":b"),)]
-    rows = store.query('[:find ?x :valid-at :any-valid-time :where (depends :a ?x)]').rows
+    rows = store.query("[:find ?x :valid-at :any-valid-time :where (depends :a ?x)]").rows
     assert rows == [(K(":b"),), (K(":c"),)]
     assert store.query("[:find ?x :as-of 1 :any-valid-time :where (depends :a ?x)]").rows == [(K(":b"),)]
 
 
 def test_stratified_negation_in_rules(store: FactStore) -> None:
-    store.transact("""[[:svc-a :depends-on :lib-old] [:svc-b :depends-on :lib-new] [:svc-c :depends-on :svc-a]
+    store.transact(
+        """[[:svc-a :depends-on :lib-old] [:svc-b :depends-on :lib-new] [:svc-c :depends-on :svc-a]
                        [:lib-old :deprecated true]
-                       [:svc-a :kind :service] [:svc-b :kind :service] [:svc-c :kind :service]]""", reason="graph")
-    add_rules(store, *DEPENDS,
-              "(rule [(tainted ?s) (depends ?s ?l) [?l :deprecated true]])",
-              "(rule [(clean ?s) [?s :kind :service] (not (tainted ?s))])")
+                       [:svc-a :kind :service] [:svc-b :kind :service] [:svc-c :kind :service]]""",
+        reason="graph",
+    )
+    add_rules(
+        store,
+        *DEPENDS,
+        "(rule [(tainted ?s) (depends ?s ?l) [?l :deprecated true]])",
+        "(rule [(clean ?s) [?s :kind :service] (not (tainted ?s))])",
+    )
     assert store.query("[:find ?s :where (clean ?s)]").rows == [(K(":svc-b"),)]
 
 
@@ -67,7 +76,9 @@ def test_rules_persist_and_are_set_like(store: FactStore, tmp_path: Path) -> Non
     store.execute(DEPENDS[1])
     reopened = FactStore(connect(tmp_path / "t.db"))
     assert [r.text for r in reopened.rules()] == [
-        "[(depends ?a ?b) [?a :depends-on ?b]]", "[(depends ?a ?b) [?a :depends-on ?m] (depends ?m ?b)]"]
+        "[(depends ?a ?b) [?a :depends-on ?b]]",
+        "[(depends ?a ?b) [?a :depends-on ?m] (depends ?m ?b)]",
+    ]
     assert reopened.drop_rule("depends") == 2 and store.rules() == []
 
 
@@ -83,13 +94,15 @@ def test_rule_errors_are_reported_at_registration(store: FactStore) -> None:
 
 def test_mutual_and_non_linear_recursion(store: FactStore) -> None:
     store.transact([(K(f":n{i}"), K(":next"), K(f":n{i + 1}")) for i in range(6)], reason="chain")
-    add_rules(store,
-              "(rule [(even ?x ?y) [?x :next ?m] [?m :next ?y]])",
-              "(rule [(even ?x ?y) (odd ?x ?m) [?m :next ?y]])",
-              "(rule [(odd ?x ?y) [?x :next ?y]])",
-              "(rule [(odd ?x ?y) (even ?x ?m) [?m :next ?y]])",
-              "(rule [(tc ?x ?y) [?x :next ?y]])",
-              "(rule [(tc ?x ?y) (tc ?x ?z) (tc ?z ?y)])")
+    add_rules(
+        store,
+        "(rule [(even ?x ?y) [?x :next ?m] [?m :next ?y]])",
+        "(rule [(even ?x ?y) (odd ?x ?m) [?m :next ?y]])",
+        "(rule [(odd ?x ?y) [?x :next ?y]])",
+        "(rule [(odd ?x ?y) (even ?x ?m) [?m :next ?y]])",
+        "(rule [(tc ?x ?y) [?x :next ?y]])",
+        "(rule [(tc ?x ?y) (tc ?x ?z) (tc ?z ?y)])",
+    )
     assert store.query("[:find ?y :where (even :n0 ?y)]").rows == [(K(f":n{i}"),) for i in (2, 4, 6)]
     assert store.query("[:find ?y :where (odd :n0 ?y)]").rows == [(K(f":n{i}"),) for i in (1, 3, 5)]
     assert store.query("[:find (count ?y) :where (tc ?x ?y)]").rows == [(21,)]
@@ -98,10 +111,12 @@ def test_mutual_and_non_linear_recursion(store: FactStore) -> None:
 
 def test_constants_in_rule_heads_and_nested_calls(store: FactStore) -> None:
     store.transact("[[:a :v 1] [:b :v 2] [:a :link :b]]", reason="data")
-    add_rules(store,
-              "(rule [(level ?x :low) [?x :v 1]])",
-              "(rule [(level ?x :high) [?x :v 2]])",
-              "(rule [(low-neighbour ?x ?y) [?x :link ?y] (level ?x :low)])")
+    add_rules(
+        store,
+        "(rule [(level ?x :low) [?x :v 1]])",
+        "(rule [(level ?x :high) [?x :v 2]])",
+        "(rule [(low-neighbour ?x ?y) [?x :link ?y] (level ?x :low)])",
+    )
     assert store.query("[:find ?x :where (level ?x :high)]").rows == [(K(":b"),)]
     assert store.query("[:find ?x ?l :where (level ?x ?l)]").rows == [(K(":a"), K(":low")), (K(":b"), K(":high"))]
     assert store.query("[:find ?y :where (low-neighbour :a ?y)]").rows == [(K(":b"),)]
@@ -119,19 +134,27 @@ def test_specialised_calls_agree_with_the_full_relation(store: FactStore, seed: 
     rng = random.Random(seed)
     nodes = [K(f":n{i}") for i in range(12)]
     marked = set(rng.sample(nodes, 3))
-    store.transact({(rng.choice(nodes), K(":e"), rng.choice(nodes)) for _ in range(20)}
-                   | {(n, K(":mark"), True) for n in marked}, reason="random graph")
-    add_rules(store,
-              "(rule [(right ?x ?y) [?x :e ?y]])", "(rule [(right ?x ?y) [?x :e ?z] (right ?z ?y)])",
-              "(rule [(left ?x ?y) [?x :e ?y]])", "(rule [(left ?x ?y) (left ?x ?z) [?z :e ?y]])")
+    store.transact(
+        {(rng.choice(nodes), K(":e"), rng.choice(nodes)) for _ in range(20)} | {(n, K(":mark"), True) for n in marked},
+        reason="random graph",
+    )
+    add_rules(
+        store,
+        "(rule [(right ?x ?y) [?x :e ?y]])",
+        "(rule [(right ?x ?y) [?x :e ?z] (right ?z ?y)])",
+        "(rule [(left ?x ?y) [?x :e ?y]])",
+        "(rule [(left ?x ?y) (left ?x ?z) [?z :e ?y]])",
+    )
     for rule, other in (("right", "left"), ("left", "right")):
         full = set(store.query(f"[:find ?x ?y :where ({rule} ?x ?y)]").rows)
         assert full == set(store.query(f"[:find ?x ?y :where ({other} ?x ?y)]").rows)
         for n in nodes[:4]:
-            assert {r[0] for r in store.query(f"[:find ?y :where ({rule} {n} ?y)]").rows} == \
-                {y for x, y in full if x == n}
-            assert {r[0] for r in store.query(f"[:find ?x :where ({rule} ?x {n})]").rows} == \
-                {x for x, y in full if y == n}
+            assert {r[0] for r in store.query(f"[:find ?y :where ({rule} {n} ?y)]").rows} == {
+                y for x, y in full if x == n
+            }
+            assert {r[0] for r in store.query(f"[:find ?x :where ({rule} ?x {n})]").rows} == {
+                x for x, y in full if y == n
+            }
             both = store.query(f"[:find ?x :in ?x :where ({rule} ?x {nodes[5]})]", [n]).rows
             assert bool(both) == ((n, nodes[5]) in full)
         from_marked = set(store.query(f"[:find ?x ?y :where [?x :mark true] ({rule} ?x ?y)]").rows)

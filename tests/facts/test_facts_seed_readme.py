@@ -28,8 +28,10 @@ def test_time_travel_before_and_after_a_changed_decision(store: FactStore) -> No
 
 
 def test_dependency_graph_before_a_refactor(store: FactStore) -> None:
-    store.transact("[[:svc/api :calls :svc/auth] [:svc/auth :calls :svc/db] [:svc/api :calls :svc/legacy]]",
-                   reason="code structure")
+    store.transact(
+        "[[:svc/api :calls :svc/auth] [:svc/auth :calls :svc/db] [:svc/api :calls :svc/legacy]]",
+        reason="code structure",
+    )
     pad_to(store, 31)
     store.retract("[[:svc/api :calls :svc/legacy]]", reason="auth refactor removed the legacy path")
     store.transact("[[:svc/api :calls :svc/session]]", reason="auth refactor")
@@ -40,9 +42,12 @@ def test_dependency_graph_before_a_refactor(store: FactStore) -> None:
 
 
 def test_coupling_and_the_decision_that_caused_it(store: FactStore) -> None:
-    store.transact("""[[:project/service-a :depends-on :project/service-b]
+    store.transact(
+        """[[:project/service-a :depends-on :project/service-b]
                        [:decision/shared-cache :motivated-by :constraint/latency]
-                       [:constraint/latency :description "p99 under 50 ms"]]""", reason="architecture review")
+                       [:constraint/latency :description "p99 under 50 ms"]]""",
+        reason="architecture review",
+    )
     rows = store.query("""[:find ?reason
                            :where [:project/service-a :depends-on :project/service-b]
                                   [?d :motivated-by ?c]
@@ -51,8 +56,9 @@ def test_coupling_and_the_decision_that_caused_it(store: FactStore) -> None:
 
 
 def test_modules_coupled_to_payment_when_the_db_decision_was_made(store: FactStore) -> None:
-    store.transact("[[:module/orders :depends-on :service/payment] [:module/cart :depends-on :service/payment]]",
-                   reason="ingest")
+    store.transact(
+        "[[:module/orders :depends-on :service/payment] [:module/cart :depends-on :service/payment]]", reason="ingest"
+    )
     pad_to(store, 15)
     store.transact('[[:decision/db :description "use PostgreSQL"]]', reason="DB decision")
     store.transact("[[:module/billing :depends-on :service/payment]]", reason="later coupling")
@@ -61,8 +67,10 @@ def test_modules_coupled_to_payment_when_the_db_decision_was_made(store: FactSto
 
 
 def test_storing_and_querying_a_decision(store: FactStore) -> None:
-    store.transact("[[:decision/cache-strategy :decision/description \"use Redis\"]]",
-                   reason="Architecture decision for low-latency caching")
+    store.transact(
+        '[[:decision/cache-strategy :decision/description "use Redis"]]',
+        reason="Architecture decision for low-latency caching",
+    )
     assert store.query("[:find ?d :where [?e :decision/description ?d]]").rows == [("use Redis",)]
     assert store.query("[:find (count ?e) :where [?e :decision/description ?d]]").rows == [(1,)]
 
@@ -76,7 +84,8 @@ def test_basic_and_temporal_queries(store: FactStore) -> None:
 
 
 def test_graph_traversal_examples(store: FactStore) -> None:
-    store.transact("""[[:project/api-gateway :calls :project/auth-service]
+    store.transact(
+        """[[:project/api-gateway :calls :project/auth-service]
                        [:project/api-gateway :calls :project/orders]
                        [:project/auth-service :name "auth-service"]
                        [:project/orders :name "orders"]
@@ -87,7 +96,9 @@ def test_graph_traversal_examples(store: FactStore) -> None:
                        [:constraint/io-bound :description "the service is I/O bound"]
                        [:project/auth-service :entity-type :type/component]
                        [:project/orders :entity-type :type/component]
-                       [:project/key-store :entity-type :type/store]]""", reason="graph")
+                       [:project/key-store :entity-type :type/store]]""",
+        reason="graph",
+    )
     single_hop = "[:find ?name :where [:project/api-gateway :calls ?svc] [?svc :name ?name]]"
     assert set(store.query(single_hop).rows) == {("auth-service",), ("orders",)}
     two_hop = "[:find ?svc :where [?mid :depends-on :project/key-store] [?svc :depends-on ?mid]]"

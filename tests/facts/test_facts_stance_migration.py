@@ -30,28 +30,56 @@ MIGRATION = "facts.002_stances_per_project"
 
 
 def episode(memory: Memory, project: ProjectRef, at: datetime) -> Episode:
-    return memory.store.add(Episode(id=str(uuid.uuid4()), project_id=project.id, project_name=project.name,
-                                    project_path=project.path, summary="a turn", created_at=at))
+    return memory.store.add(
+        Episode(
+            id=str(uuid.uuid4()),
+            project_id=project.id,
+            project_name=project.name,
+            project_path=project.path,
+            summary="a turn",
+            created_at=at,
+        )
+    )
 
 
-def legacy_statement(memory: Memory, ep: Episode, entity: str, description: str, polarity: Keyword, subject: str,
-                     at: datetime, close: Sequence[tuple[str, str, Any]] = ()) -> None:
+def legacy_statement(
+    memory: Memory,
+    ep: Episode,
+    entity: str,
+    description: str,
+    polarity: Keyword,
+    subject: str,
+    at: datetime,
+    close: Sequence[tuple[str, str, Any]] = (),
+) -> None:
     """What the turn facts of a version without projects wrote: a global `entity` (what it already held left
     out), closing `close` (the opposite stance on the subject, whichever project stated it), in one transaction
     linked to the episode."""
     e, held = K(entity), set(holding(memory, entity, at))
-    facts = [(K(":description"), description), (K(":polarity"), polarity), (K(":subject"), subject),
-             (K(":stated-in"), uuid.UUID(ep.id))]
-    result = FactStore(memory.db).change(add=[(e, a, v) for a, v in facts if (a, v) not in held], close=close, at=at,
-                                         reason=f"User: {description}")
+    facts = [
+        (K(":description"), description),
+        (K(":polarity"), polarity),
+        (K(":subject"), subject),
+        (K(":stated-in"), uuid.UUID(ep.id)),
+    ]
+    result = FactStore(memory.db).change(
+        add=[(e, a, v) for a, v in facts if (a, v) not in held], close=close, at=at, reason=f"User: {description}"
+    )
     assert result.tx is not None
     link_fact_tx(memory.db, ep.id, result.tx)
 
 
 def never_mysql(ep: Episode) -> list[tuple[str, str, Any]]:
     """The facts of the global "Never use MySQL" constraint stated in `ep`."""
-    return [(":constraint/mysql", a, v) for a, v in ((":description", "Never use MySQL"), (":polarity", AGAINST),
-                                                     (":subject", "MySQL"), (":stated-in", uuid.UUID(ep.id)))]
+    return [
+        (":constraint/mysql", a, v)
+        for a, v in (
+            (":description", "Never use MySQL"),
+            (":polarity", AGAINST),
+            (":subject", "MySQL"),
+            (":stated-in", uuid.UUID(ep.id)),
+        )
+    ]
 
 
 def holding(memory: Memory, entity: str, at: datetime) -> list[tuple[Any, ...]]:
@@ -69,24 +97,38 @@ def test_stances_become_their_projects_and_a_cross_project_closing_is_undone(mem
     legacy_statement(memory, a, ":constraint/mysql", "Never use MySQL", AGAINST, "MySQL", FEB_1)
     legacy_statement(memory, b, ":decision/mysql", "Use MySQL", FOR, "MySQL", MAR_5, close=never_mysql(a))  # the bug
     store = FactStore(memory.db)
-    store.transact("[[:decision/replicas :description \"MySQL replicas are read-only\"] "
-                   "[:decision/replicas :motivated-by :constraint/mysql]]", reason="by hand", valid_from="2026-01-10")
+    store.transact(
+        '[[:decision/replicas :description "MySQL replicas are read-only"] '
+        "[:decision/replicas :motivated-by :constraint/mysql]]",
+        reason="by hand",
+        valid_from="2026-01-10",
+    )
     assert holding(memory, ":constraint/mysql", NOW) == []
 
     migrate(memory)
     constraint, decision = keyed(":constraint/mysql"), keyed(":decision/mysql", OTHER_SHOP.id)
     assert memory.db.one("SELECT count(*) FROM fact_datoms WHERE e IN (':constraint/mysql', ':decision/mysql')") == (0,)
-    assert sorted(holding(memory, constraint, NOW)) == sorted([
-        (K(":description"), "Never use MySQL"), (K(":polarity"), AGAINST), (K(":project"), SHOP.id),
-        (K(":stated-in"), uuid.UUID(a.id)), (K(":subject"), "MySQL")])
+    assert sorted(holding(memory, constraint, NOW)) == sorted(
+        [
+            (K(":description"), "Never use MySQL"),
+            (K(":polarity"), AGAINST),
+            (K(":project"), SHOP.id),
+            (K(":stated-in"), uuid.UUID(a.id)),
+            (K(":subject"), "MySQL"),
+        ]
+    )
     assert (K(":project"), OTHER_SHOP.id) in holding(memory, decision, NOW)
     assert [r for r in store.history(constraint).rows if r[2] == "retract" or r[6]] == []  # open since 1 February
     assert store.query("[:find ?c :where [:decision/replicas :motivated-by ?c]]").rows == [(constraint,)]
     assert audit(store).violations == [] and fact_conflicts(memory.db) == []
     assert prompt_facts(memory, "mysql replicas?", project_id=SHOP.id, now=NOW) == [
-        "Constraint (since 2026-02-01): Never use MySQL.", "Decision (since 2026-01-10): MySQL replicas are read-only."]
+        "Constraint (since 2026-02-01): Never use MySQL.",
+        "Decision (since 2026-01-10): MySQL replicas are read-only.",
+    ]
     assert prompt_facts(memory, "mysql replicas?", project_id=OTHER_SHOP.id, now=NOW) == [
-        "Decision (since 2026-03-05): Use MySQL.", "Decision (since 2026-01-10): MySQL replicas are read-only."]
+        "Decision (since 2026-03-05): Use MySQL.",
+        "Decision (since 2026-01-10): MySQL replicas are read-only.",
+    ]
 
     forget(memory.db, Selector("episode", a.id))  # what the migration added goes with the turn it belongs to
     assert memory.db.one("SELECT count(*) FROM fact_datoms WHERE e = ?", (str(constraint),)) == (0,)
@@ -117,5 +159,6 @@ def test_new_turns_go_on_with_the_migrated_stance(memory: Memory, tmp_path: Path
     assert store_turn_facts(memory, turn, episode(memory, SHOP, APR_1))
     assert holding(memory, keyed(":constraint/mysql"), NOW) == []  # closed by the shop's own later statement
     assert prompt_facts(memory, "mysql?", project_id=SHOP.id, now=NOW) == [
-        "Decision (since 2026-04-01): Use MySQL after all."]
+        "Decision (since 2026-04-01): Use MySQL after all."
+    ]
     assert audit(FactStore(memory.db)).violations == []

@@ -71,43 +71,67 @@ def stances(tmp_path: Path, prompt: str, reply: str = "Done.") -> set[tuple[str,
 
 # -- extraction ------------------------------------------------------------------------------------------------
 
+
 def test_polarity_is_kept(tmp_path: Path) -> None:
     assert stances(tmp_path / "a", "Never use MySQL.") == {(":constraint/mysql", ":against", "Never use MySQL")}
     assert stances(tmp_path / "b", "Use MySQL.") == {(":decision/mysql", ":for", "Use MySQL")}
 
 
-@pytest.mark.parametrize("prompt, expected", [
-    ("Please never use MySQL for the billing service, it doesn't scale.",
-     {(":constraint/mysql", ":against", "never use MySQL for the billing service")}),
-    ("OK, we'll use Postgres for the queue.", {(":decision/postgres", ":for", "we'll use Postgres for the queue")}),
-    ("We decided to use Kafka because the volume is high.",
-     {(":decision/kafka", ":for", "We decided to use Kafka because the volume is high")}),
-    ("Always run ruff before commit.", {(":constraint/run-ruff", ":for", "Always run ruff before commit")}),
-    ("The API service depends on redis.", {(":dependency/redis", ":for", "The API service depends on redis")}),
-    ("Prefer pathlib over os.path.", {(":preference/pathlib", ":for", "Prefer pathlib over os.path"),
-                                      (":preference/os-path", ":against", "Prefer pathlib over os.path")}),
-    ("Don't add new dependencies.", {(":constraint/new-dependencies", ":against", "Don't add new dependencies")}),
-    ("We no longer depend on requests.",
-     {(":dependency/requests", ":against", "We no longer depend on requests")}),
-])
+@pytest.mark.parametrize(
+    "prompt, expected",
+    [
+        (
+            "Please never use MySQL for the billing service, it doesn't scale.",
+            {(":constraint/mysql", ":against", "never use MySQL for the billing service")},
+        ),
+        ("OK, we'll use Postgres for the queue.", {(":decision/postgres", ":for", "we'll use Postgres for the queue")}),
+        (
+            "We decided to use Kafka because the volume is high.",
+            {(":decision/kafka", ":for", "We decided to use Kafka because the volume is high")},
+        ),
+        ("Always run ruff before commit.", {(":constraint/run-ruff", ":for", "Always run ruff before commit")}),
+        ("The API service depends on redis.", {(":dependency/redis", ":for", "The API service depends on redis")}),
+        (
+            "Prefer pathlib over os.path.",
+            {
+                (":preference/pathlib", ":for", "Prefer pathlib over os.path"),
+                (":preference/os-path", ":against", "Prefer pathlib over os.path"),
+            },
+        ),
+        ("Don't add new dependencies.", {(":constraint/new-dependencies", ":against", "Don't add new dependencies")}),
+        ("We no longer depend on requests.", {(":dependency/requests", ":against", "We no longer depend on requests")}),
+    ],
+)
 def test_the_whole_phrase_is_the_description(tmp_path: Path, prompt: str, expected: set[tuple[str, str, str]]) -> None:
     assert stances(tmp_path, prompt) == expected
 
 
-@pytest.mark.parametrize("prompt", [
-    "Use grep to find the function.", "I don't know why it fails.", "Don't worry about the tests.",
-    "Should we use MySQL?", "If we use MySQL, we need a migration.", "It depends on whether the cache is warm.",
-    "The test always fails on CI.",
-])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Use grep to find the function.",
+        "I don't know why it fails.",
+        "Don't worry about the tests.",
+        "Should we use MySQL?",
+        "If we use MySQL, we need a migration.",
+        "It depends on whether the cache is warm.",
+        "The test always fails on CI.",
+    ],
+)
 def test_no_stance_is_read_into_ordinary_sentences(tmp_path: Path, prompt: str) -> None:
     assert stances(tmp_path, prompt) == set()
 
 
 def test_the_agent_states_facts_only_for_the_team(tmp_path: Path) -> None:
-    found = stances(tmp_path, "Set up the worker.", "I'll use grep to find it. Never use eval. We'll use Celery for "
-                                                   "the jobs. The worker now depends on redis.")
-    assert found == {(":decision/celery", ":for", "We'll use Celery for the jobs"),
-                     (":dependency/redis", ":for", "The worker now depends on redis")}
+    found = stances(
+        tmp_path,
+        "Set up the worker.",
+        "I'll use grep to find it. Never use eval. We'll use Celery for the jobs. The worker now depends on redis.",
+    )
+    assert found == {
+        (":decision/celery", ":for", "We'll use Celery for the jobs"),
+        (":dependency/redis", ":for", "The worker now depends on redis"),
+    }
 
 
 def test_one_turn_keeps_one_direction_per_subject(tmp_path: Path) -> None:
@@ -122,9 +146,12 @@ def test_secrets_are_redacted_before_extraction(tmp_path: Path) -> None:
 
 # -- storing ---------------------------------------------------------------------------------------------------
 
+
 def _session(tmp_path: Path) -> Path:
-    return write_session(tmp_path / "s.jsonl", [(FEB_1, "Never use MySQL.", "Noted."),
-                                                (MAR_5, "Use MySQL after all, the DBA insists.", "OK.")])
+    return write_session(
+        tmp_path / "s.jsonl",
+        [(FEB_1, "Never use MySQL.", "Noted."), (MAR_5, "Use MySQL after all, the DBA insists.", "OK.")],
+    )
 
 
 def test_a_later_statement_closes_the_contradicting_one_and_history_stays(memory: Memory, tmp_path: Path) -> None:
@@ -173,13 +200,23 @@ def test_a_late_backfill_ends_where_the_newer_statement_begins(memory: Memory, t
 
 
 def test_a_new_phrase_replaces_the_old_description_of_the_same_entity(memory: Memory, tmp_path: Path) -> None:
-    capture(memory, write_session(tmp_path / "s.jsonl", [
-        (FEB_1, "Never use MySQL in production because of licensing.", "Noted."),
-        (MAR_5, "Never use MySQL.", "Noted.")]))
+    capture(
+        memory,
+        write_session(
+            tmp_path / "s.jsonl",
+            [
+                (FEB_1, "Never use MySQL in production because of licensing.", "Noted."),
+                (MAR_5, "Never use MySQL.", "Noted."),
+            ],
+        ),
+    )
     store = FactStore(memory.db)
     constraint = keyed(":constraint/mysql")
     assert store.query(f"[:find ?a ?v :where [{constraint} ?a ?v] [(string? ?v)]]").rows == [
-        (K(":description"), "Never use MySQL"), (K(":project"), SHOP.id), (K(":subject"), "MySQL")]
+        (K(":description"), "Never use MySQL"),
+        (K(":project"), SHOP.id),
+        (K(":subject"), "MySQL"),
+    ]
     old = store.query(f'[:find ?r :valid-at "2026-02-15" :where [{constraint} :rationale ?r]]').rows
     assert old == [("of licensing",)]
 
@@ -196,17 +233,20 @@ def test_forgetting_the_episode_undoes_its_facts(memory: Memory, tmp_path: Path)
 
 # -- per project -----------------------------------------------------------------------------------------------
 
-def _two_projects(memory: Memory, tmp_path: Path, *, a: list[tuple[datetime, str, str]],
-                  b: list[tuple[datetime, str, str]]) -> None:
+
+def _two_projects(
+    memory: Memory, tmp_path: Path, *, a: list[tuple[datetime, str, str]], b: list[tuple[datetime, str, str]]
+) -> None:
     """Project SHOP says `a`, then project OTHER_SHOP (the same name at another path) says `b`."""
     capture(memory, write_session(tmp_path / "a.jsonl", a))
-    capture(memory, write_session(tmp_path / "b.jsonl", b, cwd=OTHER_SHOP.path,
-                                  session_id="5f0e6a2c-1d3b-4c8e-9a7f-2b6d4e8c0a13"))
+    capture(
+        memory,
+        write_session(tmp_path / "b.jsonl", b, cwd=OTHER_SHOP.path, session_id="5f0e6a2c-1d3b-4c8e-9a7f-2b6d4e8c0a13"),
+    )
 
 
 def _current(store: FactStore) -> list[tuple[Keyword, str, Keyword, str]]:
-    return store.query("[:find ?e ?d ?p ?pid :where [?e :description ?d] [?e :polarity ?p] "
-                       "[?e :project ?pid]]").rows
+    return store.query("[:find ?e ?d ?p ?pid :where [?e :description ?d] [?e :polarity ?p] [?e :project ?pid]]").rows
 
 
 def test_a_stance_entity_is_named_by_kind_subject_and_project(memory: Memory, tmp_path: Path) -> None:
@@ -214,7 +254,8 @@ def test_a_stance_entity_is_named_by_kind_subject_and_project(memory: Memory, tm
     store = FactStore(memory.db)
     entity = K(f":constraint/mysql.{SHOP.id[:8]}")
     assert store.query(f"[:find ?s ?pid :where [{entity} :subject ?s] [{entity} :project ?pid]]").rows == [
-        ("MySQL", SHOP.id)]
+        ("MySQL", SHOP.id)
+    ]
     assert audit(store).violations == []
     assert project_key(SHOP.id) == SHOP.id[:8] != project_key(OTHER_SHOP.id)
     assert project_key("p") == project_key("p") and len(project_key("Not Hex!")) == 8  # hand-made ids are hashed
@@ -222,28 +263,43 @@ def test_a_stance_entity_is_named_by_kind_subject_and_project(memory: Memory, tm
 
 
 def test_another_projects_statement_closes_nothing(memory: Memory, tmp_path: Path) -> None:
-    _two_projects(memory, tmp_path, a=[(FEB_1, "Never use MySQL.", "Noted.")],
-                  b=[(MAR_5, "Use MySQL, the DBA insists.", "OK.")])
+    _two_projects(
+        memory, tmp_path, a=[(FEB_1, "Never use MySQL.", "Noted.")], b=[(MAR_5, "Use MySQL, the DBA insists.", "OK.")]
+    )
     store = FactStore(memory.db)
-    assert sorted(_current(store)) == sorted([
-        (keyed(":constraint/mysql"), "Never use MySQL", AGAINST, SHOP.id),
-        (keyed(":decision/mysql", OTHER_SHOP.id), "Use MySQL, the DBA insists", FOR, OTHER_SHOP.id)])
+    assert sorted(_current(store)) == sorted(
+        [
+            (keyed(":constraint/mysql"), "Never use MySQL", AGAINST, SHOP.id),
+            (keyed(":decision/mysql", OTHER_SHOP.id), "Use MySQL, the DBA insists", FOR, OTHER_SHOP.id),
+        ]
+    )
     assert [r for r in store.history(keyed(":constraint/mysql")).rows if r[2] == "retract" or r[6]] == []
-    joined = store.query("[:find ?d ?name ?path :where [?s :description ?d] [?s :project ?pid] "
-                         "[?ep :episode/project-id ?pid] [?ep :episode/project ?name] "
-                         "[?ep :episode/project-path ?path]]").rows
-    assert sorted(joined) == [("Never use MySQL", "shop", SHOP.path),
-                              ("Use MySQL, the DBA insists", "shop", OTHER_SHOP.path)]
+    joined = store.query(
+        "[:find ?d ?name ?path :where [?s :description ?d] [?s :project ?pid] "
+        "[?ep :episode/project-id ?pid] [?ep :episode/project ?name] "
+        "[?ep :episode/project-path ?path]]"
+    ).rows
+    assert sorted(joined) == [
+        ("Never use MySQL", "shop", SHOP.path),
+        ("Use MySQL, the DBA insists", "shop", OTHER_SHOP.path),
+    ]
 
 
 def test_within_a_project_the_later_statement_still_closes_the_earlier(memory: Memory, tmp_path: Path) -> None:
     apr_1 = datetime(2026, 4, 1, 9, 0, tzinfo=timezone.utc)
-    _two_projects(memory, tmp_path, a=[(FEB_1, "Never use MySQL.", "Noted."), (apr_1, "Use MySQL after all.", "OK.")],
-                  b=[(MAR_5, "Never use MySQL.", "Noted.")])
+    _two_projects(
+        memory,
+        tmp_path,
+        a=[(FEB_1, "Never use MySQL.", "Noted."), (apr_1, "Use MySQL after all.", "OK.")],
+        b=[(MAR_5, "Never use MySQL.", "Noted.")],
+    )
     store = FactStore(memory.db)
-    assert sorted(_current(store)) == sorted([
-        (keyed(":decision/mysql"), "Use MySQL after all", FOR, SHOP.id),
-        (keyed(":constraint/mysql", OTHER_SHOP.id), "Never use MySQL", AGAINST, OTHER_SHOP.id)])
+    assert sorted(_current(store)) == sorted(
+        [
+            (keyed(":decision/mysql"), "Use MySQL after all", FOR, SHOP.id),
+            (keyed(":constraint/mysql", OTHER_SHOP.id), "Never use MySQL", AGAINST, OTHER_SHOP.id),
+        ]
+    )
     spans = {(r[5], r[6]) for r in store.history(keyed(":constraint/mysql")).rows if r[4] == "Never use MySQL"}
     assert ("2026-02-01T09:00:05.000Z", "2026-04-01T09:00:05.000Z") in spans
 
@@ -251,8 +307,10 @@ def test_within_a_project_the_later_statement_still_closes_the_earlier(memory: M
 def test_a_late_backfill_is_bounded_only_by_its_own_project(memory: Memory, tmp_path: Path) -> None:
     path = _session(tmp_path)
     first, second = turns_of(path)
-    mine, theirs = Episode(project_id="p", project_name="shop", summary="a"), Episode(
-        project_id="q", project_name="shop", summary="b")
+    mine, theirs = (
+        Episode(project_id="p", project_name="shop", summary="a"),
+        Episode(project_id="q", project_name="shop", summary="b"),
+    )
     memory.store.add(mine)
     memory.store.add(theirs)
     assert len(store_turn_facts(memory, second, theirs)) == 1  # q says "use MySQL" on 5 March

@@ -40,8 +40,11 @@ def test_typed_equality_int_float_string(store: FactStore) -> None:
 
 
 def test_uuid_entities_and_references(store: FactStore) -> None:
-    store.execute('(transact [[#uuid "550e8400-e29b-41d4-a716-446655440000" :name "U"] '
-                  '[:k :ref #uuid "550e8400-e29b-41d4-a716-446655440000"]])', reason="uuids")
+    store.execute(
+        '(transact [[#uuid "550e8400-e29b-41d4-a716-446655440000" :name "U"] '
+        '[:k :ref #uuid "550e8400-e29b-41d4-a716-446655440000"]])',
+        reason="uuids",
+    )
     rows = store.query("[:find ?x ?n :where [:k :ref ?x] [?x :name ?n]]").rows
     assert rows == [(uuid.UUID("550e8400-e29b-41d4-a716-446655440000"), "U")]
 
@@ -76,7 +79,7 @@ def test_in_parameters_scalar_collection_tuple_relation(store: FactStore) -> Non
 
 
 def test_limit_and_order_by(store: FactStore) -> None:
-    store.transact("[[:a :n 1] [:b :n 3] [:c :n 2] [:a :g \"x\"] [:b :g \"x\"] [:c :g \"y\"]]", reason="data")
+    store.transact('[[:a :n 1] [:b :n 3] [:c :n 2] [:a :g "x"] [:b :g "x"] [:c :g "y"]]', reason="data")
     q = "[:find ?e ?n :where [?e :n ?n] :order-by [?n :desc] :limit 2]"
     assert store.query(q).rows == [(K(":b"), 3), (K(":c"), 2)]
     q = "[:find ?g (count ?e) :where [?e :g ?g] :order-by [(count ?e) :desc]]"
@@ -86,7 +89,7 @@ def test_limit_and_order_by(store: FactStore) -> None:
 
 
 def test_aggregates_avg_udf_and_windows(store: FactStore) -> None:
-    store.transact("[[:a :s 10] [:b :s 20] [:c :s 30] [:a :d \"x\"] [:b :d \"x\"] [:c :d \"y\"]]", reason="data")
+    store.transact('[[:a :s 10] [:b :s 20] [:c :s 30] [:a :d "x"] [:b :d "x"] [:c :d "y"]]', reason="data")
     assert store.query("[:find (avg ?s) :where [?e :s ?s]]").rows == [(20.0,)]
     store.register_aggregate("median", lambda xs: sorted(xs)[len(xs) // 2])
     assert store.query("[:find (median ?s) :where [?e :s ?s]]").rows == [(20,)]
@@ -113,5 +116,5 @@ def test_errors_name_the_problem_and_position(store: FactStore) -> None:
 
 
 def test_edn_printer_reads_back() -> None:
-    values = ["a \"quoted\"\nline\t\\", K(":k"), None, 2.5, -7, True, uuid.UUID(int=5)]
+    values = ['a "quoted"\nline\t\\', K(":k"), None, 2.5, -7, True, uuid.UUID(int=5)]
     assert parse_value("[" + " ".join(to_edn(v) for v in values) + "]") == values

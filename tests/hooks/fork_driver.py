@@ -65,7 +65,7 @@ def main() -> None:
     while pos < len(blob):
         (n,) = struct.unpack_from(">I", blob, pos)
         pos += 4
-        result = run_case(event, blob[pos:pos + n], relay)
+        result = run_case(event, blob[pos : pos + n], relay)
         pos += n
         sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()

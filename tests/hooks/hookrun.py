@@ -20,11 +20,18 @@ HOOK = [sys.executable, "-I", "-S", str(Path(tempera.hooks.__file__).with_name("
 ENTRY = [sys.executable, "-m", "tempera.hooks.entry"]
 
 
-def run_hook(event: str, payload: dict[str, Any] | bytes, *, timeout: float = 60,
-             env: dict[str, str] | None = None, command: list[str] = HOOK) -> subprocess.CompletedProcess[bytes]:
+def run_hook(
+    event: str,
+    payload: dict[str, Any] | bytes,
+    *,
+    timeout: float = 60,
+    env: dict[str, str] | None = None,
+    command: list[str] = HOOK,
+) -> subprocess.CompletedProcess[bytes]:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return subprocess.run([*command, event], input=data, capture_output=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [*command, event], input=data, capture_output=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
 
 
 def context_of(r: subprocess.CompletedProcess[bytes]) -> str:

@@ -34,12 +34,25 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / ".git").mkdir(parents=True)
     folder = home / ".claude" / "projects" / automemory.sanitised(str(root.resolve())) / "memory"
     folder.mkdir(parents=True)
-    (folder / "MEMORY.md").write_text("\n".join(["# Project notes", f"- {LOADED}", *FILLER, "## Exports",
-                                                 f"- {PAST_WINDOW}", "- See [debugging](debugging.md)"]) + "\n",
-                                      encoding="utf-8")
+    (folder / "MEMORY.md").write_text(
+        "\n".join(
+            [
+                "# Project notes",
+                f"- {LOADED}",
+                *FILLER,
+                "## Exports",
+                f"- {PAST_WINDOW}",
+                "- See [debugging](debugging.md)",
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     (folder / "debugging.md").write_text(
         "---\nname: debugging\ndescription: what broke and why\ntype: project\n---\n# Checkout tests\n\n"
-        f"{TOPIC}.\nRegenerate both fixtures together.\n\n- {LOADED}\n", encoding="utf-8")
+        f"{TOPIC}.\nRegenerate both fixtures together.\n\n- {LOADED}\n",
+        encoding="utf-8",
+    )
     return root
 
 
@@ -60,8 +73,9 @@ def test_notes_outside_the_loaded_window_are_the_ones_kept(project: Path) -> Non
 
 def _synced() -> bool:
     """No auto-memory job left to run: the one SessionStart queued is done."""
-    return not rows(paths.data_dir(), "SELECT COUNT(*) FROM jobs WHERE kind = 'auto-memory' "
-                                      "AND status IN ('pending', 'leased')")[0][0]
+    return not rows(
+        paths.data_dir(), "SELECT COUNT(*) FROM jobs WHERE kind = 'auto-memory' AND status IN ('pending', 'leased')"
+    )[0][0]
 
 
 def _turn(project: Path, session: str, prompt: str) -> str:
@@ -69,8 +83,7 @@ def _turn(project: Path, session: str, prompt: str) -> str:
     base = {"session_id": session, "cwd": str(project), "transcript_path": ""}
     context_of(run_hook("session-start", {**base, "hook_event_name": "SessionStart", "source": "startup"}))
     wait_for(_synced, timeout=60)
-    return context_of(run_hook("user-prompt-submit", {**base, "hook_event_name": "UserPromptSubmit",
-                                                      "prompt": prompt}))
+    return context_of(run_hook("user-prompt-submit", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt}))
 
 
 def test_hooks_inject_topic_notes_and_never_the_loaded_ones(project: Path, start_daemon: Any) -> None:
@@ -80,8 +93,9 @@ def test_hooks_inject_topic_notes_and_never_the_loaded_ones(project: Path, start
     loaded = _turn(project, "s2", "should I use pnpm or npm or yarn for every install in this repository?")
     assert "pnpm" not in loaded
     folder = automemory.memory_dir(str(project))
-    (folder / "debugging.md").write_text("# Checkout tests\n\n- The checkout test is stable since the fixtures "
-                                         "were merged.\n", encoding="utf-8")
+    (folder / "debugging.md").write_text(
+        "# Checkout tests\n\n- The checkout test is stable since the fixtures were merged.\n", encoding="utf-8"
+    )
     after = _turn(project, "s3", "why does the flaky checkout test fail with the stripe webhook fixture?")
     assert TOPIC not in after  # the edited note was retired by the sync SessionStart queued
 
@@ -92,8 +106,13 @@ def test_the_cold_path_never_sees_loaded_notes(project: Path, start_daemon: Any)
     _turn(project, "warm", "what about the invoice exporter")
     tempera("daemon", "stop", check=True, timeout=60)
     base = {"session_id": "cold", "cwd": str(project), "transcript_path": "", "hook_event_name": "UserPromptSubmit"}
-    cold = context_of(run_hook("user-prompt-submit", {**base, "prompt": "invoice exporter CSV semicolons "
-                                                      "accounting pnpm install repository"}, command=ENTRY))
+    cold = context_of(
+        run_hook(
+            "user-prompt-submit",
+            {**base, "prompt": "invoice exporter CSV semicolons accounting pnpm install repository"},
+            command=ENTRY,
+        )
+    )
     assert "semicolons" in cold and "pnpm" not in cold
 
 

@@ -36,8 +36,16 @@ def long_session(tmp_path: Path) -> Path:
 
 
 def stop(transcript: Path, cwd: Path) -> None:
-    r = run_hook("stop", {"session_id": SID, "transcript_path": str(transcript), "cwd": str(cwd),
-                          "hook_event_name": "Stop", "stop_hook_active": False})
+    r = run_hook(
+        "stop",
+        {
+            "session_id": SID,
+            "transcript_path": str(transcript),
+            "cwd": str(cwd),
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+        },
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -50,8 +58,9 @@ def kill_after_first_chunk(data_dir: Path, start_daemon) -> int:  # type: ignore
     return count(data_dir, "SELECT COUNT(*) FROM episodes")
 
 
-def test_kill_mid_capture_leaves_the_database_of_no_kill(data_dir: Path, tmp_path: Path, start_daemon,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kill_mid_capture_leaves_the_database_of_no_kill(
+    data_dir: Path, tmp_path: Path, start_daemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
     transcript = long_session(tmp_path)
     with monkeypatch.context() as m:
         m.setenv("TEMPERA_DATA_DIR", str(tmp_path / "reference"))

@@ -27,16 +27,21 @@ SMALL = TRANSCRIPTS / "spotter" / "short.jsonl"
 
 
 def stop_payload(transcript: Path, sid: str, cwd: Path) -> dict[str, object]:
-    return {"session_id": sid, "transcript_path": str(transcript), "cwd": str(cwd), "hook_event_name": "Stop",
-            "stop_hook_active": False, "last_assistant_message": "done"}
+    return {
+        "session_id": sid,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": "done",
+    }
 
 
 def sessions(tmp_path: Path, n: int, src: Path) -> list[tuple[str, Path]]:
     out = []
     for i in range(n):
         sid = f"sess-{i:02d}"
-        out.append((sid, copy_transcript(src, tmp_path / "t" / f"{sid}.jsonl", cwd=tmp_path / "repo",
-                                         session_id=sid)))
+        out.append((sid, copy_transcript(src, tmp_path / "t" / f"{sid}.jsonl", cwd=tmp_path / "repo", session_id=sid)))
     return out
 
 
@@ -59,14 +64,19 @@ def test_sigkill_mid_capture_recovers_exactly_once(data_dir: Path, tmp_path: Pat
         kill_daemon(data_dir, signal.SIGKILL)
         # the socket and lock are stale now; a new daemon recovers them and the expired leases
         start_daemon()
-        wait_for(lambda: rows(data_dir, "SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'leased')")[0][0] == 0,
-                 timeout=120)
+        wait_for(
+            lambda: rows(data_dir, "SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'leased')")[0][0] == 0,
+            timeout=120,
+        )
     finally:
         for k in env:
             os.environ.pop(k, None)
     assert rows(data_dir, "SELECT COUNT(*) FROM episodes")[0][0] == expected
-    dupes = rows(data_dir, "SELECT session_id, json_extract(data, '$.intent.raw_prompt'), COUNT(*) c FROM episodes "
-                           "GROUP BY 1, 2 HAVING c > 1")
+    dupes = rows(
+        data_dir,
+        "SELECT session_id, json_extract(data, '$.intent.raw_prompt'), COUNT(*) c FROM episodes "
+        "GROUP BY 1, 2 HAVING c > 1",
+    )
     assert dupes == []
     assert rows(data_dir, "SELECT COUNT(*) FROM jobs WHERE status = 'dead'")[0][0] == 0
 
@@ -76,7 +86,7 @@ def test_crashed_worker_lease_is_taken_again(data_dir: Path, tmp_path: Path, sta
     from tempera.core import jobs
 
     (tmp_path / "repo").mkdir()
-    (sid, path), = sessions(tmp_path, 1, SMALL)
+    ((sid, path),) = sessions(tmp_path, 1, SMALL)
     with Memory() as mem:
         jobs.enqueue(mem.db.conn, "capture", {"transcript_path": str(path), "session_id": sid})
         leased = jobs.lease(mem.db.conn, lease_seconds=1.0)
@@ -90,16 +100,21 @@ def test_no_daemon_hooks_answer_and_start_it(data_dir: Path, tmp_path: Path) -> 
     with Memory() as mem:
         from tempera.core.capture_input import CaptureInput
 
-        ep = mem.capture(CaptureInput(summary="Phoenix server failed to start until mix deps.get was run",
-                                      project=str(tmp_path)))
+        ep = mem.capture(
+            CaptureInput(summary="Phoenix server failed to start until mix deps.get was run", project=str(tmp_path))
+        )
     assert daemon_pid(data_dir) is None
-    r = run_hook("user-prompt-submit", {"session_id": "a", "cwd": str(tmp_path),
-                                        "prompt": "phoenix server does not start, mix deps"})
+    r = run_hook(
+        "user-prompt-submit",
+        {"session_id": "a", "cwd": str(tmp_path), "prompt": "phoenix server does not start, mix deps"},
+    )
     assert ep.id[:8] in context_of(r)  # keyword-only answer, in-process
     pid = wait_for(lambda: daemon_pid(data_dir), timeout=30)
     assert wait_for(lambda: (data_dir / "daemon.sock").exists(), timeout=60)
-    r = run_hook("user-prompt-submit", {"session_id": "b", "cwd": str(tmp_path),
-                                        "prompt": "phoenix server does not start, mix deps"})
+    r = run_hook(
+        "user-prompt-submit",
+        {"session_id": "b", "cwd": str(tmp_path), "prompt": "phoenix server does not start, mix deps"},
+    )
     assert ep.id[:8] in context_of(r)
     assert daemon_pid(data_dir) == pid
 
@@ -153,8 +168,9 @@ def test_idle_exit(data_dir: Path, start_daemon, monkeypatch: pytest.MonkeyPatch
     assert not (data_dir / "daemon.sock").exists()
 
 
-def test_watch_captures_transcripts_without_a_stop_hook(data_dir: Path, tmp_path: Path, start_daemon,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_watch_captures_transcripts_without_a_stop_hook(
+    data_dir: Path, tmp_path: Path, start_daemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
     claude = tmp_path / "claude-config"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     monkeypatch.setenv("TEMPERA_DAEMON__WATCH_DEBOUNCE_SECONDS", "0.3")
@@ -163,5 +179,7 @@ def test_watch_captures_transcripts_without_a_stop_hook(data_dir: Path, tmp_path
     time.sleep(1.0)  # the observer is scheduled right after the socket answers
     dst = claude / "projects" / "-repo" / "watched.jsonl"
     copy_transcript(SMALL, dst, cwd=tmp_path / "repo", session_id="watched-session")
-    wait_for(lambda: rows(data_dir, "SELECT COUNT(*) FROM episodes WHERE session_id = 'watched-session'")[0][0] == 1,
-             timeout=60)
+    wait_for(
+        lambda: rows(data_dir, "SELECT COUNT(*) FROM episodes WHERE session_id = 'watched-session'")[0][0] == 1,
+        timeout=60,
+    )

@@ -54,7 +54,8 @@ def test_doctor_sees_install_daemon_and_hook_errors(home_env: dict[str, str], da
     settings.write_text(json.dumps(doc, indent=2))
     code, checks = doctor(home_env)
     assert checks["claude code (user)"]["ok"] is False and "missing executable" in str(
-        checks["claude code (user)"]["detail"])
+        checks["claude code (user)"]["detail"]
+    )
 
 
 def remediate(env: dict[str, str]) -> tuple[int, list[str], dict[str, dict[str, object]]]:
@@ -92,23 +93,23 @@ def test_remediate_requeues_or_clears_dead_jobs(home_env: dict[str, str], data_d
     db = connect()
     for path in (transcript, tmp_path / "deleted.jsonl"):
         jobs.enqueue(db.conn, "capture", {"transcript_path": str(path)}, dedupe_key=f"capture:{path}")
-        jobs.fail(db.conn, jobs.lease(db.conn, 60), "RecursionError: maximum recursion depth exceeded",
-                  max_attempts=1)
+        jobs.fail(db.conn, jobs.lease(db.conn, 60), "RecursionError: maximum recursion depth exceeded", max_attempts=1)
     assert jobs.counts(db.conn) == {"dead": 2}
     _, checks = doctor(home_env)
     assert checks["dead jobs"]["ok"] is False and "2 dead-lettered" in str(checks["dead jobs"]["detail"])
 
     _, actions, checks = remediate(home_env)
-    assert (f"requeued dead job 1 (capture of {transcript}); the daemon runs it again (it failed with: "
-            "RecursionError: maximum recursion depth exceeded)") in actions
+    assert (
+        f"requeued dead job 1 (capture of {transcript}); the daemon runs it again (it failed with: "
+        "RecursionError: maximum recursion depth exceeded)"
+    ) in actions
     assert f"cleared dead job 2 (capture of {tmp_path / 'deleted.jsonl'}): the transcript is gone" in actions
     assert db.query("SELECT id, status, attempts FROM jobs") == [(1, "pending", 0)]
     assert checks["dead jobs"]["ok"] is True
     db.close()
 
 
-def test_remediate_reembeds_vectors_of_another_model(home_env: dict[str, str], data_dir: Path,
-                                                      tmp_path: Path) -> None:
+def test_remediate_reembeds_vectors_of_another_model(home_env: dict[str, str], data_dir: Path, tmp_path: Path) -> None:
     import sqlite3
 
     for summary in ("Fixed the login redirect loop", "Cached the product list for the shop page"):
@@ -120,7 +121,8 @@ def test_remediate_reembeds_vectors_of_another_model(home_env: dict[str, str], d
     assert checks["vectors"]["ok"] is False and "BAAI/bge-small-en-v1.5" in str(checks["vectors"]["detail"])
 
     _, actions, checks = remediate(home_env)
-    assert any(a.startswith("re-embedded 2 episode(s) with ") and a.endswith("(they had vectors of "
-                                                                             "BAAI/bge-small-en-v1.5)")
-               for a in actions), actions
+    assert any(
+        a.startswith("re-embedded 2 episode(s) with ") and a.endswith("(they had vectors of BAAI/bge-small-en-v1.5)")
+        for a in actions
+    ), actions
     assert checks["vectors"]["ok"] is True, checks["vectors"]

@@ -20,10 +20,35 @@ from hookrun import ENTRY, HOOK, run_hook
 from tests.support.cli import tempera
 
 EVENTS = ["session-start", "user-prompt-submit", "stop"]
-FIELDS = ["session_id", "transcript_path", "cwd", "hook_event_name", "source", "prompt", "stop_hook_active",
-          "last_assistant_message"]
-WEIRD = [None, 0, -1, 1.5, True, [], {}, [1, "a"], {"x": {"y": None}}, "", " ", "\x00\ud800", "../../etc/passwd",
-         "A" * 300_000, "ü" * 5000, "/nonexistent/path.jsonl", "-" * 2]
+FIELDS = [
+    "session_id",
+    "transcript_path",
+    "cwd",
+    "hook_event_name",
+    "source",
+    "prompt",
+    "stop_hook_active",
+    "last_assistant_message",
+]
+WEIRD = [
+    None,
+    0,
+    -1,
+    1.5,
+    True,
+    [],
+    {},
+    [1, "a"],
+    {"x": {"y": None}},
+    "",
+    " ",
+    "\x00\ud800",
+    "../../etc/passwd",
+    "A" * 300_000,
+    "ü" * 5000,
+    "/nonexistent/path.jsonl",
+    "-" * 2,
+]
 
 
 def payloads(seed: int, n: int) -> list[bytes]:
@@ -41,8 +66,12 @@ def payloads(seed: int, n: int) -> list[bytes]:
         elif kind == 3:
             out.append(("[" * rnd.randint(100, 5000) + "]" * rnd.randint(0, 50)).encode())
         elif kind == 4:
-            doc = {"session_id": "s", "cwd": "/tmp", "prompt": "x" * rnd.randint(1, 2_000_000),
-                   "transcript_path": rnd.choice(WEIRD[9:])}
+            doc = {
+                "session_id": "s",
+                "cwd": "/tmp",
+                "prompt": "x" * rnd.randint(1, 2_000_000),
+                "transcript_path": rnd.choice(WEIRD[9:]),
+            }
             out.append(json.dumps(doc).encode())
         else:
             good = {"session_id": "s-%d" % i, "cwd": "/tmp", "prompt": "fix the login bug", "source": "startup"}
@@ -72,9 +101,13 @@ def run_fuzz(event: str, tmp_path: Path, *extra: str) -> None:
     cases = payloads(sum(map(ord, event)), 500)
     blob = tmp_path / "cases.bin"
     blob.write_bytes(b"".join(struct.pack(">I", len(c)) + c for c in cases))
-    r = subprocess.run([sys.executable, str(Path(__file__).with_name("fork_driver.py")), event, str(blob), *extra],
-                       capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"})
+    r = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("fork_driver.py")), event, str(blob), *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"},
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     results = [json.loads(line) for line in r.stdout.splitlines()]
     assert len(results) == 500
@@ -90,8 +123,9 @@ def test_500_malformed_payloads(event: str, some_memory: None, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("event", EVENTS)
-def test_500_malformed_payloads_through_the_daemon(event: str, some_memory: None, tmp_path: Path,
-                                                   start_daemon: Any) -> None:
+def test_500_malformed_payloads_through_the_daemon(
+    event: str, some_memory: None, tmp_path: Path, start_daemon: Any
+) -> None:
     """The same payloads through the installed command (relay.py) to a running daemon, which parses them."""
     start_daemon()
     run_fuzz(event, tmp_path, "relay")
@@ -160,14 +194,20 @@ def test_relay_copies_of_package_values_agree(monkeypatch: pytest.MonkeyPatch, t
     from tempera.inject import payload
 
     knob = settings.DAEMON_TIMEOUT
-    assert (relay.TIMEOUT_SECTION, relay.TIMEOUT_KEY.decode(), relay.TIMEOUT_ENV.decode()) == \
-        (knob.section, knob.key, knob.env)
+    assert (relay.TIMEOUT_SECTION, relay.TIMEOUT_KEY.decode(), relay.TIMEOUT_ENV.decode()) == (
+        knob.section,
+        knob.key,
+        knob.env,
+    )
     assert (relay.DEFAULT_TIMEOUT, relay.MIN_TIMEOUT, relay.MAX_TIMEOUT) == (knob.default, knob.lo, knob.hi)
     assert {t.decode() for t in relay.TRUE} == settings.TRUE
     assert [k.decode() for k in relay.KILL_SWITCH_ENVS] == [settings.KILL_SWITCH_ENV, "TEMPERA_GENERAL__DISABLED"]
     assert settings.env_overrides({"TEMPERA_GENERAL__DISABLED": "1"}, ["general"]) == {"general": {"disabled": "1"}}
-    assert (relay.CONFIG_NAME, relay.SOCKET_NAME, relay.HOOK_LOG_NAME) == \
-        (paths.CONFIG_NAME.encode(), paths.SOCKET_NAME.encode(), paths.HOOK_LOG_NAME.encode())
+    assert (relay.CONFIG_NAME, relay.SOCKET_NAME, relay.HOOK_LOG_NAME) == (
+        paths.CONFIG_NAME.encode(),
+        paths.SOCKET_NAME.encode(),
+        paths.HOOK_LOG_NAME.encode(),
+    )
     assert relay.MAX_STDIN_BYTES == payload.MAX_STDIN_BYTES and relay.MAX_REPLY_BYTES == client.MAX_REPLY_BYTES
     for raw in (b"0", b"0.2", b"99", b"nonsense"):  # the relay clamps as the hooks' own reader does
         doc = settings.layered({}, {knob.env: raw.decode()}, ["inject"])
@@ -186,8 +226,12 @@ def test_a_prompt_with_a_lone_surrogate_still_injects(data_dir: Path, some_memor
     """Claude Code cuts a string inside an emoji and sends the lone `\\ud83d`: the prompt is repaired and answered,
     on the keyword path and through the daemon alike."""
     prompt = {"cwd": "/tmp", "prompt": "the login bug \ud83d with the session cookie is back"}
-    cold = run_hook("user-prompt-submit", {**prompt, "session_id": "a"}, command=ENTRY,
-                    env={"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"})
+    cold = run_hook(
+        "user-prompt-submit",
+        {**prompt, "session_id": "a"},
+        command=ENTRY,
+        env={"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "0.05"},
+    )
     assert "trimming the session cookie" in cold.stdout.decode()
     start_daemon()
     warm = run_hook("user-prompt-submit", {**prompt, "session_id": "b"})

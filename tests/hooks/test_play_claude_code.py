@@ -36,28 +36,50 @@ def test_memory_across_sessions(data_dir: Path, tmp_path: Path) -> None:
     base = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(repo)}
 
     assert context_of(run_hook("SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup"})) == ""
-    assert context_of(run_hook("UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
-                                                    "prompt": "mix phx.server doesnt seem to start"})) == ""
-    r = run_hook("Stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                          "last_assistant_message": "The server starts now."})
+    assert (
+        context_of(
+            run_hook(
+                "UserPromptSubmit",
+                {**base, "hook_event_name": "UserPromptSubmit", "prompt": "mix phx.server doesnt seem to start"},
+            )
+        )
+        == ""
+    )
+    r = run_hook(
+        "Stop",
+        {
+            **base,
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "last_assistant_message": "The server starts now.",
+        },
+    )
     assert r.returncode == 0 and r.stdout == b""
     ids = wait_for(lambda: episode_ids(data_dir), timeout=90)
     assert len(ids) == 1
     assert daemon_pid(data_dir)  # the hooks started the daemon by themselves
 
     s2 = {"session_id": "session-two", "transcript_path": str(tmp_path / "t" / "s2.jsonl"), "cwd": str(repo)}
-    related = context_of(run_hook("user-prompt-submit", {**s2, "prompt": "the phoenix server won't start with "
-                                                                          "mix phx.server again"}))
+    related = context_of(
+        run_hook("user-prompt-submit", {**s2, "prompt": "the phoenix server won't start with mix phx.server again"})
+    )
     assert ids[0][:8] in related and "phx.server" in related
     assert related.startswith("<tempera-memory>")
-    unrelated = context_of(run_hook("user-prompt-submit", {**s2, "session_id": "session-three",
-                                                             "prompt": "write a haiku about autumn leaves"}))
+    unrelated = context_of(
+        run_hook(
+            "user-prompt-submit", {**s2, "session_id": "session-three", "prompt": "write a haiku about autumn leaves"}
+        )
+    )
     assert unrelated == ""
 
     twin = tmp_path / "elsewhere" / "spotter"
     (twin / ".git").mkdir(parents=True)
-    other = context_of(run_hook("user-prompt-submit", {"session_id": "s4", "cwd": str(twin),
-                                                       "prompt": "mix phx.server doesnt seem to start"}))
+    other = context_of(
+        run_hook(
+            "user-prompt-submit",
+            {"session_id": "s4", "cwd": str(twin), "prompt": "mix phx.server doesnt seem to start"},
+        )
+    )
     assert other == ""
     start = context_of(run_hook("session-start", {"session_id": "s5", "cwd": str(twin), "source": "startup"}))
     assert start == ""
@@ -69,8 +91,9 @@ def test_memory_across_sessions(data_dir: Path, tmp_path: Path) -> None:
 
 def test_stop_hook_active_does_nothing(data_dir: Path, tmp_path: Path) -> None:
     transcript = copy_transcript(TRANSCRIPTS / "spotter" / "short.jsonl", tmp_path / "s.jsonl", cwd=tmp_path)
-    r = run_hook("stop", {"session_id": "x", "transcript_path": str(transcript), "cwd": str(tmp_path),
-                          "stop_hook_active": True})
+    r = run_hook(
+        "stop", {"session_id": "x", "transcript_path": str(transcript), "cwd": str(tmp_path), "stop_hook_active": True}
+    )
     assert r.returncode == 0 and r.stdout == b""
     assert not (data_dir / "tempera.db").exists()
     assert daemon_pid(data_dir) is None

@@ -15,10 +15,26 @@ from tempera.core.memory import Memory
 from tempera.core.models import Episode, Intent, ValidityScope
 from tempera.core.project import project_for_path
 
-CONTENT_FREE = ["continue", "yes", "ok", "go on", "thanks", "do it", "y", "sounds good", "please proceed", "",
-                "   ", "?", "Thanks, looks good!", "ok, go ahead"]
-DIALOG = ("Confirm dialog: added the Yes, OK and Continue buttons so checkout can go on, and a thanks page that "
-          "says sounds good, please proceed")
+CONTENT_FREE = [
+    "continue",
+    "yes",
+    "ok",
+    "go on",
+    "thanks",
+    "do it",
+    "y",
+    "sounds good",
+    "please proceed",
+    "",
+    "   ",
+    "?",
+    "Thanks, looks good!",
+    "ok, go ahead",
+]
+DIALOG = (
+    "Confirm dialog: added the Yes, OK and Continue buttons so checkout can go on, and a thanks page that "
+    "says sounds good, please proceed"
+)
 PASSWORD = "Rotated the staging database password and updated the deploy secrets in the vault"
 
 
@@ -29,9 +45,17 @@ def repo(memory: Memory, tmp_path: Path) -> Path:
     ref = project_for_path(root)
     now = datetime.now(timezone.utc)
     for summary, age_days in [(DIALOG, 1), (PASSWORD, 365)]:
-        memory.store.add(Episode(project_id=ref.id, project_name=ref.name, project_path=ref.path, summary=summary,
-                                 created_at=now - timedelta(days=age_days),
-                                 intent=Intent(extracted=summary, scope=ValidityScope.parse("project"))), ref)
+        memory.store.add(
+            Episode(
+                project_id=ref.id,
+                project_name=ref.name,
+                project_path=ref.path,
+                summary=summary,
+                created_at=now - timedelta(days=age_days),
+                intent=Intent(extracted=summary, scope=ValidityScope.parse("project")),
+            ),
+            ref,
+        )
     return root
 
 
@@ -46,14 +70,20 @@ def path(request: pytest.FixtureRequest, data_dir: Path, start_daemon: Callable[
 
 
 def prompt_context(repo: Path, session: str, prompt: str) -> str:
-    return context_of(run_hook("user-prompt-submit", {"session_id": session, "cwd": str(repo), "prompt": prompt,
-                                                      "hook_event_name": "UserPromptSubmit"}))
+    return context_of(
+        run_hook(
+            "user-prompt-submit",
+            {"session_id": session, "cwd": str(repo), "prompt": prompt, "hook_event_name": "UserPromptSubmit"},
+        )
+    )
 
 
 def test_content_free_prompts_inject_nothing_and_real_ones_still_do(repo: Path, path: str) -> None:
     for i, prompt in enumerate(CONTENT_FREE):
         assert prompt_context(repo, f"{path}-{i}", prompt) == "", (path, prompt)
-    assert "Continue buttons" in prompt_context(repo, f"{path}-real", "the checkout continue button in the confirm "
-                                                                        "dialog does nothing")
-    assert "staging database password" in prompt_context(repo, f"{path}-old", "rotate the staging database "
-                                                                                "password again")
+    assert "Continue buttons" in prompt_context(
+        repo, f"{path}-real", "the checkout continue button in the confirm dialog does nothing"
+    )
+    assert "staging database password" in prompt_context(
+        repo, f"{path}-old", "rotate the staging database password again"
+    )

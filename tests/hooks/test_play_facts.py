@@ -30,22 +30,42 @@ def test_constraint_from_one_session_reaches_the_next(data_dir: Path, tmp_path: 
     path = tmp_path / "t" / "s1.jsonl"
     w = SessionWriter(path, session_id="facts-one", cwd=str(repo), start=datetime(2026, 11, 2, 9, tzinfo=timezone.utc))
     w.prompt("Never use MySQL in this service, we standardised on Postgres. Add the orders table.")
-    w.tool("Write", {"file_path": str(repo / "migrations" / "001_orders.sql"), "content": "create table orders();"},
-           "File created")
+    w.tool(
+        "Write",
+        {"file_path": str(repo / "migrations" / "001_orders.sql"), "content": "create table orders();"},
+        "File created",
+    )
     w.say("Added the orders table migration for Postgres.")
-    r = run_hook("stop", {"session_id": "facts-one", "transcript_path": str(path), "cwd": str(repo),
-                          "stop_hook_active": False})
+    r = run_hook(
+        "stop", {"session_id": "facts-one", "transcript_path": str(path), "cwd": str(repo), "stop_hook_active": False}
+    )
     assert r.returncode == 0 and r.stdout == b""
     wait_for(lambda: facts_count(data_dir) > 0, timeout=90)
 
-    ctx = context_of(run_hook("user-prompt-submit", {"session_id": "facts-two", "cwd": str(repo),
-                                                     "prompt": "could we move the reporting tables to mysql?"}))
+    ctx = context_of(
+        run_hook(
+            "user-prompt-submit",
+            {"session_id": "facts-two", "cwd": str(repo), "prompt": "could we move the reporting tables to mysql?"},
+        )
+    )
     assert "Tempera facts" in ctx and "Never use MySQL" in ctx
-    again = context_of(run_hook("user-prompt-submit", {"session_id": "facts-two", "cwd": str(repo),
-                                                       "prompt": "mysql for reporting, yes or no?"}))
+    again = context_of(
+        run_hook(
+            "user-prompt-submit",
+            {"session_id": "facts-two", "cwd": str(repo), "prompt": "mysql for reporting, yes or no?"},
+        )
+    )
     assert "Never use MySQL" not in again  # not repeated within the session
     elsewhere = tmp_path / "elsewhere" / "shop"  # the same name at another path: another project
     (elsewhere / ".git").mkdir(parents=True)
-    other = context_of(run_hook("user-prompt-submit", {"session_id": "facts-three", "cwd": str(elsewhere),
-                                                       "prompt": "could we move the reporting tables to mysql?"}))
+    other = context_of(
+        run_hook(
+            "user-prompt-submit",
+            {
+                "session_id": "facts-three",
+                "cwd": str(elsewhere),
+                "prompt": "could we move the reporting tables to mysql?",
+            },
+        )
+    )
     assert "Never use MySQL" not in other

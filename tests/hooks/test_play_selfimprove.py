@@ -25,8 +25,16 @@ def count(data_dir: Path, sql: str) -> int:
 
 
 def stop(transcript: Path, repo: Path) -> None:
-    r = run_hook("stop", {"session_id": session_of(transcript), "transcript_path": str(transcript),
-                          "cwd": str(repo), "hook_event_name": "Stop", "stop_hook_active": False})
+    r = run_hook(
+        "stop",
+        {
+            "session_id": session_of(transcript),
+            "transcript_path": str(transcript),
+            "cwd": str(repo),
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+        },
+    )
     assert r.returncode == 0 and r.stdout == b""
 
 
@@ -52,6 +60,10 @@ def test_corrections_and_ask_back_reach_the_next_session(data_dir: Path, tmp_pat
     again = context_of(run_hook("session-start", {"session_id": "next", "cwd": str(repo), "source": "resume"}))
     assert again == "" or "wrong_convention" not in again  # nothing repeated within the session
 
-    prompt = context_of(run_hook("user-prompt-submit", {"session_id": "other", "cwd": str(repo),
-                                                        "prompt": "add a --verbose flag to src/webshop/cli.py"}))
+    prompt = context_of(
+        run_hook(
+            "user-prompt-submit",
+            {"session_id": "other", "cwd": str(repo), "prompt": "add a --verbose flag to src/webshop/cli.py"},
+        )
+    )
     assert "src/webshop/cli.py" in prompt and ("wrong_convention" in prompt or "wrong convention" in prompt)

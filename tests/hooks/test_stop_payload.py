@@ -29,12 +29,15 @@ def _payloads() -> list[dict[str, Any]]:
 def test_stop_job_payload_holds_only_what_capture_needs(data_dir: Path, tmp_path: Path, start_daemon: Any) -> None:
     """Relayed to the daemon, which queues the job itself; and through `tempera-hook`, which queues it with the
     stdlib driver."""
-    stop = {"cwd": str(tmp_path), "hook_event_name": "Stop", "stop_hook_active": False,
-            "last_assistant_message": MESSAGE}
+    stop = {
+        "cwd": str(tmp_path),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": MESSAGE,
+    }
     start_daemon()
     run_hook("stop", {**stop, "session_id": "warm", "transcript_path": str(tmp_path / "warm.jsonl")})
-    run_hook("stop", {**stop, "session_id": "cold", "transcript_path": str(tmp_path / "cold.jsonl")},
-             command=ENTRY)
+    run_hook("stop", {**stop, "session_id": "cold", "transcript_path": str(tmp_path / "cold.jsonl")}, command=ENTRY)
     payloads = wait_for(lambda: len(found := _payloads()) == 2 and found)
     assert [sorted(p) for p in payloads] == [["session_id", "transcript_path"]] * 2
     assert b"Tr0ub4dor" not in stored_bytes(data_dir)
@@ -48,9 +51,17 @@ def test_stop_capture_through_the_daemon_stores_no_secret(data_dir: Path, tmp_pa
     s = SessionWriter(tmp_path / "5ec0e700-0000-4000-8000-0000000000f1.jsonl", cwd=str(project))
     plant_in_session(s)
     start_daemon()
-    run_hook("stop", {"cwd": str(project), "hook_event_name": "Stop", "stop_hook_active": False,
-                      "session_id": s.session_id, "transcript_path": str(s.path),
-                      "last_assistant_message": " ".join(t for _, t, _ in SECRETS)})
+    run_hook(
+        "stop",
+        {
+            "cwd": str(project),
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "session_id": s.session_id,
+            "transcript_path": str(s.path),
+            "last_assistant_message": " ".join(t for _, t, _ in SECRETS),
+        },
+    )
 
     def captured() -> bool:
         with Memory(use_model=False) as mem:
@@ -72,9 +83,13 @@ def test_jobs_queued_by_older_hooks_lose_the_message(tmp_path: Path) -> None:
     names = [name for name, _ in MIGRATIONS]
     path = tmp_path / "old.db"
     db = connect(path, migrate=False)
-    apply_migrations(db, MIGRATIONS[:names.index("core.067_capture_jobs_needed_fields")])
-    jobs.enqueue(db.conn, "capture", {"session_id": "s", "transcript_path": "/t.jsonl", "cwd": "/w",
-                                      "last_assistant_message": MESSAGE}, dedupe_key="capture:/t.jsonl")
+    apply_migrations(db, MIGRATIONS[: names.index("core.067_capture_jobs_needed_fields")])
+    jobs.enqueue(
+        db.conn,
+        "capture",
+        {"session_id": "s", "transcript_path": "/t.jsonl", "cwd": "/w", "last_assistant_message": MESSAGE},
+        dedupe_key="capture:/t.jsonl",
+    )
     db.close()
     with Memory(use_model=False, db_path=path) as mem:
         [(payload,)] = mem.db.query("SELECT payload FROM jobs")

@@ -14,4 +14,3 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     return h
-

@@ -10,19 +10,26 @@ from pathlib import Path
 from typing import Any
 from tests.support.cli import tempera
 
-SETTINGS = json.dumps({
-    "$schema": "https://json.schemastore.org/claude-code-settings.json",
-    "model": "opus",
-    "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
-    "env": {"GREETING": "café"},
-    "hooks": {
-        "SessionStart": [{"matcher": "", "hooks": [{"type": "command", "command": "~/bin/greet.sh"}]}],
-        "Stop": [{"hooks": [{"type": "command", "command": "notify-send 'Claude is done'", "timeout": 5}]}],
-        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
-        "Notification": [],
-    },
-    "statusLine": {"type": "command", "command": "status.sh"},
-}, indent=2, ensure_ascii=False) + "\n"
+SETTINGS = (
+    json.dumps(
+        {
+            "$schema": "https://json.schemastore.org/claude-code-settings.json",
+            "model": "opus",
+            "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
+            "env": {"GREETING": "café"},
+            "hooks": {
+                "SessionStart": [{"matcher": "", "hooks": [{"type": "command", "command": "~/bin/greet.sh"}]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "notify-send 'Claude is done'", "timeout": 5}]}],
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+                "Notification": [],
+            },
+            "statusLine": {"type": "command", "command": "status.sh"},
+        },
+        indent=2,
+        ensure_ascii=False,
+    )
+    + "\n"
+)
 
 # the way Claude Code writes ~/.claude.json: 2-space indent, no trailing newline; plus hand-made oddities
 CLAUDE_JSON = """{

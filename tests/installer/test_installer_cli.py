@@ -49,8 +49,13 @@ def test_install_merges_into_existing_settings(settings: Path, claude_json: Path
     assert foreign_commands(before) <= {(e, c) for e, cs in commands.items() for c in cs}
     session_group = doc["hooks"]["SessionStart"][0]["hooks"]
     assert [h["command"] for h in session_group] == ["~/bin/greet.sh"]  # the user's own group is as it was
-    for event, verb in (("SessionStart", "session-start"), ("UserPromptSubmit", "user-prompt-submit"),
-                        ("Stop", "stop"), ("PreCompact", "pre-compact"), ("SessionEnd", "session-end")):
+    for event, verb in (
+        ("SessionStart", "session-start"),
+        ("UserPromptSubmit", "user-prompt-submit"),
+        ("Stop", "stop"),
+        ("PreCompact", "pre-compact"),
+        ("SessionEnd", "session-end"),
+    ):
         ours = [h for g in doc["hooks"][event] for h in g["hooks"] if h.get("args", [""])[-1] == verb]
         assert len(ours) == 1 and ours[0]["timeout"] == 10 and ours[0]["type"] == "command"
         python, (*flags, relay, _) = ours[0]["command"], ours[0]["args"]  # exec form: no shell in between
@@ -101,7 +106,7 @@ def test_mode_kept_and_backup_written(settings: Path, claude_json: Path) -> None
     assert stat.S_IMODE(claude_json.stat().st_mode) == 0o600
     [backup] = backups(settings)
     assert backup.read_text() == SETTINGS and stat.S_IMODE(backup.stat().st_mode) == 0o640
-    assert backup.name[len("settings.json.tempera-backup-"):][8] == "T" and str(backup) in out
+    assert backup.name[len("settings.json.tempera-backup-") :][8] == "T" and str(backup) in out
     assert backups(claude_json)[0].read_text() == CLAUDE_JSON
     assert not list(settings.parent.glob(".settings.json.tempera-*"))  # no temp file left behind
 
@@ -149,8 +154,10 @@ def test_read_only_directory_is_a_clean_error(settings: Path, claude_json: Path)
             directory.chmod(0o700)
     else:
         d = shlex.quote(str(directory))
-        script = (f"mount --bind {d} {d} && mount -o remount,bind,ro {d} && "
-                  f"exec {shlex.quote(sys.executable)} -m tempera.cli install")
+        script = (
+            f"mount --bind {d} {d} && mount -o remount,bind,ro {d} && "
+            f"exec {shlex.quote(sys.executable)} -m tempera.cli install"
+        )
         r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and r.stderr.startswith(f"Error: cannot write {settings}: "), r.stderr
     assert settings.read_text() == SETTINGS and claude_json.read_text() == CLAUDE_JSON
@@ -185,8 +192,13 @@ def test_fresh_home_then_uninstall(home: Path) -> None:
     out = ok("install")
     assert out.count("created") == 2
     settings, state = home / ".claude" / "settings.json", home / ".claude.json"
-    assert set(json.loads(settings.read_text())["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact",
-                                                         "SessionEnd"}
+    assert set(json.loads(settings.read_text())["hooks"]) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "PreCompact",
+        "SessionEnd",
+    }
     assert list(json.loads(state.read_text())["mcpServers"]) == ["tempera"]
     ok("uninstall")
     assert settings.read_text() == state.read_text() == "{}\n"
@@ -224,10 +236,20 @@ def test_claude_config_dir_replaces_dot_claude(home: Path, tmp_path: Path) -> No
 
 
 def test_outdated_entry_updated_in_place(home: Path) -> None:
-    old = {"hooks": {"Stop": [{"matcher": "", "hooks": [
-        {"type": "command", "command": "notify-send done"},
-        {"type": "command", "command": "/old/venv/bin/tempera-hook stop", "timeout": 30},
-        {"type": "command", "command": "/older/bin/tempera-hook stop"}]}]}}
+    old = {
+        "hooks": {
+            "Stop": [
+                {
+                    "matcher": "",
+                    "hooks": [
+                        {"type": "command", "command": "notify-send done"},
+                        {"type": "command", "command": "/old/venv/bin/tempera-hook stop", "timeout": 30},
+                        {"type": "command", "command": "/older/bin/tempera-hook stop"},
+                    ],
+                }
+            ]
+        }
+    }
     path = write(home / ".claude" / "settings.json", json.dumps(old, indent=2) + "\n")
     ok("install")
     [group] = json.loads(path.read_text())["hooks"]["Stop"]
@@ -275,8 +297,10 @@ def run_with_read_only_home(home: Path, *args: str) -> subprocess.CompletedProce
             home.chmod(0o700)
     h, c = shlex.quote(str(home)), shlex.quote(str(claude))
     cmd = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "tempera.cli", *args])
-    script = (f"mount --bind {h} {h} && mount -o remount,bind,ro {h} && "
-              f"mount --bind {c} {c} && mount -o remount,bind,rw {c} && exec {cmd}")
+    script = (
+        f"mount --bind {h} {h} && mount -o remount,bind,ro {h} && "
+        f"mount --bind {c} {c} && mount -o remount,bind,rw {c} && exec {cmd}"
+    )
     return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
 
 

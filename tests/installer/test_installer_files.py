@@ -63,17 +63,25 @@ def test_status_before_and_after_install(home: Path) -> None:
     assert not installed_status("user")["hooks"]["Stop"]["present"]
 
 
-def test_status_reports_missing_executables_and_broken_files(home: Path, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_reports_missing_executables_and_broken_files(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
-        {"type": "command", "command": f"{tmp_path}/gone/tempera-hook stop"}]}]}}))
+    settings.write_text(
+        json.dumps(
+            {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"{tmp_path}/gone/tempera-hook stop"}]}]}}
+        )
+    )
     (home / ".claude.json").write_text('{"mcpServers": {"tempera": {"command": "tempera-mcp"}}}')
     monkeypatch.setenv("PATH", str(tmp_path))  # the plugin form's bare name is looked up on PATH
     status = installed_status("user")
-    assert status["hooks"]["Stop"] == {"present": True, "command": f"{tmp_path}/gone/tempera-hook stop",
-                                       "executable": f"{tmp_path}/gone/tempera-hook", "executable_ok": False}
+    assert status["hooks"]["Stop"] == {
+        "present": True,
+        "command": f"{tmp_path}/gone/tempera-hook stop",
+        "executable": f"{tmp_path}/gone/tempera-hook",
+        "executable_ok": False,
+    }
     assert status["mcp"]["present"] and status["mcp"]["executable"] is None and not status["ok"]
     settings.write_text("{broken")
     status = installed_status("user")

@@ -70,12 +70,15 @@ def test_duplicate_key_edits_the_one_parsers_read() -> None:
     assert out == '{"a": 1, "a": 3}' and json.loads(out) == {"a": 3}
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"a": }', "is not valid JSON (Expecting value at line 1 column 7)"),
-    ("[]", "must hold a JSON object, not an array"),
-    ("null", "must hold a JSON object, not null"),
-    ("", "is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": }', "is not valid JSON (Expecting value at line 1 column 7)"),
+        ("[]", "must hold a JSON object, not an array"),
+        ("null", "must hold a JSON object, not null"),
+        ("", "is not valid JSON"),
+    ],
+)
 def test_load_object_refuses(text: str, message: str) -> None:
     with pytest.raises(InvalidInput, match="nothing was changed") as err:
         load_object(text, "/x/settings.json")

@@ -14,8 +14,9 @@ from tests.conftest import REPO
 
 @pytest.mark.parametrize("name", list(pluginfiles.FILES))
 def test_files_are_generated(name: str) -> None:
-    assert (REPO / name).read_text(encoding="utf-8") == pluginfiles.render(name), \
+    assert (REPO / name).read_text(encoding="utf-8") == pluginfiles.render(name), (
         f"{name} is stale: python -m tempera.installer.pluginfiles"
+    )
 
 
 def test_every_event_and_the_server_go_through_the_launcher() -> None:
@@ -38,5 +39,6 @@ def test_the_launcher_needs_only_the_standard_library() -> None:
     tree = ast.parse((REPO / "tempera" / "installer" / "plugin_launcher.py").read_text(encoding="utf-8"))
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {"__future__", "fcntl", "hashlib", "os", "shutil", "subprocess", "sys", "time",
-                        "traceback"}, imported
+    assert imported <= {"__future__", "fcntl", "hashlib", "os", "shutil", "subprocess", "sys", "time", "traceback"}, (
+        imported
+    )

@@ -26,9 +26,14 @@ def plugin_data(tmp_path: Path) -> Path:
 
 
 def launch(data: Path, verb: str, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-I", "-S", *flags, str(LAUNCHER), str(REPO), str(data), verb],
-                          input='{"hook_event_name": "Stop"}', capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "TEMPERA_DISABLE": "1"})  # the relay then answers nothing at once
+    return subprocess.run(
+        [sys.executable, "-I", "-S", *flags, str(LAUNCHER), str(REPO), str(data), verb],
+        input='{"hook_event_name": "Stop"}',
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TEMPERA_DISABLE": "1"},
+    )  # the relay then answers nothing at once
 
 
 def test_a_ready_venv_runs_the_relay_importing_only_os_and_sys(plugin_data: Path) -> None:

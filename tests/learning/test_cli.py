@@ -39,11 +39,16 @@ def test_prune_is_a_dry_run_unless_executed_and_respects_min_retrievals(book: Bo
 
 
 def test_explain_trends_propagate_decay_review(book: Book) -> None:
-    memo = book.add("Fixed the login redirect loop by validating return_url with is_safe_redirect()",
-                    modified=["auth/middleware.py"], session="s0", at=-2)
+    memo = book.add(
+        "Fixed the login redirect loop by validating return_url with is_safe_redirect()",
+        modified=["auth/middleware.py"],
+        session="s0",
+        at=-2,
+    )
     book.inject("s1", memo)
-    turn = book.add("Called is_safe_redirect() in the middleware", session="s1", outcome="success",
-                    modified=["auth/middleware.py"])
+    turn = book.add(
+        "Called is_safe_redirect() in the middleware", session="s1", outcome="success", modified=["auth/middleware.py"]
+    )
     apply_implicit_feedback(book.memory, "s1", turn)
     data = invoke("explain", memo.id[:8])
     assert data["utility"] == pytest.approx(1.7 / 2.7, abs=1e-4) and data["evidence"][0]["source"] == "implicit"
@@ -59,8 +64,10 @@ def test_explain_trends_propagate_decay_review(book: Book) -> None:
 
 
 def test_domain_errors_are_one_line(data_dir) -> None:
-    for args in (["explain", "0123456789ab"], ["prune", "--older-than", "1", "--min-utility", "0.2",
-                                                "--project", "no-such-project"],
-                 ["advance-verification", "--all", "--episode", "0123456789ab"]):
+    for args in (
+        ["explain", "0123456789ab"],
+        ["prune", "--older-than", "1", "--min-utility", "0.2", "--project", "no-such-project"],
+        ["advance-verification", "--all", "--episode", "0123456789ab"],
+    ):
         r = tempera(*args, timeout=120)
         assert r.returncode == 1 and r.stderr.startswith("Error:") and "Traceback" not in r.stderr, (args, r.stderr)

@@ -45,8 +45,10 @@ def test_merge_keeps_both_histories_and_never_downgrades(book: Book) -> None:
     assert book.rows(failed) == []  # derived rows dropped: the next propagation pass recomputes them
     assert kept.utility.value == book.utility(worked) == (1 + 2) / (2 + 3)
     db = book.memory.db
-    assert db.one("SELECT relationship FROM episode_links WHERE src_id = ? AND dst_id = ?",
-                  (failed.id, worked.id))[0] == "consolidated"
+    assert (
+        db.one("SELECT relationship FROM episode_links WHERE src_id = ? AND dst_id = ?", (failed.id, worked.id))[0]
+        == "consolidated"
+    )
     assert book.memory.store.get(failed.id).summary == A  # the absorbed episode is still stored, unchanged
     hits = [h.episode.id for h in book.memory.retrieve("redirect loop return URL", project=str(book.root))]
     assert hits[0] == worked.id and failed.id not in hits

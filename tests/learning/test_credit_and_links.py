@@ -64,8 +64,13 @@ def test_learn_from_capture_runs_every_step(book: Book) -> None:
     tip = book.add("Use pytest --lf to rerun only the failing tests", at=-48, commands=["pytest --lf -x"])
     book.inject("s9", tip)
     step = book.add("Ran the failing payments tests", at=-0.2, session="s9")
-    turn = book.add("Reran with pytest --lf -x; all tests pass now", at=0, session="s9", outcome="success",
-                    commands=["pytest --lf -x"])
+    turn = book.add(
+        "Reran with pytest --lf -x; all tests pass now",
+        at=0,
+        session="s9",
+        outcome="success",
+        commands=["pytest --lf -x"],
+    )
     done = learn_from_capture(book.memory, turn)
     assert [link.relationship for link in done.links] == ["continuation"]
     assert [r.episode_id for r in done.temporal] == [step.id]

@@ -19,8 +19,12 @@ def test_citing_the_id_is_use(book: Book) -> None:
 
 def test_same_file_and_distinctive_phrase_is_use(book: Book) -> None:
     memory = book.add(FIX, modified=["auth/middleware.py"])
-    turn = book.add("Wrapped the next parameter in is_safe_redirect() before redirecting", outcome="success",
-                    modified=[str(book.root / "auth" / "middleware.py")], prompt="users loop on the login page")
+    turn = book.add(
+        "Wrapped the next parameter in is_safe_redirect() before redirecting",
+        outcome="success",
+        modified=[str(book.root / "auth" / "middleware.py")],
+        prompt="users loop on the login page",
+    )
     verdict = score_injection_use(memory, turn)
     assert verdict.used, verdict
     assert {r.split(":")[0] for r in verdict.reasons} == {"modified the same file", "repeated a distinctive phrase"}
@@ -28,19 +32,27 @@ def test_same_file_and_distinctive_phrase_is_use(book: Book) -> None:
 
 def test_overlap_that_only_echoes_the_prompt_is_not_use(book: Book) -> None:
     memory = book.add(FIX, modified=["auth/middleware.py"])
-    turn = book.add("Looked at is_safe_redirect() and return_url, then changed the CSS of the login button",
-                    prompt="is is_safe_redirect() still used for return_url?", modified=["static/login.css"])
+    turn = book.add(
+        "Looked at is_safe_redirect() and return_url, then changed the CSS of the login button",
+        prompt="is is_safe_redirect() still used for return_url?",
+        modified=["static/login.css"],
+    )
     verdict = score_injection_use(memory, turn)
     assert not verdict.used and verdict.score == 0
 
 
 def test_same_error_and_command_is_use(book: Book) -> None:
-    memory = book.add("ECONNREFUSED on startup: wait for the Postgres healthcheck",
-                      commands=["docker compose up -d db"],
-                      errors=[("connect ECONNREFUSED 127.0.0.1:5432", "econnrefused-5432")])
-    turn = book.add("Started the database first, then the API came up", outcome="success",
-                    commands=["docker compose up -d db", "ls"],
-                    errors=[("Error: connect ECONNREFUSED 127.0.0.1:5432", "econnrefused-5432")])
+    memory = book.add(
+        "ECONNREFUSED on startup: wait for the Postgres healthcheck",
+        commands=["docker compose up -d db"],
+        errors=[("connect ECONNREFUSED 127.0.0.1:5432", "econnrefused-5432")],
+    )
+    turn = book.add(
+        "Started the database first, then the API came up",
+        outcome="success",
+        commands=["docker compose up -d db", "ls"],
+        errors=[("Error: connect ECONNREFUSED 127.0.0.1:5432", "econnrefused-5432")],
+    )
     verdict = score_injection_use(memory, turn)
     assert verdict.used and verdict.score >= 1.0
 
@@ -49,8 +61,13 @@ def test_verdicts_become_evidence_and_injections_are_marked(book: Book) -> None:
     used = book.add(FIX, modified=["auth/middleware.py"])
     ignored = book.add("Added keyset pagination to the orders API endpoint", modified=["api/orders.py"])
     book.inject("s1", used, ignored)
-    turn = book.add("Called is_safe_redirect() on return_url in the middleware", session="s1", outcome="success",
-                    modified=["auth/middleware.py"], prompt="login keeps looping")
+    turn = book.add(
+        "Called is_safe_redirect() on return_url in the middleware",
+        session="s1",
+        outcome="success",
+        modified=["auth/middleware.py"],
+        prompt="login keeps looping",
+    )
     results = {r.episode_id: r for r in apply_implicit_feedback(book.memory, "s1", turn)}
     assert results[used.id].signal == "helpful" and results[used.id].weight == 0.7
     assert results[ignored.id].signal == "unhelpful" and results[ignored.id].weight == 0.05
@@ -69,8 +86,12 @@ def test_verdicts_become_evidence_and_injections_are_marked(book: Book) -> None:
 def test_used_then_corrected_is_unhelpful(book: Book) -> None:
     memory = book.add(FIX, modified=["auth/middleware.py"])
     book.inject("s2", memory)
-    turn = book.add("Added is_safe_redirect() to the middleware again", session="s2", outcome="success",
-                    modified=["auth/middleware.py"])
+    turn = book.add(
+        "Added is_safe_redirect() to the middleware again",
+        session="s2",
+        outcome="success",
+        modified=["auth/middleware.py"],
+    )
     [result] = apply_implicit_feedback(book.memory, "s2", turn, corrected=True)
     assert (result.signal, result.weight) == ("unhelpful", 0.7)
     assert book.utility(memory) < 0.5
@@ -79,8 +100,12 @@ def test_used_then_corrected_is_unhelpful(book: Book) -> None:
 def test_used_without_success_gives_no_evidence(book: Book) -> None:
     memory = book.add(FIX, modified=["auth/middleware.py"])
     book.inject("s3", memory)
-    turn = book.add("Tried is_safe_redirect() in the middleware; still looping", session="s3", outcome="failure",
-                    modified=["auth/middleware.py"])
+    turn = book.add(
+        "Tried is_safe_redirect() in the middleware; still looping",
+        session="s3",
+        outcome="failure",
+        modified=["auth/middleware.py"],
+    )
     [result] = apply_implicit_feedback(book.memory, "s3", turn)
     assert result.verdict.used and result.signal is None
     assert book.rows(memory) == [] and book.utility(memory) == 0.5
@@ -91,8 +116,9 @@ def test_a_later_correction_turns_the_verdict(book: Book) -> None:
 
     memory = book.add(FIX, modified=["auth/middleware.py"])
     book.inject("s4", memory)
-    turn = book.add("Added is_safe_redirect() to the middleware", session="s4", outcome="success",
-                    modified=["auth/middleware.py"])
+    turn = book.add(
+        "Added is_safe_redirect() to the middleware", session="s4", outcome="success", modified=["auth/middleware.py"]
+    )
     apply_implicit_feedback(book.memory, "s4", turn)
     assert book.utility(memory) > 0.5
     assert apply_correction(book.memory, turn) == [memory.id]  # the user's next prompt said it was wrong
@@ -107,8 +133,12 @@ def test_ignored_then_used_later_in_the_session_is_rewritten_not_stacked(book: B
     book.inject("s5", memory)
     first = book.add("Cleared the browser cache", session="s5", outcome="success")
     second = book.add("Still looping, so I refreshed the cookie settings", session="s5", outcome="failure")
-    third = book.add("Wrapped next in is_safe_redirect() in the middleware", session="s5", outcome="success",
-                     modified=["auth/middleware.py"])
+    third = book.add(
+        "Wrapped next in is_safe_redirect() in the middleware",
+        session="s5",
+        outcome="success",
+        modified=["auth/middleware.py"],
+    )
     assert [r.signal for r in apply_implicit_feedback(book.memory, "s5", first)] == ["unhelpful"]
     assert [r.signal for r in apply_implicit_feedback(book.memory, "s5", second)] == [None]  # no second penalty
     assert len(book.rows(memory)) == 1
@@ -121,19 +151,28 @@ def test_ignored_then_used_later_in_the_session_is_rewritten_not_stacked(book: B
     assert apply_implicit_feedback(book.memory, "s5", third) == []  # used: nothing left to judge
 
 
-
-def judged_in_busy_project(book: Book, memory_commands: list[str], turn_commands: list[str],
-                           shared_file: str | None = None) -> ImplicitResult:
+def judged_in_busy_project(
+    book: Book, memory_commands: list[str], turn_commands: list[str], shared_file: str | None = None
+) -> ImplicitResult:
     """Six earlier episodes ran the project's checks (`mise run test`, `mise run lint`); then one injected memory
     is judged against a successful turn."""
     for i in range(6):
-        book.add(f"Routine change {i} to the cli, then ran the checks", commands=["mise run test", "mise run lint"],
-                 modified=[f"cmd/cli/part{i}.go"])
-    memory = book.add("Renamed the checkpoint store", commands=memory_commands,
-                      modified=[shared_file or "cmd/cli/checkpoint.go"])
+        book.add(
+            f"Routine change {i} to the cli, then ran the checks",
+            commands=["mise run test", "mise run lint"],
+            modified=[f"cmd/cli/part{i}.go"],
+        )
+    memory = book.add(
+        "Renamed the checkpoint store", commands=memory_commands, modified=[shared_file or "cmd/cli/checkpoint.go"]
+    )
     book.inject("s1", memory)
-    turn = book.add("Added a flag to the status command", session="s1", outcome="success", commands=turn_commands,
-                    modified=[shared_file or "cmd/cli/status.go"])
+    turn = book.add(
+        "Added a flag to the status command",
+        session="s1",
+        outcome="success",
+        commands=turn_commands,
+        modified=[shared_file or "cmd/cli/status.go"],
+    )
     [result] = apply_implicit_feedback(book.memory, "s1", turn)
     return result
 

@@ -19,8 +19,10 @@ PAGING = "Added keyset pagination to the orders API endpoint"  # ~0.1 to all
 @pytest.fixture
 def graph(book: Book) -> dict[str, object]:
     book.memory.config.bellman.propagation_threshold = 0.6  # LOOP-EXPIRED and EXPIRED-REFRESH are edges
-    return {name: book.add(text) for name, text in
-            (("loop", LOOP), ("expired", EXPIRED), ("refresh", REFRESH), ("paging", PAGING))}
+    return {
+        name: book.add(text)
+        for name, text in (("loop", LOOP), ("expired", EXPIRED), ("refresh", REFRESH), ("paging", PAGING))
+    }
 
 
 def _feedback(book: Book, ep: object, signal: str, times: int) -> None:

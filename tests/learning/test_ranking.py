@@ -32,8 +32,9 @@ def ranking(book: Book, query: str = QUERY, mode: str | None = None) -> list[str
 
 def votes_long_ago(book: Book, ep: Episode, days: float) -> None:
     """The helpful votes were given `days` ago: freshness counts from then, as if the votes were that old."""
-    book.memory.db.execute("UPDATE episodes SET last_useful_at = ? WHERE id = ?",
-                           ((NOW - timedelta(days=days)).isoformat(), ep.id))
+    book.memory.db.execute(
+        "UPDATE episodes SET last_useful_at = ? WHERE id = ?", ((NOW - timedelta(days=days)).isoformat(), ep.id)
+    )
 
 
 @pytest.fixture
@@ -74,11 +75,18 @@ def test_fresh_beats_stale_of_equal_relevance_without_evidence(book: Book) -> No
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
 def test_a_year_old_project_episode_still_ranks_when_it_is_the_only_relevant_one(book: Book, mode: str) -> None:
-    old = book.add("Rotated the staging database password and updated the deploy secrets in the vault",
-                   at=-24 * 365, scope="project")
-    for i, summary in enumerate(["Updated the staging database connection string in the deploy config",
-                                 "Changed the staging database backup schedule to nightly",
-                                 "Rotated the TLS certificate on the staging load balancer"]):
+    old = book.add(
+        "Rotated the staging database password and updated the deploy secrets in the vault",
+        at=-24 * 365,
+        scope="project",
+    )
+    for i, summary in enumerate(
+        [
+            "Updated the staging database connection string in the deploy config",
+            "Changed the staging database backup schedule to nightly",
+            "Rotated the TLS certificate on the staging load balancer",
+        ]
+    ):
         book.add(summary, at=-i)
     assert ranking(book, "rotate the staging database password", mode=mode)[0] == old.id
 
@@ -93,8 +101,12 @@ def test_implicit_use_over_sessions_lifts_one_to_the_top(book: Book) -> None:
     for n in range(3):
         session = f"s{n}"
         book.inject(session, last, prompt="this test is flaky again")
-        turn = book.add(f"Stabilised the suite ({n}) by {last.summary.split(' by ', 1)[1]}", session=session,
-                        outcome="success", modified=last.context.files_modified)
+        turn = book.add(
+            f"Stabilised the suite ({n}) by {last.summary.split(' by ', 1)[1]}",
+            session=session,
+            outcome="success",
+            modified=last.context.files_modified,
+        )
         [result] = apply_implicit_feedback(book.memory, session, turn)
         assert result.signal == "helpful", result
     assert ranking(book)[0] == last.id
@@ -125,5 +137,6 @@ def test_session_start_ranks_by_the_shared_salience(book: Book) -> None:
     weights = book.memory.config.retrieval.salience_weights()
     hits = useful_recent(book.memory.db.conn, book.project, exclude=set(), limit=3, weights=weights)
     assert [h.id for h in hits] == [old.id, fresh.id, merged.id]
-    assert useful_recent(book.memory.db.conn, book.project, exclude={old.id}, limit=1, weights=weights)[0].id \
-        == fresh.id
+    assert (
+        useful_recent(book.memory.db.conn, book.project, exclude={old.id}, limit=1, weights=weights)[0].id == fresh.id
+    )

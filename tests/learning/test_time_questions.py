@@ -29,8 +29,7 @@ def week(book: Book) -> dict[str, Episode]:
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
-def test_what_did_we_do_yesterday_names_yesterdays_work_only(book: Book, week: dict[str, Episode],
-                                                             mode: str) -> None:
+def test_what_did_we_do_yesterday_names_yesterdays_work_only(book: Book, week: dict[str, Episode], mode: str) -> None:
     got = ranking(book, "what did we do yesterday?", mode)
     assert set(got) == {week["yesterday_docs"].id, week["yesterday_ci"].id}
 
@@ -49,7 +48,7 @@ def test_the_first_time_prefers_the_earliest_of_comparably_relevant(book: Book, 
 
 
 def test_after_an_event_uses_the_events_date(book: Book, week: dict[str, Episode]) -> None:
-    """"the migration" is looked up in the store: the login fix done after it wins."""
+    """ "the migration" is looked up in the store: the login fix done after it wins."""
     assert ranking(book, "the flaky login test fix after the migration")[0] == week["login_again"].id
     assert ranking(book, "the flaky login test fix before the migration")[0] == week["login_first"].id
 

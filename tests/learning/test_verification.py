@@ -64,8 +64,9 @@ def test_recorded_commit_counts_once_it_reaches_the_default_branch(book: Book, r
 
 
 def test_without_a_commit_files_and_time_find_the_merge(book: Book, repo: Repo) -> None:
-    ep = book.add("Added rate limiting to the login view", at=-10, modified=[str(book.root / "app/login.py"),
-                                                                          "app/limits.py"])
+    ep = book.add(
+        "Added rate limiting to the login view", at=-10, modified=[str(book.root / "app/login.py"), "app/limits.py"]
+    )
     late = book.add("Tweaked the signup form", at=-200, modified=["app/signup.py"])
     repo.commit({"app/signup.py": "x\n"}, "Signup tweaks", -10)  # 190 h after `late`: outside the window
     sha = repo.commit({"app/login.py": "limit\n", "app/limits.py": "5/min\n"}, "Rate limit login", -8).hexsha
@@ -102,8 +103,7 @@ def test_a_revert_takes_the_merge_away(book: Book, repo: Repo) -> None:
 def test_manual_override_through_the_cli(book: Book, repo: Repo) -> None:
     sha = repo.commit({"app/x.py": "x\n"}, "X", -1).hexsha
     ep = book.add("Did X", commit=None)
-    tempera("advance-verification", "--episode", ep.id[:8], "--to", "merged", "--commit", sha[:7], "--json",
-            check=True)
+    tempera("advance-verification", "--episode", ep.id[:8], "--to", "merged", "--commit", sha[:7], "--json", check=True)
     assert book.memory.store.get(ep.id).outcome.commit == sha
     with pytest.raises(NotFound):
         set_state(book.memory, ep.id, "merged", commit="0123456789abcdef")

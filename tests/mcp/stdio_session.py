@@ -62,12 +62,19 @@ def _roots_callback(paths: Sequence[Path]) -> Any:
 
 
 @asynccontextmanager
-async def connect(data_dir: Path, cwd: Path, *, roots: Sequence[Path] | None = None,
-                  errlog: Path | None = None, env: dict[str, str] | None = None) -> AsyncIterator[Tempera]:
+async def connect(
+    data_dir: Path,
+    cwd: Path,
+    *,
+    roots: Sequence[Path] | None = None,
+    errlog: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[Tempera]:
     """Start the server in `cwd` on `data_dir` (with `env` on top), initialise, and yield a client (with roots,
     when given)."""
-    params = StdioServerParameters(command=SERVER[0], args=SERVER[1:], env={**server_env(data_dir), **(env or {})},
-                                   cwd=cwd)
+    params = StdioServerParameters(
+        command=SERVER[0], args=SERVER[1:], env={**server_env(data_dir), **(env or {})}, cwd=cwd
+    )
     log_path = errlog or data_dir.parent / "server-stderr.log"
     with log_path.open("a", encoding="utf-8") as log:
         async with stdio_client(params, errlog=log) as (read, write):

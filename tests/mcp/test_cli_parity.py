@@ -18,13 +18,25 @@ async def _teach(client: Tempera) -> None:
     """A failed vague turn (it leaves an ask-back), a correction and a missed question on src/auth.py."""
     captured = await client.ok("tempera_capture", {"summary": "fix it again", "outcome": "failure"})
     assert captured["ask_back"] is not None
-    await client.ok("tempera_log_correction", {
-        "category": "Validation Skipped", "description": "Trusted the return URL from the query string",
-        "correction": "Validate redirect targets against the allow-list", "files": ["src/auth.py"],
-        "episode": captured["id"][:8]})
-    await client.ok("tempera_log_should_have_asked", {
-        "trigger": "edit auth middleware", "question": "Should auth run before or after request logging?",
-        "answer": "Before", "files": ["src/auth.py"]})
+    await client.ok(
+        "tempera_log_correction",
+        {
+            "category": "Validation Skipped",
+            "description": "Trusted the return URL from the query string",
+            "correction": "Validate redirect targets against the allow-list",
+            "files": ["src/auth.py"],
+            "episode": captured["id"][:8],
+        },
+    )
+    await client.ok(
+        "tempera_log_should_have_asked",
+        {
+            "trigger": "edit auth middleware",
+            "question": "Should auth run before or after request logging?",
+            "answer": "Before",
+            "files": ["src/auth.py"],
+        },
+    )
 
 
 def _without_consumed_at(brief: dict[str, Any]) -> dict[str, Any]:

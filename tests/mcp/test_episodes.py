@@ -21,10 +21,14 @@ async def _ranked(client: Tempera) -> list[str]:
 @pytest.mark.anyio
 async def test_capture_retrieve_feedback_moves_the_rank(data_dir: Path, project_dir: Path) -> None:
     async with connect(data_dir, project_dir) as client:
-        for summary in ("Flaky checkout test fixed by freezing time with freezegun",
-                        "Flaky checkout test fixed by seeding the random generator"):
-            captured = await client.ok("tempera_capture", {"summary": summary, "task_type": "bugfix",
-                                                           "files_modified": ["tests/test_checkout.py"]})
+        for summary in (
+            "Flaky checkout test fixed by freezing time with freezegun",
+            "Flaky checkout test fixed by seeding the random generator",
+        ):
+            captured = await client.ok(
+                "tempera_capture",
+                {"summary": summary, "task_type": "bugfix", "files_modified": ["tests/test_checkout.py"]},
+            )
             assert captured["project_id"] == project_for_path(project_dir).id
         before = await _ranked(client)
         assert len(before) == 2
@@ -38,16 +42,27 @@ async def test_capture_retrieve_feedback_moves_the_rank(data_dir: Path, project_
 
 
 @pytest.mark.anyio
-async def test_retrieve_lists_shows_details_and_crosses_projects(data_dir: Path, project_dir: Path,
-                                                                 tmp_path: Path) -> None:
+async def test_retrieve_lists_shows_details_and_crosses_projects(
+    data_dir: Path, project_dir: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "billing"
     other.mkdir()
     async with connect(data_dir, project_dir) as client:
-        mine = await client.ok("tempera_capture", {"summary": "Login redirect loop fixed by validating return URLs",
-                                                   "errors_resolved": ["ERR_TOO_MANY_REDIRECTS"]})
-        await client.ok("tempera_capture", {
-            "summary": "asyncio.gather swallows cancellation unless return_exceptions is set",
-            "validity_scope": "language:python", "project": str(other)})
+        mine = await client.ok(
+            "tempera_capture",
+            {
+                "summary": "Login redirect loop fixed by validating return URLs",
+                "errors_resolved": ["ERR_TOO_MANY_REDIRECTS"],
+            },
+        )
+        await client.ok(
+            "tempera_capture",
+            {
+                "summary": "asyncio.gather swallows cancellation unless return_exceptions is set",
+                "validity_scope": "language:python",
+                "project": str(other),
+            },
+        )
 
         listed = await client.ok("tempera_retrieve", {"all": True})
         assert [e["id"] for e in listed["episodes"]] == [mine["id"]] and listed["total"] == 1
@@ -70,8 +85,9 @@ async def test_the_clients_first_root_names_the_project(data_dir: Path, project_
     elsewhere.mkdir()
     async with connect(data_dir, elsewhere, roots=[project_dir / "src", tmp_path]) as client:
         by_root = await client.ok("tempera_capture", {"summary": "Pinned numpy below 2 for the legacy pipeline"})
-        named = await client.ok("tempera_capture", {"summary": "Moved the cron jobs to systemd timers",
-                                                    "project": str(elsewhere)})
+        named = await client.ok(
+            "tempera_capture", {"summary": "Moved the cron jobs to systemd timers", "project": str(elsewhere)}
+        )
         status = await client.ok("tempera_status")
     assert by_root["project_id"] == project_for_path(project_dir).id  # the root's git checkout, like the hooks
     assert named["project_id"] == project_for_path(elsewhere).id

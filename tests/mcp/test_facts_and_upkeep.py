@@ -17,10 +17,16 @@ def _git_repo(root: Path) -> None:
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
     (root / "pkg" / "db.py").write_text("def connect():\n    return 1\n", encoding="utf-8")
-    (root / "pkg" / "api.py").write_text("from pkg.db import connect\n\n\ndef handler():\n    return connect()\n",
-                                         encoding="utf-8")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@x"}
+    (root / "pkg" / "api.py").write_text(
+        "from pkg.db import connect\n\n\ndef handler():\n    return connect()\n", encoding="utf-8"
+    )
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x",
+    }
     for command in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "first"]):
         subprocess.run(["git", *command], cwd=root, env=env, check=True, timeout=30)
 
@@ -45,11 +51,17 @@ async def test_facts_keep_their_history(data_dir: Path, project_dir: Path) -> No
         now = await client.call("tempera_query", query)
         gone = await client.ok("tempera_retract", {"facts": decision, "reason": "the order was reversed"})
         after = await client.ok("tempera_query", query)
-        then = await client.ok("tempera_query", {"query": f"[:find ?d :as-of {added['tx']} :in ?e :where "
-                                                          "[?e :description ?d]]",
-                                                 "params": {"e": ":decision/auth-order"}})
-        await client.ok("tempera_transact", {"facts": "[[:decision/vague :rationale \"no description\"]]",
-                                             "reason": "an invalid entity"})
+        then = await client.ok(
+            "tempera_query",
+            {
+                "query": f"[:find ?d :as-of {added['tx']} :in ?e :where [?e :description ?d]]",
+                "params": {"e": ":decision/auth-order"},
+            },
+        )
+        await client.ok(
+            "tempera_transact",
+            {"facts": '[[:decision/vague :rationale "no description"]]', "reason": "an invalid entity"},
+        )
         report = await client.ok("tempera_audit")
         fixed = await client.ok("tempera_audit", {"fix": True})
     assert added["added"] == 1 and again["tx"] is None
@@ -70,8 +82,7 @@ async def test_git_ingestion_runs_in_the_background(data_dir: Path, tmp_path: Pa
         started = await client.ok("tempera_ingest_git")
         await _exited(started["pid"])
         status = await client.call("tempera_ingest_status")
-        deps = await client.ok("tempera_query", {
-            "query": "[:find ?to :where [:module/pkg.api :depends-on ?to]]"})
+        deps = await client.ok("tempera_query", {"query": "[:find ?to :where [:module/pkg.api :depends-on ?to]]"})
     assert started["repository"] == str(repo.resolve())
     assert status.data and status.data["state"] == "done" and status.data["commits"] == 1
     assert status.text.startswith("Done: 1 commit(s)")
@@ -81,8 +92,10 @@ async def test_git_ingestion_runs_in_the_background(data_dir: Path, tmp_path: Pa
 @pytest.mark.anyio
 async def test_upkeep_tools_answer_for_the_project(data_dir: Path, project_dir: Path) -> None:
     async with connect(data_dir, project_dir) as client:
-        for summary in ("Fixed the login redirect by validating return URLs against the allow-list",
-                        "Fixed the login redirect by validating the return URL against an allow-list"):
+        for summary in (
+            "Fixed the login redirect by validating return URLs against the allow-list",
+            "Fixed the login redirect by validating the return URL against an allow-list",
+        ):
             ep = await client.ok("tempera_capture", {"summary": summary, "task_type": "bugfix"})
         await client.ok("tempera_feedback", {"helpful": True, "episodes": [ep["id"]]})
         status = await client.ok("tempera_status")

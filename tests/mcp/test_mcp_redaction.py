@@ -18,9 +18,15 @@ TOKEN = "ghp_" + "Zq8" * 12
 @pytest.mark.anyio
 async def test_mcp_capture_stores_no_secret(data_dir: Path, project_dir: Path) -> None:
     async with connect(data_dir, project_dir) as client:
-        captured = await client.ok("tempera_capture", {
-            "summary": f"Fixed the migration: it connects with {URL} now", "tags": ["db", TOKEN],
-            "errors_resolved": [f"auth failed for {URL}"], "alternatives_considered": [f"DB_PASSWORD={SECRET}"]})
+        captured = await client.ok(
+            "tempera_capture",
+            {
+                "summary": f"Fixed the migration: it connects with {URL} now",
+                "tags": ["db", TOKEN],
+                "errors_resolved": [f"auth failed for {URL}"],
+                "alternatives_considered": [f"DB_PASSWORD={SECRET}"],
+            },
+        )
         assert SECRET not in captured["summary"] and "[REDACTED:url_password]" in captured["summary"]
     raw = stored_bytes(data_dir)
     assert b"REDACTED" in raw

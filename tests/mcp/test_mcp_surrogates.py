@@ -19,8 +19,14 @@ class RawSession:
     """A `tempera-mcp` subprocess spoken to line by line."""
 
     def __init__(self, data_dir: Path, cwd: Path):
-        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, cwd=cwd, env=server_env(data_dir))
+        self.proc = subprocess.Popen(
+            SERVER,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+            env=server_env(data_dir),
+        )
 
     def send(self, line: str) -> None:
         assert self.proc.stdin is not None
@@ -40,8 +46,20 @@ class RawSession:
                 return message
 
     def initialize(self) -> None:
-        self.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        self.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "1"},
+                    },
+                }
+            )
+        )
         assert "result" in self.reply(0)
         self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
 
@@ -52,16 +70,20 @@ class RawSession:
 
 def _call(request_id: int, name: str, arguments_json: str) -> str:
     """A tools/call line with the arguments spliced in as raw JSON text (escapes kept as written)."""
-    return ('{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}'
-            % (request_id, name, arguments_json))
+    return '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}' % (
+        request_id,
+        name,
+        arguments_json,
+    )
 
 
 def test_a_lone_surrogate_in_tool_arguments_is_answered_repaired(data_dir: Path, project_dir: Path) -> None:
     session = RawSession(data_dir, project_dir)
     try:
         session.initialize()
-        session.send(_call(1, "tempera_capture",
-                           r'{"summary": "fix the \ud83d emoji bug in the banner", "tags": ["\udc00x"]}'))
+        session.send(
+            _call(1, "tempera_capture", r'{"summary": "fix the \ud83d emoji bug in the banner", "tags": ["\udc00x"]}')
+        )
         captured = session.reply(1)["result"]
         assert not captured.get("isError"), captured
         summary = captured["structuredContent"]["summary"]

@@ -46,8 +46,13 @@ def _session(path: Path, cwd: Path) -> None:
 def imported(data_dir: Path, project_dir: Path, tmp_path: Path) -> Path:
     path = tmp_path / "transcripts" / "9f200000-0000-4000-8000-000000000001.jsonl"
     _session(path, project_dir)
-    done = subprocess.run([sys.executable, "-m", "tempera.cli", "import", str(path), "--json"], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
+    done = subprocess.run(
+        [sys.executable, "-m", "tempera.cli", "import", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)},
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["episodes_added"] >= 4, done.stdout
     return project_dir
@@ -84,5 +89,7 @@ async def test_retrieve_withholds_orders_and_forged_markers(data_dir: Path, impo
         _assert_clean("show", shown.text, shown.data)
 
         ledger = (await _search(client, "ledger export ISO dates"))[0]
-        assert "writes ISO dates" in ledger["summary"] and "writes ISO dates" in (
-            await client.call("tempera_retrieve", {"query": "ledger export ISO dates"})).text
+        assert (
+            "writes ISO dates" in ledger["summary"]
+            and "writes ISO dates" in (await client.call("tempera_retrieve", {"query": "ledger export ISO dates"})).text
+        )

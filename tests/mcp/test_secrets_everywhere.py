@@ -30,22 +30,41 @@ def _cli(data_dir: Path, *args: str, stdin: str | None = None) -> str:
 
 
 def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
-        data_dir: Path, project_dir: Path, tmp_path: Path) -> None:
+    data_dir: Path, project_dir: Path, tmp_path: Path
+) -> None:
     assert len(SECRETS) >= 40
     s = SessionWriter(tmp_path / "t" / "5ec0e700-0000-4000-8000-000000000001.jsonl", cwd=str(project_dir))
     plant_in_session(s)
     _cli(data_dir, "import", str(s.path), "--json")
     try:
         for name, text, _ in SECRETS:
-            context_of(run_hook("user-prompt-submit", {
-                "session_id": "5ec0e700-ups", "transcript_path": str(s.path), "cwd": str(project_dir),
-                "hook_event_name": "UserPromptSubmit", "prompt": f"the {name} check fails again: {text}"},
-                env=server_env(data_dir)))
+            context_of(
+                run_hook(
+                    "user-prompt-submit",
+                    {
+                        "session_id": "5ec0e700-ups",
+                        "transcript_path": str(s.path),
+                        "cwd": str(project_dir),
+                        "hook_event_name": "UserPromptSubmit",
+                        "prompt": f"the {name} check fails again: {text}",
+                    },
+                    env=server_env(data_dir),
+                )
+            )
     finally:
         kill_daemon(data_dir)  # the hook starts one when none answers
-    _cli(data_dir, "capture", "--json", stdin=json.dumps(
-        {"summary": " ".join(t for _, t, _ in SECRETS), "project": str(project_dir),
-         "alternatives_considered": [t for _, t, _ in SECRETS]}))
+    _cli(
+        data_dir,
+        "capture",
+        "--json",
+        stdin=json.dumps(
+            {
+                "summary": " ".join(t for _, t, _ in SECRETS),
+                "project": str(project_dir),
+                "alternatives_considered": [t for _, t, _ in SECRETS],
+            }
+        ),
+    )
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
     _cli(data_dir, "export", "--format", "markdown", "-o", str(data_dir / "export.md"))
     _cli(data_dir, "backup")
@@ -59,14 +78,18 @@ def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
 async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Path) -> None:
     async with connect(data_dir, project_dir) as client:
         for name, text, _ in SECRETS:
-            await client.ok("tempera_capture", {"summary": f"the {name} check: {text}", "tags": [name],
-                                                "errors_resolved": [text]})
+            await client.ok(
+                "tempera_capture", {"summary": f"the {name} check: {text}", "tags": [name], "errors_resolved": [text]}
+            )
             await client.ok("tempera_log_correction", {"category": "secrets", "description": f"{name}: {text}"})
-            await client.ok("tempera_log_should_have_asked", {"trigger": f"{name} {text}",
-                                                               "question": f"Which {name}? {text}"})
+            await client.ok(
+                "tempera_log_should_have_asked", {"trigger": f"{name} {text}", "question": f"Which {name}? {text}"}
+            )
             if not any(c in text for c in '"\\\n'):  # EDN strings: no quote, backslash or line break to escape
-                await client.ok("tempera_transact", {"facts": f'[[:config/{name} :config/value "{text}"]]',
-                                                     "reason": f"recorded {text}"})
+                await client.ok(
+                    "tempera_transact",
+                    {"facts": f'[[:config/{name} :config/value "{text}"]]', "reason": f"recorded {text}"},
+                )
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
     _cli(data_dir, "backup")
     assert list((data_dir / "backups").glob("*.db"))

@@ -12,11 +12,28 @@ from stdio_session import connect
 
 from tempera.core.models import TASK_TYPES
 
-SEED_TOOLS = {"tempera_session_start", "tempera_brief", "tempera_retrieve", "tempera_template",
-              "tempera_log_correction", "tempera_log_should_have_asked", "tempera_capture", "tempera_feedback",
-              "tempera_status", "tempera_stats", "tempera_propagate", "tempera_review"}
-FACT_TOOLS = {"tempera_query", "tempera_transact", "tempera_retract", "tempera_audit", "tempera_ingest_git",
-              "tempera_ingest_status"}
+SEED_TOOLS = {
+    "tempera_session_start",
+    "tempera_brief",
+    "tempera_retrieve",
+    "tempera_template",
+    "tempera_log_correction",
+    "tempera_log_should_have_asked",
+    "tempera_capture",
+    "tempera_feedback",
+    "tempera_status",
+    "tempera_stats",
+    "tempera_propagate",
+    "tempera_review",
+}
+FACT_TOOLS = {
+    "tempera_query",
+    "tempera_transact",
+    "tempera_retract",
+    "tempera_audit",
+    "tempera_ingest_git",
+    "tempera_ingest_status",
+}
 TURN_TOOLS = {"memory_prepare_turn", "memory_finalize_turn"}  # Temporal Reasoning's names for the per-turn hooks
 
 
@@ -58,7 +75,9 @@ async def test_every_tool_is_listed_with_its_schema(data_dir: Path, project_dir:
 
 def test_import_loads_no_embedding_stack() -> None:
     """What makes `initialize` and `tools/list` fast: importing the server loads no model code."""
-    probe = ("import sys, tempera.mcp_server.server; "
-             "print(sorted(m for m in ('numpy', 'fastembed', 'onnxruntime', 'git', 'anthropic') if m in sys.modules))")
+    probe = (
+        "import sys, tempera.mcp_server.server; "
+        "print(sorted(m for m in ('numpy', 'fastembed', 'onnxruntime', 'git', 'anthropic') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"

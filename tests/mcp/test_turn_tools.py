@@ -26,11 +26,20 @@ PROMPT = "the cart total is wrong again when a discount code is applied twice"
 
 def _hook(data_dir: Path, cwd: Path, session_id: str) -> str:
     """The real UserPromptSubmit hook (`tempera-hook`), as Claude Code runs it; its additionalContext."""
-    payload = {"hook_event_name": "UserPromptSubmit", "session_id": session_id, "cwd": str(cwd), "prompt": PROMPT,
-               "transcript_path": ""}
-    done = subprocess.run([sys.executable, "-m", "tempera.hooks.entry", "user-prompt-submit"],
-                          input=json.dumps(payload).encode(), capture_output=True, timeout=120,
-                          env={**os.environ, **server_env(data_dir)})
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": session_id,
+        "cwd": str(cwd),
+        "prompt": PROMPT,
+        "transcript_path": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tempera.hooks.entry", "user-prompt-submit"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **server_env(data_dir)},
+    )
     assert done.returncode == 0 and done.stdout, done.stderr
     return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
 
@@ -44,8 +53,9 @@ def daemon(data_dir: Path, project_dir: Path):  # type: ignore[no-untyped-def]
 
 @pytest.mark.anyio
 async def test_prepare_turn_answers_what_the_hook_injects(data_dir: Path, project_dir: Path, daemon: None) -> None:
-    [saved] = cli_json(data_dir, project_dir, "capture", "-s", SUMMARY, "--task-type", "bugfix",
-                       "--files", "src/cart.py")
+    [saved] = cli_json(
+        data_dir, project_dir, "capture", "-s", SUMMARY, "--task-type", "bugfix", "--files", "src/cart.py"
+    )
     async with connect(data_dir, project_dir) as client:
         first = await client.ok("memory_prepare_turn", {"prompt": PROMPT, "session_id": "mcp-session"})
         again = await client.ok("memory_prepare_turn", {"prompt": PROMPT, "session_id": "mcp-session"})
@@ -68,8 +78,9 @@ async def test_prepare_turn_of_a_paused_project_injects_nothing(data_dir: Path, 
 
 
 @pytest.mark.anyio
-async def test_finalize_turn_captures_the_sessions_transcript_once(data_dir: Path, project_dir: Path,
-                                                                   tmp_path: Path) -> None:
+async def test_finalize_turn_captures_the_sessions_transcript_once(
+    data_dir: Path, project_dir: Path, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     folder = home / ".claude" / "projects" / "-home-marco-projects-spotter"
     folder.mkdir(parents=True)
@@ -89,8 +100,7 @@ async def test_finalize_turn_captures_the_sessions_transcript_once(data_dir: Pat
 
 
 @pytest.mark.anyio
-async def test_finalize_turn_equals_the_stop_hooks_capture(data_dir: Path, project_dir: Path,
-                                                           tmp_path: Path) -> None:
+async def test_finalize_turn_equals_the_stop_hooks_capture(data_dir: Path, project_dir: Path, tmp_path: Path) -> None:
     """The same transcript captured by the tool and by `tempera capture --session` (the Stop job's pipeline) gives
     the same episodes."""
     copy = tmp_path / f"{SESSION}.jsonl"

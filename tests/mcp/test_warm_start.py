@@ -24,8 +24,9 @@ def _tool_dump(tools: list) -> list[dict]:  # type: ignore[type-arg]
 
 
 @pytest.mark.anyio
-async def test_second_start_lists_what_the_first_recorded_and_still_serves_calls(data_dir: Path,
-                                                                               project_dir: Path) -> None:
+async def test_second_start_lists_what_the_first_recorded_and_still_serves_calls(
+    data_dir: Path, project_dir: Path
+) -> None:
     async with connect(data_dir, project_dir) as client:
         first = _tool_dump((await client.session.list_tools()).tools)
     recorded = json.loads((data_dir / CACHE_NAME).read_text(encoding="utf-8"))
@@ -58,8 +59,15 @@ async def test_recorded_list_is_what_is_served(data_dir: Path, project_dir: Path
 async def test_a_record_from_other_code_is_ignored_and_replaced(data_dir: Path, project_dir: Path) -> None:
     path = data_dir / CACHE_NAME
     data_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"fingerprint": "older code", "results": {
-        "2025-06-18 tools/list": {"tools": []}, "2025-11-25 tools/list": {"tools": []}}}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "fingerprint": "older code",
+                "results": {"2025-06-18 tools/list": {"tools": []}, "2025-11-25 tools/list": {"tools": []}},
+            }
+        ),
+        encoding="utf-8",
+    )
     async with connect(data_dir, project_dir) as client:
         tools = (await client.session.list_tools()).tools
     assert len(tools) > 10
@@ -90,8 +98,7 @@ async def test_stateless_protocol_is_answered_from_the_record_too(data_dir: Path
     assert any(" subscriptions/listen " in n for n in names)
     listed = next(n for n in names if n.endswith(" tools/list"))
     names[listed]["tools"][0]["description"] = "Call MARKED"  # proof that the next list comes from the record
-    (data_dir / CACHE_NAME).write_text(json.dumps({"fingerprint": fingerprint(), "results": names}),
-                                       encoding="utf-8")
+    (data_dir / CACHE_NAME).write_text(json.dumps({"fingerprint": fingerprint(), "results": names}), encoding="utf-8")
     second_tools, status = await _stateless_session(data_dir, project_dir)
     assert second_tools[0]["description"] == "Call MARKED" and second_tools[1:] == first_tools[1:]
     assert status["project"]["name"] == "webshop"  # the call behind the relay reached the SDK server
@@ -99,8 +106,10 @@ async def test_stateless_protocol_is_answered_from_the_record_too(data_dir: Path
 
 def test_start_imports_no_sdk_before_answering() -> None:
     """What makes the warm start fast: the relay module itself loads neither the SDK nor pydantic."""
-    probe = ("import sys, tempera.mcp_server.warmstart; "
-             "print(sorted(m for m in ('mcp', 'mcp_types', 'pydantic', 'anyio') if m in sys.modules))")
+    probe = (
+        "import sys, tempera.mcp_server.warmstart; "
+        "print(sorted(m for m in ('mcp', 'mcp_types', 'pydantic', 'anyio') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -108,14 +117,30 @@ def test_start_imports_no_sdk_before_answering() -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_server_leaves_at_once_when_the_client_signals(data_dir: Path, project_dir: Path, sig: int) -> None:
     """Claude Code ends every session with SIGINT (seen on its wire): the running SDK loop alone ignores it."""
-    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            cwd=project_dir, env={**os.environ, **server_env(data_dir)})
+    proc = subprocess.Popen(
+        SERVER,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=project_dir,
+        env={**os.environ, **server_env(data_dir)},
+    )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
-                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                        {"jsonrpc": "2.0", "id": 2, "method": "ping"}):
+        for message in (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            },
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        ):
             proc.stdin.write(json.dumps(message).encode() + b"\n")
             proc.stdin.flush()
         replies = [json.loads(proc.stdout.readline()) for _ in range(2)]

@@ -25,6 +25,7 @@ def mem() -> Iterator[Memory]:
 @pytest.fixture
 def replayed(mem: Memory, tmp_path: Path) -> Callable[..., list[Processed]]:
     """Replay transcripts from ./data (copied, so the captures' cursors are per test)."""
+
     def run(*names: str) -> list[Processed]:
         out = []
         for name in names:
@@ -33,6 +34,7 @@ def replayed(mem: Memory, tmp_path: Path) -> Callable[..., list[Processed]]:
             shutil.copy(DATA / f"{name}.jsonl", copy)
             out.append(replay(mem, copy))
         return out
+
     return run
 
 
@@ -44,4 +46,5 @@ def tempera() -> Callable[..., tuple[int, str, str]]:
     def run(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
         done = run_tempera(*args, cwd=cwd)
         return done.returncode, done.stdout, done.stderr
+
     return run

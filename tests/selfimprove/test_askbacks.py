@@ -16,12 +16,19 @@ from tempera.core.selfimprove.aftercapture import update_after_capture
 from tempera.core.selfimprove.askbacks import ask_backs, draft_ask_back, is_vague, template_question
 
 
-@pytest.mark.parametrize("text, vague", [
-    ("fix it", True), ("make it work again", True), ("still broken, please fix", True), ("the tests fail", True),
-    ("fix the login redirect in src/auth/login.py", False), ("handle E0502 in main.rs", False),
-    ("getUserById returns null for admins", False),
-    ("add keyset pagination to the orders API endpoint", False),
-])
+@pytest.mark.parametrize(
+    "text, vague",
+    [
+        ("fix it", True),
+        ("make it work again", True),
+        ("still broken, please fix", True),
+        ("the tests fail", True),
+        ("fix the login redirect in src/auth/login.py", False),
+        ("handle E0502 in main.rs", False),
+        ("getUserById returns null for admins", False),
+        ("add keyset pagination to the orders API endpoint", False),
+    ],
+)
 def test_vague_intent(text: str, vague: bool) -> None:
     assert is_vague(text) is vague
 
@@ -37,11 +44,19 @@ def shop(tmp_path: Path) -> ProjectRef:
     return project_for_path(tmp_path / "shop")
 
 
-def turn(ref: ProjectRef, prompt: str, status: str, session: str | None = "s1",
-         errors: tuple[str, ...] = ()) -> Episode:
-    return Episode(project_id=ref.id, project_name=ref.name, project_path=ref.path, session_id=session,
-                   summary=prompt, intent=Intent(raw_prompt=prompt),
-                   context=Context(errors=[ErrorRecord(message=e) for e in errors]), outcome=Outcome(status=status))
+def turn(
+    ref: ProjectRef, prompt: str, status: str, session: str | None = "s1", errors: tuple[str, ...] = ()
+) -> Episode:
+    return Episode(
+        project_id=ref.id,
+        project_name=ref.name,
+        project_path=ref.path,
+        session_id=session,
+        summary=prompt,
+        intent=Intent(raw_prompt=prompt),
+        context=Context(errors=[ErrorRecord(message=e) for e in errors]),
+        outcome=Outcome(status=status),
+    )
 
 
 def test_only_vague_failed_or_partial_turns_get_one(mem: Memory, shop: ProjectRef) -> None:
@@ -96,8 +111,10 @@ def test_session_start_shows_and_consumes(tempera: Callable, mem: Memory, tmp_pa
     code, out, _ = tempera("ask-backs", "--pending", "--json")
     assert code == 0 and [a["status"] for a in json.loads(out)] == ["pending"]
     code, out, _ = tempera("session-start", "--session-id", "next", cwd=repo)
-    assert code == 0 and out.startswith('- Pending clarifying question from an earlier session of shop (the request '
-                                        '"fix it" ended failure): What exactly should "fix it" achieve')
+    assert code == 0 and out.startswith(
+        "- Pending clarifying question from an earlier session of shop (the request "
+        '"fix it" ended failure): What exactly should "fix it" achieve'
+    )
     _, out, _ = tempera("session-start", cwd=repo)
     assert out.strip() == "Nothing pending for shop."
     _, out, _ = tempera("ask-backs", "--project", str(repo))

@@ -25,9 +25,17 @@ def projects(tmp_path: Path) -> tuple[ProjectRef, ProjectRef]:
 
 
 def correct(mem: Memory, project: ProjectRef, category: str, files: list[str], scope: str | None = None) -> None:
-    log_correction(mem.store, CorrectionInput(category=category, description=f"{category} happened",
-                                              correction=f"fix for {category}", files=files, scope=scope,
-                                              project=project.path))
+    log_correction(
+        mem.store,
+        CorrectionInput(
+            category=category,
+            description=f"{category} happened",
+            correction=f"fix for {category}",
+            files=files,
+            scope=scope,
+            project=project.path,
+        ),
+    )
 
 
 def test_matching_is_by_full_relative_path_not_basename(mem: Memory, projects: tuple[ProjectRef, ProjectRef]) -> None:
@@ -41,19 +49,26 @@ def test_matching_is_by_full_relative_path_not_basename(mem: Memory, projects: t
 
 
 def test_language_scoped_correction_crosses_projects_project_scoped_does_not(
-        mem: Memory, projects: tuple[ProjectRef, ProjectRef]) -> None:
+    mem: Memory, projects: tuple[ProjectRef, ProjectRef]
+) -> None:
     alpha, beta = projects
     correct(mem, alpha, "mutable_default_argument", ["src/app/util.py"], scope="language:python")
     correct(mem, alpha, "alpha_only_convention", ["src/app/util.py"], scope="project")
     correct(mem, beta, "beta_naming", ["lib/core.py"])
-    log_should_have_asked(mem.store, ShouldHaveAskedInput(trigger="python packaging", question="Poetry or uv?",
-                                                          scope="language:python", project=alpha.path))
+    log_should_have_asked(
+        mem.store,
+        ShouldHaveAskedInput(
+            trigger="python packaging", question="Poetry or uv?", scope="language:python", project=alpha.path
+        ),
+    )
 
     plain = build_brief(mem, beta.id, ["lib/core.py"])
     assert [(c.category, c.project) for c in plain.categories] == [("beta_naming", None)]
     crossed = build_brief(mem, beta.id, ["lib/core.py"], cross_project=True)
-    assert [(c.category, c.project) for c in crossed.categories] == [("beta_naming", None),
-                                                                     ("mutable_default_argument", "alpha")]
+    assert [(c.category, c.project) for c in crossed.categories] == [
+        ("beta_naming", None),
+        ("mutable_default_argument", "alpha"),
+    ]
     assert [(a.question, a.project) for a in crossed.asks] == [("Poetry or uv?", "alpha")]
     text = crossed.render(4000)
     assert "[from alpha] Correction category mutable_default_argument" in text
@@ -65,8 +80,10 @@ def test_language_scoped_correction_crosses_projects_project_scoped_does_not(
 def test_domain_scope_crosses_for_the_same_domain(mem: Memory, projects: tuple[ProjectRef, ProjectRef]) -> None:
     alpha, beta = projects
     correct(mem, alpha, "host_header_trust", ["src/auth.rs"], scope="domain:auth-middleware")
-    assert build_brief(mem, beta.id, ["x.rs"], domain="Auth-Middleware", cross_project=True).categories[0].project \
+    assert (
+        build_brief(mem, beta.id, ["x.rs"], domain="Auth-Middleware", cross_project=True).categories[0].project
         == "alpha"
+    )
     assert build_brief(mem, beta.id, ["x.rs"], domain="billing", cross_project=True).categories == []
 
 
@@ -105,18 +122,21 @@ def test_files_named_in(tmp_path: Path) -> None:
     (root / "pkg" / "sub").mkdir(parents=True)
     (root / "pkg" / "sub" / "mod.py").write_text("", encoding="utf-8")
     (root / "Cargo.toml").write_text("", encoding="utf-8")
-    prompt = (f"look at pkg.sub.mod, `Cargo.toml`, {root}/pkg/sub/mod.py, ./missing.py and login.py; "
-              "e.g. v1.2 is fine")
+    prompt = f"look at pkg.sub.mod, `Cargo.toml`, {root}/pkg/sub/mod.py, ./missing.py and login.py; e.g. v1.2 is fine"
     assert files_named_in(prompt, str(root)) == ["pkg/sub/mod.py", "Cargo.toml"]
-    assert files_named_in(prompt, str(root), known=["app/auth/login.py"]) == ["pkg/sub/mod.py", "Cargo.toml",
-                                                                              "app/auth/login.py"]
+    assert files_named_in(prompt, str(root), known=["app/auth/login.py"]) == [
+        "pkg/sub/mod.py",
+        "Cargo.toml",
+        "app/auth/login.py",
+    ]
     assert files_named_in("nothing here", str(root)) == []
 
 
 def test_known_files_are_per_project(mem: Memory, projects: tuple[ProjectRef, ProjectRef]) -> None:
     alpha, beta = projects
     correct(mem, alpha, "c", ["a.py"])
-    log_should_have_asked(mem.store, ShouldHaveAskedInput(trigger="t", question="q?", files=["b.py"],
-                                                          project=alpha.path))
+    log_should_have_asked(
+        mem.store, ShouldHaveAskedInput(trigger="t", question="q?", files=["b.py"], project=alpha.path)
+    )
     correct(mem, beta, "c", ["z.py"])
     assert sorted(known_files(mem.db, alpha.id)) == ["a.py", "b.py"]

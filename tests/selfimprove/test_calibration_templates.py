@@ -26,14 +26,32 @@ def shop(tmp_path: Path, mem: Memory) -> ProjectRef:
     return ref
 
 
-def episode(ref: ProjectRef, *, task: str = "bugfix", status: str = "success", verification=VerificationState.UNTESTED,
-            read: tuple[str, ...] = (), edit: tuple[str, ...] = (), commands: tuple[str, ...] = (),
-            tests_after: tuple[bool, ...] = (), domains: tuple[str, ...] = (), scope: str = "project") -> Episode:
-    return Episode(project_id=ref.id, project_name=ref.name, project_path=ref.path, summary=f"{task} work {edit}",
-                   intent=Intent(task_type=task, domains=list(domains), scope=ValidityScope.parse(scope)),
-                   context=Context(files_read=list(read), files_modified=list(edit), commands=list(commands)),
-                   outcome=Outcome(status=status, verification=verification,
-                                   tests_after=[TestRun(command="pytest -q", passed=p) for p in tests_after]))
+def episode(
+    ref: ProjectRef,
+    *,
+    task: str = "bugfix",
+    status: str = "success",
+    verification=VerificationState.UNTESTED,
+    read: tuple[str, ...] = (),
+    edit: tuple[str, ...] = (),
+    commands: tuple[str, ...] = (),
+    tests_after: tuple[bool, ...] = (),
+    domains: tuple[str, ...] = (),
+    scope: str = "project",
+) -> Episode:
+    return Episode(
+        project_id=ref.id,
+        project_name=ref.name,
+        project_path=ref.path,
+        summary=f"{task} work {edit}",
+        intent=Intent(task_type=task, domains=list(domains), scope=ValidityScope.parse(scope)),
+        context=Context(files_read=list(read), files_modified=list(edit), commands=list(commands)),
+        outcome=Outcome(
+            status=status,
+            verification=verification,
+            tests_after=[TestRun(command="pytest -q", passed=p) for p in tests_after],
+        ),
+    )
 
 
 def test_wilson_interval() -> None:
@@ -45,8 +63,13 @@ def test_wilson_interval() -> None:
 
 
 def test_declared_vs_verified_and_the_brief_warning(mem: Memory, shop: ProjectRef) -> None:
-    eps = [episode(shop, verification=PASS), episode(shop, tests_after=(True,)),
-           episode(shop, tests_after=(True, False)), episode(shop), episode(shop, status="failure")]
+    eps = [
+        episode(shop, verification=PASS),
+        episode(shop, tests_after=(True,)),
+        episode(shop, tests_after=(True, False)),
+        episode(shop),
+        episode(shop, status="failure"),
+    ]
     mem.store.add_many(eps)
     [bugfix] = calibration.buckets(mem.db, project_id=shop.id)
     assert (bugfix.declared, bugfix.verified) == (4, 2)
@@ -89,9 +112,15 @@ def test_calibration_cli(tempera: Callable, mem: Memory, shop: ProjectRef) -> No
 
 
 def auth_fix(ref: ProjectRef, n: int, **kw: object) -> Episode:
-    return episode(ref, read=("src/auth/session.py", f"src/auth/h{n}.py"), edit=(f"src/auth/h{n}.py",),
-                   commands=("git diff", "pytest -q"), tests_after=(True,), domains=("auth",),
-                   **({"verification": PASS} | kw))  # type: ignore[arg-type]
+    return episode(
+        ref,
+        read=("src/auth/session.py", f"src/auth/h{n}.py"),
+        edit=(f"src/auth/h{n}.py",),
+        commands=("git diff", "pytest -q"),
+        tests_after=(True,),
+        domains=("auth",),
+        **({"verification": PASS} | kw),
+    )  # type: ignore[arg-type]
 
 
 def test_mined_template_is_the_common_ordered_action_sequence(mem: Memory, shop: ProjectRef) -> None:
@@ -101,8 +130,13 @@ def test_mined_template_is_the_common_ordered_action_sequence(mem: Memory, shop:
     assert set(by_key) == {("bugfix", ""), ("bugfix", "auth")}
     auth = by_key[("bugfix", "auth")]
     # session.py is read every time; each episode reads and edits another handler of src/auth/
-    assert auth.steps == ["read src/auth/session.py", "read src/auth/*.py", "edit src/auth/*.py", "run git diff",
-                          "run the tests (pytest)"]
+    assert auth.steps == [
+        "read src/auth/session.py",
+        "read src/auth/*.py",
+        "edit src/auth/*.py",
+        "run git diff",
+        "run the tests (pytest)",
+    ]
     assert (auth.extracted_by, len(auth.evidence), auth.transferable) == ("mined", 3, False)
     assert templates.extract_templates(mem) == []  # same evidence: nothing rewritten
     found = templates.get_template(mem.db, shop.id, "bugfix", "AUTH")
@@ -113,8 +147,13 @@ def test_mined_template_is_the_common_ordered_action_sequence(mem: Memory, shop:
 
 
 def test_only_successful_sufficiently_verified_episodes_count(mem: Memory, shop: ProjectRef, monkeypatch) -> None:
-    mem.store.add_many([auth_fix(shop, 0), auth_fix(shop, 1, status="partial"),
-                        auth_fix(shop, 2, verification=VerificationState.UNTESTED)])
+    mem.store.add_many(
+        [
+            auth_fix(shop, 0),
+            auth_fix(shop, 1, status="partial"),
+            auth_fix(shop, 2, verification=VerificationState.UNTESTED),
+        ]
+    )
     assert templates.extract_templates(mem) == []  # the partial one does not count: 2 of 3 needed
     monkeypatch.setenv("TEMPERA_DREAM__TEMPLATES_MIN_EVIDENCE", "2")
     lenient = Memory(use_model=False)
@@ -144,8 +183,9 @@ def test_templates_cli(tempera: Callable, mem: Memory, shop: ProjectRef) -> None
     assert code == 0 and {t["domain"] for t in json.loads(out)} == {"", "auth"}
     _, out, _ = tempera("templates", "list")
     assert "bugfix/auth  [shop]" in out and "1. read src/auth/session.py" in out
-    _, out, _ = tempera("templates", "get", "--task-type", "bugfix", "--domain", "auth", "--project", shop.path,
-                        "--json")
+    _, out, _ = tempera(
+        "templates", "get", "--task-type", "bugfix", "--domain", "auth", "--project", shop.path, "--json"
+    )
     assert json.loads(out)["steps"][0] == "read src/auth/session.py"
     _, out, _ = tempera("templates", "get", "--task-type", "docs", "--project", shop.path)
     assert out.startswith("No template for docs/-")

@@ -22,9 +22,18 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_log_correction_stores_paths_relative_to_the_project_root(tempera: Callable, repo: Path, mem: Memory) -> None:
-    code, out, err = tempera("log-correction", "--category", "Lifetime Annotations", "--description",
-                             "assumed &str where &'a str was needed", "--correction", "use a named lifetime",
-                             "--files", "login.rs,../../README.md", cwd=repo / "src" / "auth")
+    code, out, err = tempera(
+        "log-correction",
+        "--category",
+        "Lifetime Annotations",
+        "--description",
+        "assumed &str where &'a str was needed",
+        "--correction",
+        "use a named lifetime",
+        "--files",
+        "login.rs,../../README.md",
+        cwd=repo / "src" / "auth",
+    )
     assert (code, err) == (0, ""), err
     assert out.startswith("Logged correction #")
     [row] = mistakes.mistakes(mem.db)
@@ -38,8 +47,10 @@ def test_mistakes_list_top_and_json(tempera: Callable, repo: Path) -> None:
         assert tempera("log-correction", "--category", category, "--description", "d", cwd=repo)[0] == 0
     code, out, _ = tempera("mistakes", "--top", "5", "--json")
     top = json.loads(out)
-    assert code == 0 and [(r["category"], r["count"]) for r in top] == [("validation_skipped", 2),
-                                                                         ("host_header_trust", 1)]
+    assert code == 0 and [(r["category"], r["count"]) for r in top] == [
+        ("validation_skipped", 2),
+        ("host_header_trust", 1),
+    ]
     _, out, _ = tempera("mistakes", "--project", str(repo))
     assert out.count("validation_skipped") == 2 and "[shop]" in out
     _, out, _ = tempera("mistakes", "--top", "1")
@@ -47,12 +58,22 @@ def test_mistakes_list_top_and_json(tempera: Callable, repo: Path) -> None:
 
 
 def test_should_have_asked_log(tempera: Callable, repo: Path) -> None:
-    code, _, _ = tempera("log-should-have-asked", "--trigger", "edit auth middleware", "--question",
-                         "Which auth provider is wired up?", "--answer", "No auth - internal-only service.",
-                         "--files", "src/auth/middleware.py", cwd=repo)
+    code, _, _ = tempera(
+        "log-should-have-asked",
+        "--trigger",
+        "edit auth middleware",
+        "--question",
+        "Which auth provider is wired up?",
+        "--answer",
+        "No auth - internal-only service.",
+        "--files",
+        "src/auth/middleware.py",
+        cwd=repo,
+    )
     assert code == 0
-    tempera("log-should-have-asked", "--trigger", "touch login", "--question", "Which auth provider is wired up?",
-            cwd=repo)
+    tempera(
+        "log-should-have-asked", "--trigger", "touch login", "--question", "Which auth provider is wired up?", cwd=repo
+    )
     _, out, _ = tempera("asks", "--json")
     rows = json.loads(out)
     assert [r["files"] for r in rows] == [[], ["src/auth/middleware.py"]]
@@ -61,15 +82,18 @@ def test_should_have_asked_log(tempera: Callable, repo: Path) -> None:
     assert "2x  Which auth provider is wired up?" in out
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["log-correction", "--category", "  ", "--description", "x"], "category must not be empty"),
-    (["log-correction", "--category", "c", "--description", "x", "--scope", "galaxy:far"], "bad validity scope"),
-    (["log-correction", "--category", "c", "--description", "x", "--episode", "deadbeef00"], "no episode"),
-    (["mistakes", "--project", "no-such-project"], "unknown project"),
-    (["log-should-have-asked", "--trigger", "t", "--question", ""], "question must not be empty"),
-    (["templates", "get", "--task-type", "bugfix", "--project", "nope"], "unknown project"),
-    (["brief", "--files", "a.py", "--project", "nope"], "unknown project"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["log-correction", "--category", "  ", "--description", "x"], "category must not be empty"),
+        (["log-correction", "--category", "c", "--description", "x", "--scope", "galaxy:far"], "bad validity scope"),
+        (["log-correction", "--category", "c", "--description", "x", "--episode", "deadbeef00"], "no episode"),
+        (["mistakes", "--project", "no-such-project"], "unknown project"),
+        (["log-should-have-asked", "--trigger", "t", "--question", ""], "question must not be empty"),
+        (["templates", "get", "--task-type", "bugfix", "--project", "nope"], "unknown project"),
+        (["brief", "--files", "a.py", "--project", "nope"], "unknown project"),
+    ],
+)
 def test_domain_errors_are_one_line(tempera: Callable, repo: Path, args: list[str], needle: str) -> None:
     code, out, err = tempera(*args, cwd=repo)
     assert code == 1 and "Traceback" not in err and err.startswith("Error:"), (code, out, err)
@@ -85,14 +109,16 @@ def test_every_command_has_help(tempera: Callable) -> None:
         assert code == 0 and "Usage:" in out and len(out.split("\n")) > 3, name
 
 
-def test_correction_tied_to_an_episode_takes_its_project(tempera: Callable, repo: Path, tmp_path: Path,
-                                                          mem: Memory) -> None:
+def test_correction_tied_to_an_episode_takes_its_project(
+    tempera: Callable, repo: Path, tmp_path: Path, mem: Memory
+) -> None:
     _, out, _ = tempera("capture", "-s", "Added the login rate limiter", "--project", str(repo), "--json")
     episode = json.loads(out)[0]["id"]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    code, _, err = tempera("log-correction", "--category", "c", "--description", "d", "--episode", episode[:10],
-                           cwd=elsewhere)
+    code, _, err = tempera(
+        "log-correction", "--category", "c", "--description", "d", "--episode", episode[:10], cwd=elsewhere
+    )
     assert code == 0, err
     [row] = mistakes.mistakes(mem.db)
     assert (row.project_id, row.episode_id) == (project_for_path(repo).id, episode)

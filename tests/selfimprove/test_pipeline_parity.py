@@ -21,18 +21,30 @@ from tests.support.cli import tempera
 
 def _learned(mem: Memory) -> dict[str, Any]:
     """What the steps after capture left, without the ids and times that differ between two data dirs."""
+
     def rows(entries: list) -> list[tuple]:
-        return sorted((e.values.get("category", ""), e.values.get("correction", e.values.get("question", "")),
-                       tuple(e.files), e.source, e.session_id) for e in entries)
+        return sorted(
+            (
+                e.values.get("category", ""),
+                e.values.get("correction", e.values.get("question", "")),
+                tuple(e.files),
+                e.source,
+                e.session_id,
+            )
+            for e in entries
+        )
 
     def count(sql: str) -> list[tuple]:
         return sorted(mem.db.query(sql))
 
-    return {"mistakes": rows(mistakes.mistakes(mem.db)), "asks": rows(asks.asks(mem.db)),
-            "episodes": count("SELECT summary, outcome FROM episodes"),
-            "links": count("SELECT relationship, COUNT(*) FROM episode_links GROUP BY relationship"),
-            "facts": count("SELECT a, COUNT(*) FROM fact_datoms GROUP BY a"),
-            "evidence": count("SELECT source, signal, COUNT(*) FROM feedback_events GROUP BY source, signal")}
+    return {
+        "mistakes": rows(mistakes.mistakes(mem.db)),
+        "asks": rows(asks.asks(mem.db)),
+        "episodes": count("SELECT summary, outcome FROM episodes"),
+        "links": count("SELECT relationship, COUNT(*) FROM episode_links GROUP BY relationship"),
+        "facts": count("SELECT a, COUNT(*) FROM fact_datoms GROUP BY a"),
+        "evidence": count("SELECT source, signal, COUNT(*) FROM feedback_events GROUP BY source, signal"),
+    }
 
 
 def test_import_fills_the_logs_exactly_as_the_stop_path_does(tmp_path: Path) -> None:
@@ -41,8 +53,12 @@ def test_import_fills_the_logs_exactly_as_the_stop_path_does(tmp_path: Path) -> 
     shutil.copy(DATA / "corrections.jsonl", transcript)
 
     with Memory(use_model=False, db_path=tmp_path / "stop" / DB_NAME) as mem:
-        jobs.enqueue(mem.db.conn, "capture", {"transcript_path": str(transcript), "source": "stop"},
-                     dedupe_key=f"capture:{transcript}")
+        jobs.enqueue(
+            mem.db.conn,
+            "capture",
+            {"transcript_path": str(transcript), "source": "stop"},
+            dedupe_key=f"capture:{transcript}",
+        )
         assert work_one(mem)
         stop = _learned(mem)
 

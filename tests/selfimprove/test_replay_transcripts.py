@@ -42,14 +42,19 @@ def test_clarifying_questions_are_logged(mem: Memory, replayed: Callable) -> Non
     [done] = replayed("clarify")
     assert done.questions == 2
     rows = {a.values["question"]: a for a in asks.asks(mem.db, project_id=WEBSHOP.id)}
-    closing = rows["Should the migration convert the existing rows in place, or should I add a new `amount_cents` "
-                   "column and backfill it later?"]
+    closing = rows[
+        "Should the migration convert the existing rows in place, or should I add a new `amount_cents` "
+        "column and backfill it later?"
+    ]
     assert closing.values["trigger"] == "Store order amounts in cents instead of floats"
     assert closing.values["answer"].startswith("Add a new amount_cents column")
     assert closing.files == ["src/webshop/models.py", "migrations/0008_amount_cents.sql"]
     tool = rows["Which rounding should refund totals use?"]
-    assert (tool.values["answer"], tool.files, tool.source) == ("Half up", ["src/webshop/report.py"],
-                                                                 "transcript:asked")
+    assert (tool.values["answer"], tool.files, tool.source) == (
+        "Half up",
+        ["src/webshop/report.py"],
+        "transcript:asked",
+    )
     # "Want me to add a test for it as well?" answered "yes please" did not change course: not logged
     assert not any("test for it" in q for q in rows)
 
@@ -57,8 +62,10 @@ def test_clarifying_questions_are_logged(mem: Memory, replayed: Callable) -> Non
 def test_corrections_show_questions_never_asked(mem: Memory, replayed: Callable) -> None:
     replayed("corrections")
     missed = {a.values["question"]: a for a in asks.asks(mem.db) if a.source == "transcript:missed"}
-    assert set(missed) == {"Which convention or tool does this project use for this?",
-                           "Which parts may this change touch, and what must stay as it is?"}
+    assert set(missed) == {
+        "Which convention or tool does this project use for this?",
+        "Which parts may this change touch, and what must stay as it is?",
+    }
     convention = missed["Which convention or tool does this project use for this?"]
     assert convention.files == ["src/webshop/cli.py"] and "logging module" in convention.values["answer"]
 
@@ -81,12 +88,13 @@ def test_turn_by_turn_capture_finds_corrections_of_earlier_captures(mem: Memory,
     live.write_text("", encoding="utf-8")
     for end in starts[1:]:
         with live.open("a", encoding="utf-8") as fh:
-            fh.writelines(lines[len(live.read_text(encoding="utf-8").splitlines()):end])
+            fh.writelines(lines[len(live.read_text(encoding="utf-8").splitlines()) : end])
         replay(mem, live)
     categories = sorted(m.values["category"] for m in mistakes.mistakes(mem.db))
     assert categories == ["reverted_edit", "scope_creep", "wrong_convention"]
     assert [m.files for m in mistakes.mistakes(mem.db) if m.values["category"] == "reverted_edit"] == [
-        ["src/webshop/report.py"]]
+        ["src/webshop/report.py"]
+    ]
 
 
 def test_vague_failure_drafts_an_ask_back_for_the_next_session(mem: Memory, replayed: Callable) -> None:
@@ -111,8 +119,7 @@ def test_next_session_brief_and_prompt_lines(mem: Memory, replayed: Callable) ->
     keys = [s.key for s in session.statements()]
     assert keys[0].startswith("askback:")
     assert {"wrong_convention", "scope_creep", "reverted_edit"} <= {c.category for c in session.categories}
-    brief = prompt_brief(mem, WEBSHOP.id, "Add a --quiet flag next to --verbose in src/webshop/cli.py",
-                         WEBSHOP.path)
+    brief = prompt_brief(mem, WEBSHOP.id, "Add a --quiet flag next to --verbose in src/webshop/cli.py", WEBSHOP.path)
     assert brief is not None and brief.files == ["src/webshop/cli.py"]
     assert [c.category for c in brief.categories] == ["wrong_convention"]
     text = brief.render(2000)
@@ -149,9 +156,15 @@ def test_detection_can_be_switched_off(mem: Memory, tmp_path: Path, monkeypatch)
 def test_secrets_in_corrections_are_redacted(mem: Memory, tmp_path: Path) -> None:
     token = "ghp_" + "a1B2" * 9
     path = tmp_path / "c.jsonl"
-    path.write_text((DATA / "corrections.jsonl").read_text(encoding="utf-8").replace(
-        "We use the standard logging module for verbose output here.",
-        f"We use the standard logging module here; the CI token is {token}."), encoding="utf-8")
+    path.write_text(
+        (DATA / "corrections.jsonl")
+        .read_text(encoding="utf-8")
+        .replace(
+            "We use the standard logging module for verbose output here.",
+            f"We use the standard logging module here; the CI token is {token}.",
+        ),
+        encoding="utf-8",
+    )
     replay(mem, path)
     [row] = [m for m in mistakes.mistakes(mem.db) if m.values["category"] == "wrong_convention"]
     assert token not in row.values["correction"] and "[REDACTED:github_token]" in row.values["correction"]

@@ -49,8 +49,9 @@ def test_ask_back_drafted_by_the_llm(llm_env: AnthropicStub, llm_mem: Memory, tm
     assert "fix it, still broken" in request["messages"][0]["content"] and "clarifying question" in request["system"]
 
 
-def test_llm_answer_that_is_not_a_question_falls_back_to_the_template(llm_env: AnthropicStub,
-                                                                      llm_mem: Memory, tmp_path: Path) -> None:
+def test_llm_answer_that_is_not_a_question_falls_back_to_the_template(
+    llm_env: AnthropicStub, llm_mem: Memory, tmp_path: Path
+) -> None:
     llm_env.replies.append({"text": "Sure! Here is a plan: first..."})
     path = tmp_path / "v.jsonl"
     shutil.copy(DATA / "vague_failure.jsonl", path)
@@ -58,8 +59,7 @@ def test_llm_answer_that_is_not_a_question_falls_back_to_the_template(llm_env: A
     assert ask.drafted_by == "template" and ask.question.startswith("Is ")
 
 
-def test_llm_places_a_correction_the_heuristics_cannot(llm_env: AnthropicStub, llm_mem: Memory,
-                                                       tmp_path: Path) -> None:
+def test_llm_places_a_correction_the_heuristics_cannot(llm_env: AnthropicStub, llm_mem: Memory, tmp_path: Path) -> None:
     from tempera.transcripts.detect import process_captured_turns
     from tempera.transcripts.reader import read_transcript
     from tempera.transcripts.turns import segment_turns
@@ -67,9 +67,13 @@ def test_llm_places_a_correction_the_heuristics_cannot(llm_env: AnthropicStub, l
 
     path = tmp_path / "c.jsonl"
     text = (DATA / "corrections.jsonl").read_text(encoding="utf-8")
-    path.write_text(text.replace("No, don't pull in new dependencies for this. We use the standard logging module "
-                                 "for verbose output here.", "That's wrong, verbose output goes to stderr."),
-                    encoding="utf-8")
+    path.write_text(
+        text.replace(
+            "No, don't pull in new dependencies for this. We use the standard logging module for verbose output here.",
+            "That's wrong, verbose output goes to stderr.",
+        ),
+        encoding="utf-8",
+    )
     llm_env.replies += [{"text": "api_misuse"}, {"text": "nonsense category"}]
     result = capture_transcript(llm_mem, path, use_llm=False)
     turns = segment_turns(read_transcript(path))
@@ -80,29 +84,50 @@ def test_llm_places_a_correction_the_heuristics_cannot(llm_env: AnthropicStub, l
 
 
 def test_llm_phrases_the_missed_question(llm_env: AnthropicStub, llm_mem: Memory, tmp_path: Path) -> None:
-    llm_env.replies += [{"text": "Should verbose output use the logging module or a new library?"},
-                        {"text": "Must the public name export_orders stay?"}]
+    llm_env.replies += [
+        {"text": "Should verbose output use the logging module or a new library?"},
+        {"text": "Must the public name export_orders stay?"},
+    ]
     path = tmp_path / "c.jsonl"
     shutil.copy(DATA / "corrections.jsonl", path)
     replay(llm_mem, path)
     missed = sorted(a.values["question"] for a in asks.asks(llm_mem.db) if a.source == "transcript:missed")
-    assert missed == ["Must the public name export_orders stay?",
-                      "Should verbose output use the logging module or a new library?"]
+    assert missed == [
+        "Must the public name export_orders stay?",
+        "Should verbose output use the logging module or a new library?",
+    ]
     assert replay(llm_mem, path).questions == 0 and len(llm_env.requests) == 2  # no call for known rows
 
 
-def test_template_extracted_by_the_llm_and_its_fallback(llm_env: AnthropicStub, llm_mem: Memory,
-                                                        tmp_path: Path) -> None:
+def test_template_extracted_by_the_llm_and_its_fallback(
+    llm_env: AnthropicStub, llm_mem: Memory, tmp_path: Path
+) -> None:
     ref = project_for_path(tmp_path / "shop")
-    eps = [Episode(project_id=ref.id, project_name=ref.name, project_path=ref.path, summary=f"fixed handler {n}",
-                   intent=Intent(task_type="bugfix", domains=["auth"]),
-                   context=Context(files_read=["src/auth/session.py"], files_modified=[f"src/auth/h{n}.py"]),
-                   outcome=Outcome(status="success", verification=VerificationState.TESTS_PASS,
-                                   tests_after=[TestRun(command="pytest", passed=True)])) for n in range(3)]
+    eps = [
+        Episode(
+            project_id=ref.id,
+            project_name=ref.name,
+            project_path=ref.path,
+            summary=f"fixed handler {n}",
+            intent=Intent(task_type="bugfix", domains=["auth"]),
+            context=Context(files_read=["src/auth/session.py"], files_modified=[f"src/auth/h{n}.py"]),
+            outcome=Outcome(
+                status="success",
+                verification=VerificationState.TESTS_PASS,
+                tests_after=[TestRun(command="pytest", passed=True)],
+            ),
+        )
+        for n in range(3)
+    ]
     llm_mem.store.add_many(eps)
-    llm_env.replies += [{"text": json.dumps({"title": "Session handler fix",
-                                             "steps": ["Read the session module", "Fix the handler", "Run pytest"]})},
-                        {"text": "not json"}]
+    llm_env.replies += [
+        {
+            "text": json.dumps(
+                {"title": "Session handler fix", "steps": ["Read the session module", "Fix the handler", "Run pytest"]}
+            )
+        },
+        {"text": "not json"},
+    ]
     written = {t.domain: t for t in templates.extract_templates(llm_mem, max_usd=0.5)}
     llm_made = [t for t in written.values() if t.extracted_by == "llm"]
     mined = [t for t in written.values() if t.extracted_by == "mined"]
@@ -112,8 +137,9 @@ def test_template_extracted_by_the_llm_and_its_fallback(llm_env: AnthropicStub, 
     assert all(r["model"] == llm_mem.config.dream.reflect_model for r in llm_env.requests)
 
 
-def test_no_calls_when_disabled_or_without_budget(llm_env: AnthropicStub, llm_mem: Memory,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_calls_when_disabled_or_without_budget(
+    llm_env: AnthropicStub, llm_mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert drafter_for(llm_mem.config, max_usd=0) is None
     monkeypatch.setenv("TEMPERA_SELFIMPROVE__USE_LLM", "false")
     off = Memory(use_model=False)
@@ -147,9 +173,15 @@ def test_drafters_can_share_one_budget(llm_env: AnthropicStub, llm_mem: Memory) 
     assert budget.calls == 2 and budget.spent <= 0.0005
 
 
-@pytest.mark.parametrize("reply, question", [
-    ('"Which database does staging use?"', "Which database does staging use?"),
-    ("Which\n database?", "Which database?"), ("Q?", None), ("I think you should ask about it.", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "reply, question",
+    [
+        ('"Which database does staging use?"', "Which database does staging use?"),
+        ("Which\n database?", "Which database?"),
+        ("Q?", None),
+        ("I think you should ask about it.", None),
+        (None, None),
+    ],
+)
 def test_one_question(reply: str | None, question: str | None) -> None:
     assert one_question(reply) == question

@@ -55,11 +55,20 @@ class AnthropicStub:
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
                 body = json.loads(raw or b"{}")
                 reply = stub._next(body)
-                usage = {"input_tokens": reply.get("input_tokens", 100),
-                         "output_tokens": reply.get("output_tokens", 20),
-                         "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-                msg = {"id": "msg_" + uuid.uuid4().hex[:20], "type": "message", "role": "assistant",
-                       "model": body.get("model", "claude"), "stop_sequence": None, "usage": usage}
+                usage = {
+                    "input_tokens": reply.get("input_tokens", 100),
+                    "output_tokens": reply.get("output_tokens", 20),
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                }
+                msg = {
+                    "id": "msg_" + uuid.uuid4().hex[:20],
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model", "claude"),
+                    "stop_sequence": None,
+                    "usage": usage,
+                }
                 if body.get("stream"):
                     self._stream(msg, reply["text"])
                 else:
@@ -89,8 +98,13 @@ class AnthropicStub:
                 for piece in (text[:half], text[half:]):
                     event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": piece}})
                 event("content_block_stop", {"index": 0})
-                event("message_delta", {"delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                        "usage": {"output_tokens": msg["usage"]["output_tokens"]}})
+                event(
+                    "message_delta",
+                    {
+                        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                        "usage": {"output_tokens": msg["usage"]["output_tokens"]},
+                    },
+                )
                 event("message_stop", {})
                 self.wfile.flush()
                 self.close_connection = True

@@ -13,12 +13,19 @@ from pathlib import Path
 TEMPERA = [sys.executable, "-m", "tempera.cli"]
 
 
-def tempera(*args: str, cwd: Path | None = None, input: str | None = None, env: Mapping[str, str] | None = None,
-            timeout: float = 180, check: bool = False) -> subprocess.CompletedProcess[str]:
+def tempera(
+    *args: str,
+    cwd: Path | None = None,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 180,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
     """`tempera ARGS`; `env` is the whole environment (default: the test's, with its data dir); `check`: fail on a
     non-zero exit."""
-    done = subprocess.run([*TEMPERA, *args], cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    done = subprocess.run(
+        [*TEMPERA, *args], cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout, env=env
+    )
     if check:
         assert done.returncode == 0, f"tempera {' '.join(args)} exited {done.returncode}: {done.stderr}"
     return done

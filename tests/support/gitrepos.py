@@ -10,8 +10,13 @@ from pathlib import Path
 
 from tests.support.cli import tempera  # noqa: F401 -- the repositories' tests run tempera from here
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@x", "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@x",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@x",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def path_id(path: Path) -> str:
@@ -20,8 +25,14 @@ def path_id(path: Path) -> str:
 
 
 def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd, env={**os.environ, **GIT_ENV},
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", *args],
+        cwd=cwd,
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, (args, done.stderr)
     return done.stdout.strip()
 

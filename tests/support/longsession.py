@@ -14,8 +14,20 @@ from typing import Any
 
 from tempera.transcripts.reader import parse_line
 
-ID_KEYS = frozenset({"uuid", "parentUuid", "logicalParentUuid", "id", "tool_use_id", "toolUseID",
-                     "sourceToolAssistantUUID", "promptId", "messageId", "leafUuid"})
+ID_KEYS = frozenset(
+    {
+        "uuid",
+        "parentUuid",
+        "logicalParentUuid",
+        "id",
+        "tool_use_id",
+        "toolUseID",
+        "sourceToolAssistantUUID",
+        "promptId",
+        "messageId",
+        "leafUuid",
+    }
+)
 
 
 def _records(src: Path) -> list[dict[str, Any]]:

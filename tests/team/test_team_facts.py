@@ -43,15 +43,22 @@ def values(dev: Dev, query: str = USES) -> set[object]:
 
 def dump(team: Team) -> str:
     """Every row of every team table, as text, for the secret scan."""
-    return " ".join(str(r[0]) for table in ("projects", "access", *SHARED_TABLES, *FACT_TABLES)
-                    for r in team.admin.execute(f"SELECT t::text FROM tempera.{table} t").fetchall())
+    return " ".join(
+        str(r[0])
+        for table in ("projects", "access", *SHARED_TABLES, *FACT_TABLES)
+        for r in team.admin.execute(f"SELECT t::text FROM tempera.{table} t").fetchall()
+    )
 
 
 def test_a_fact_and_its_retraction_reach_a_teammate(devs: Callable[..., Dev], team: Team) -> None:
     alice, bob = devs("alice", WEB), devs("bob", WEB)
     ep = alice.mem.store.add(episode(WEB, "Decided the checkout service stores carts in postgres"))
-    stated_in(alice, ep.id, '[[:service/checkout :uses "postgres"] [:service/checkout :owner "payments"]]',
-                      "the team chose postgres for carts")
+    stated_in(
+        alice,
+        ep.id,
+        '[[:service/checkout :uses "postgres"] [:service/checkout :owner "payments"]]',
+        "the team chose postgres for carts",
+    )
     facts(alice).transact('[[:alice/laptop :os "linux"]]', reason="by hand: no project")  # stays local
     other = alice.mem.store.add(episode(OPS, "Ops runbook uses consul"))  # a project not shared
     stated_in(alice, other.id, '[[:service/ops :uses "consul"]]', "ops turn")
@@ -92,8 +99,9 @@ def test_facts_leave_redacted_and_never_from_a_paused_project(devs: Callable[...
     token = "ghp_" + "Fq8" * 12
     ep = alice.mem.store.add(episode(WEB, "Deploy key rotated"))
     # written around the store's redaction (a path into memory that missed it): the push redacts again
-    tx, _ = facts(alice).record("rotated the key", [(":deploy/key", ":value", int(VT.STRING), f"token {token}",
-                                                     0, None)])
+    tx, _ = facts(alice).record(
+        "rotated the key", [(":deploy/key", ":value", int(VT.STRING), f"token {token}", 0, None)]
+    )
     link_fact_tx(alice.mem.db, ep.id, tx)
     stated_in(alice, ep.id, '[[:deploy/key :note "<private>the vault PIN is 4471</private> rotated"]]', "turn")
     pause.pause(WEB.id, WEB.name, None, alice.data_dir)
@@ -129,15 +137,21 @@ def test_forget_reaches_the_team_and_nothing_brings_it_back(devs: Callable[..., 
         bob.mem.feedback("helpful", [gone.id])  # Bob's evidence on it, not pushed before the forget
 
         env = {**os.environ, "TEMPERA_DATA_DIR": str(alice.data_dir)}
-        r = subprocess.run([sys.executable, "-m", "tempera.cli", "forget", "episode", gone.id, "--yes"],
-                           capture_output=True, text=True, env=env, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "tempera.cli", "forget", "episode", gone.id, "--yes"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         assert r.returncode == 0, r.stderr
         assert "team tombstones" in r.stdout
         assert alice.mem.db.one("SELECT count(*) FROM team_tombstones")[0] == 1
         assert sync(alice, "push")["tombstones"] == 1
         assert team.rows("episodes") == 1 and team.rows("tombstones") == 1
-        assert [r[0] for r in team.admin.execute("SELECT count(*) FROM tempera.evidence WHERE episode_id = %s",
-                                                 (gone.id,))] == [0]
+        assert [
+            r[0] for r in team.admin.execute("SELECT count(*) FROM tempera.evidence WHERE episode_id = %s", (gone.id,))
+        ] == [0]
         assert team.rows("facts") == 0
 
         assert sync(laptop, "push")["episodes"] == 1  # a stale push: accepted by the client, dropped by the team
@@ -164,8 +178,13 @@ def test_forgetting_an_unshared_project_queues_nothing(devs: Callable[..., Dev],
 
 
 def cli(dev: Dev, *args: str) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run([sys.executable, "-m", "tempera.cli", *args], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "TEMPERA_DATA_DIR": str(dev.data_dir)})
+    r = subprocess.run(
+        [sys.executable, "-m", "tempera.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TEMPERA_DATA_DIR": str(dev.data_dir)},
+    )
     assert r.returncode == 0, r.stderr
     return r
 
@@ -191,8 +210,14 @@ def test_projects_merge_moves_the_teams_rows_and_cursors(devs: Callable[..., Dev
     for table in ("episodes", "evidence", "facts"):
         assert team.rows(table, shop.id) == team.rows(table) == 1, table
     assert not [r for r in alice.mem.db.query("SELECT name FROM team_cursors") if WEB.id in r[0]]
-    assert sync(alice, "pull") == {"episodes": 0, "evidence": 1, "links": 0, "log_entries": 0, "facts": 0,
-                                   "tombstones": 0}  # Bob's row again, under its new id: merged, not doubled
+    assert sync(alice, "pull") == {
+        "episodes": 0,
+        "evidence": 1,
+        "links": 0,
+        "log_entries": 0,
+        "facts": 0,
+        "tombstones": 0,
+    }  # Bob's row again, under its new id: merged, not doubled
     assert alice.mem.store.get(ep.id).utility.value == pytest.approx(2 / 3)
 
     link = bob.state.require_link()  # Bob has not merged yet: told what to do, nothing pushed to the old id

@@ -55,24 +55,58 @@ def test_teammates_memory_arrives_with_its_author_and_utility_merges(devs: Calla
     assert sync(bob, "push")["evidence"] == 2
     assert sync(alice, "pull")["evidence"] == 2
     assert alice.mem.store.get(mine.id).utility.value == pytest.approx(0.75)  # Beta(1 + 2, 1 + 0)
-    assert sync(alice, "sync") == {"episodes": 0, "evidence": 0, "links": 0, "log_entries": 0, "facts": 0,
-                                   "tombstones": 0}
+    assert sync(alice, "sync") == {
+        "episodes": 0,
+        "evidence": 0,
+        "links": 0,
+        "log_entries": 0,
+        "facts": 0,
+        "tombstones": 0,
+    }
     assert sync(bob, "pull")["evidence"] == 0  # its own rows never come back
     assert bob.mem.store.get(mine.id).utility.value == pytest.approx(0.75)
 
     # session links and the self-improvement logs travel too, once each
     later = alice.mem.store.add(episode(WEB, "Session cookie now rotates on login"))
-    alice.mem.db.execute("INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
-                         "VALUES (?, ?, 'continuation', 1.0, '2026-01-01T00:00:00+00:00')", (later.id, mine.id))
-    add_entry(alice.mem.db, MISTAKES, WEB, {"category": "wrong-file", "description": "edited the built bundle",
-                                           "correction": "edit src/session.ts"}, files=["src/session.ts"],
-              scope=ValidityScope(), episode_id=later.id)
-    assert sync(alice, "push") == {"tombstones": 0, "episodes": 1, "evidence": 0, "links": 1, "mistakes": 1,
-                                   "should_have_asked": 0, "facts": 0}
-    assert sync(bob, "pull") == {"episodes": 1, "evidence": 0, "links": 1, "log_entries": 1, "facts": 0,
-                                 "tombstones": 0}
-    assert sync(bob, "pull") == {"episodes": 0, "evidence": 0, "links": 0, "log_entries": 0, "facts": 0,
-                                 "tombstones": 0}
+    alice.mem.db.execute(
+        "INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
+        "VALUES (?, ?, 'continuation', 1.0, '2026-01-01T00:00:00+00:00')",
+        (later.id, mine.id),
+    )
+    add_entry(
+        alice.mem.db,
+        MISTAKES,
+        WEB,
+        {"category": "wrong-file", "description": "edited the built bundle", "correction": "edit src/session.ts"},
+        files=["src/session.ts"],
+        scope=ValidityScope(),
+        episode_id=later.id,
+    )
+    assert sync(alice, "push") == {
+        "tombstones": 0,
+        "episodes": 1,
+        "evidence": 0,
+        "links": 1,
+        "mistakes": 1,
+        "should_have_asked": 0,
+        "facts": 0,
+    }
+    assert sync(bob, "pull") == {
+        "episodes": 1,
+        "evidence": 0,
+        "links": 1,
+        "log_entries": 1,
+        "facts": 0,
+        "tombstones": 0,
+    }
+    assert sync(bob, "pull") == {
+        "episodes": 0,
+        "evidence": 0,
+        "links": 0,
+        "log_entries": 0,
+        "facts": 0,
+        "tombstones": 0,
+    }
     assert bob.mem.db.one("SELECT relationship FROM episode_links WHERE src_id = ?", (later.id,))[0] == "continuation"
     assert bob.mem.db.query("SELECT correction, source FROM mistakes") == [("edit src/session.ts", "team")]
     assert bob.mem.db.query("SELECT path FROM selfimprove_files") == [("src/session.ts",)]
@@ -87,22 +121,33 @@ def test_a_role_without_the_share_sees_nothing(devs: Callable[..., Dev], team: T
     alice = devs("alice", WEB)
     alice.mem.store.add(episode(WEB, "Checkout total rounds half-cents down"))
     alice.mem.feedback("helpful", [next(alice.mem.store.iter_episodes(WEB.id)).id])
-    add_entry(alice.mem.db, MISTAKES, WEB, {"category": "wrong-file", "description": "edited the copy",
-                                           "correction": "edit src/cart.py"}, files=["src/cart.py"],
-              scope=ValidityScope())
+    add_entry(
+        alice.mem.db,
+        MISTAKES,
+        WEB,
+        {"category": "wrong-file", "description": "edited the copy", "correction": "edit src/cart.py"},
+        files=["src/cart.py"],
+        scope=ValidityScope(),
+    )
     pushed = sync(alice, "push")
     assert pushed["episodes"] == 1 and pushed["evidence"] == 1 and pushed["mistakes"] == 1
 
     carol = devs("carol", WEB, member_of=[OPS])  # a member of the team, but only of another project
     with pgdb.session(team.dsn(carol.role)) as conn:
         for table in ("episodes", "evidence", "links", "log_entries", "projects", "access"):
-            visible = conn.execute(f"SELECT count(*) FROM tempera.{table} WHERE "
-                                   + ("id" if table == "projects" else "project_id") + " = %s", (WEB.id,))
+            visible = conn.execute(
+                f"SELECT count(*) FROM tempera.{table} WHERE "
+                + ("id" if table == "projects" else "project_id")
+                + " = %s",
+                (WEB.id,),
+            )
             assert visible.fetchone()[0] == 0, table
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
-            conn.execute("INSERT INTO tempera.episodes(id, project_id, origin, created_at, updated_at, summary, "
-                         "transferable, body, data) VALUES ('x', %s, 'm', now(), now(), 's', false, 'b', '{}')",
-                         (WEB.id,))
+            conn.execute(
+                "INSERT INTO tempera.episodes(id, project_id, origin, created_at, updated_at, summary, "
+                "transferable, body, data) VALUES ('x', %s, 'm', now(), now(), 's', false, 'b', '{}')",
+                (WEB.id,),
+            )
         assert conn.execute("UPDATE tempera.episodes SET summary = 'vandalised'").rowcount == 0
     assert team.admin.execute("SELECT count(*) FROM tempera.episodes WHERE summary = 'vandalised'").fetchone()[0] == 0
     with pytest.raises(TeamError, match="not shared with role"):
@@ -112,8 +157,9 @@ def test_a_role_without_the_share_sees_nothing(devs: Callable[..., Dev], team: T
 
 def test_connection_killed_mid_push_loses_and_doubles_nothing(devs: Callable[..., Dev], team: Team) -> None:
     alice, bob = devs("alice", WEB), devs("bob", WEB)
-    alice.mem.store.add_many([episode(WEB, f"Step {n}: tuned the retry backoff of the payment client") for n in
-                              range(50)])
+    alice.mem.store.add_many(
+        [episode(WEB, f"Step {n}: tuned the retry backoff of the payment client") for n in range(50)]
+    )
     # the server drops alice's connection while the third batch of ten is being inserted
     team.admin.execute("""
     CREATE FUNCTION tempera.drop_connection() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -191,28 +237,41 @@ def test_redaction_runs_again_before_anything_leaves(devs: Callable[..., Dev], t
     alice.mem.store.add(ep)  # stored as it came (a path into memory that missed redaction)
     alice.mem.feedback("helpful", [ep.id], evidence={"note": f"used {token}"})
     sync(alice, "push")
-    dump = " ".join(r[0] for table in ("episodes", "evidence") for r in
-                    team.admin.execute(f"SELECT t::text FROM tempera.{table} t").fetchall())
+    dump = " ".join(
+        r[0]
+        for table in ("episodes", "evidence")
+        for r in team.admin.execute(f"SELECT t::text FROM tempera.{table} t").fetchall()
+    )
     assert "[REDACTED:github_token]" in dump and "[REDACTED:private]" in dump
     assert token not in dump and "5550199" not in dump and "/home/alice" not in dump
 
 
 def test_keyword_and_vector_search_in_postgres(devs: Callable[..., Dev], team: Team) -> None:
     alice = devs("alice", WEB)
-    alice.mem.store.add_many([episode(WEB, "Flaky websocket reconnect fixed with jittered backoff"),
-                              episode(WEB, "Invoice PDF fonts embedded to fix missing glyphs")])
+    alice.mem.store.add_many(
+        [
+            episode(WEB, "Flaky websocket reconnect fixed with jittered backoff"),
+            episode(WEB, "Invoice PDF fonts embedded to fix missing glyphs"),
+        ]
+    )
     sync(alice, "push")
     ranked = team.admin.execute(
         "SELECT summary FROM tempera.episodes WHERE tsv @@ websearch_to_tsquery('english', %s) "
-        "ORDER BY ts_rank_cd(tsv, websearch_to_tsquery('english', %s)) DESC", ("reconnecting websockets",) * 2)
+        "ORDER BY ts_rank_cd(tsv, websearch_to_tsquery('english', %s)) DESC",
+        ("reconnecting websockets",) * 2,
+    )
     assert [r[0] for r in ranked][:1] == ["Flaky websocket reconnect fixed with jittered backoff"]
     qvec = alice.mem.embedder.embed_one("the PDF shows boxes instead of letters")
     near = team.admin.execute("SELECT summary FROM tempera.episodes ORDER BY embedding <=> %s LIMIT 1", (qvec,))
     assert near.fetchone()[0].startswith("Invoice PDF")
     with team.admin.transaction():
         team.admin.execute("SET LOCAL enable_seqscan = off")  # two rows would be scanned; is the index usable?
-        plan = " ".join(r[0] for r in team.admin.execute(
-            "EXPLAIN SELECT id FROM tempera.episodes ORDER BY embedding <=> %s LIMIT 5", (qvec,)).fetchall())
+        plan = " ".join(
+            r[0]
+            for r in team.admin.execute(
+                "EXPLAIN SELECT id FROM tempera.episodes ORDER BY embedding <=> %s LIMIT 5", (qvec,)
+            ).fetchall()
+        )
     assert "episodes_hnsw" in plan
 
 

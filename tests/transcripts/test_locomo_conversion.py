@@ -39,8 +39,9 @@ def test_session_opened_by_speaker_b_gets_a_dated_opening(sample: dict, tmp_path
     conv = sample["conversation"]
     number, turns, when = next(s for s in locomo.sessions(conv) if s[1][0]["speaker"] != conv["speaker_a"])
     locomo.write_transcripts(sample, tmp_path)
-    path = next(p for p in (tmp_path / sample["sample_id"]).glob("*.jsonl")
-                if turns[0]["text"] in p.read_text(encoding="utf-8"))
+    path = next(
+        p for p in (tmp_path / sample["sample_id"]).glob("*.jsonl") if turns[0]["text"] in p.read_text(encoding="utf-8")
+    )
     first = segment_turns(read_transcript(path))[0]
     assert first.prompt == f"[{when}]" and first.final_text.endswith(turns[0]["text"])
 

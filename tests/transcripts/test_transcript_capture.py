@@ -50,8 +50,11 @@ def test_grown_last_turn_updates_its_episode(kw_memory: Memory, session: Session
     session.bash("pytest -q tests/test_checkout.py", "1 failed, 4 passed in 0.3s", ok=False)
     (first,) = capture_transcript(kw_memory, session.path).added
     assert first.outcome.status == "failure"
-    session.tool("Edit", {"file_path": "/nonexistent/work/shop/checkout.py", "old_string": "a", "new_string": "b"},
-                 "The file has been updated.")
+    session.tool(
+        "Edit",
+        {"file_path": "/nonexistent/work/shop/checkout.py", "old_string": "a", "new_string": "b"},
+        "The file has been updated.",
+    )
     session.bash("pytest -q tests/test_checkout.py", "5 passed in 0.3s")
     session.say("Fixed the rounding in checkout.py; all 5 tests pass.")
     result = capture_transcript(kw_memory, session.path)
@@ -104,8 +107,11 @@ def test_injected_context_never_reaches_memory(kw_memory: Memory, session: Sessi
     injected = "Past episode: the PAYMENTS_SANDBOX flag breaks refunds"
     session.attachment({"type": "hook_additional_context", "content": [wrap(injected)], "hookEvent": "SessionStart"})
     session.prompt(f"{wrap(injected)}\nrefund order 42 again\n<system-reminder>{injected}</system-reminder>")
-    session.tool("Read", {"file_path": "/nonexistent/work/shop/refunds.py"},
-                 f"def refund(): ...\n<system-reminder>{wrap(injected)}</system-reminder>")
+    session.tool(
+        "Read",
+        {"file_path": "/nonexistent/work/shop/refunds.py"},
+        f"def refund(): ...\n<system-reminder>{wrap(injected)}</system-reminder>",
+    )
     session.say("Refunded order 42.")
     (ep,) = capture_transcript(kw_memory, session.path).added
     assert ep.intent.raw_prompt == "refund order 42 again"
@@ -136,12 +142,24 @@ def test_project_of_a_cwd_not_on_this_machine_and_override(kw_memory: Memory, se
 
 def test_outcome_tests_commit_and_followups(kw_memory: Memory, session: SessionWriter) -> None:
     session.prompt("fix the failing invoice total test")
-    session.bash("python -m pytest tests/test_invoice.py -q",
-                 "FAILED tests/test_invoice.py::test_total - assert 10.0 == 10.5\n1 failed in 0.2s", ok=False)
-    session.tool("Edit", {"file_path": "/nonexistent/work/shop/invoice.py", "old_string": "x", "new_string": "y"},
-                 "The file has been updated.")
-    session.attachment({"type": "queued_command", "prompt": "and keep the rounding mode", "commandMode": "prompt",
-                        "origin": {"kind": "human"}})
+    session.bash(
+        "python -m pytest tests/test_invoice.py -q",
+        "FAILED tests/test_invoice.py::test_total - assert 10.0 == 10.5\n1 failed in 0.2s",
+        ok=False,
+    )
+    session.tool(
+        "Edit",
+        {"file_path": "/nonexistent/work/shop/invoice.py", "old_string": "x", "new_string": "y"},
+        "The file has been updated.",
+    )
+    session.attachment(
+        {
+            "type": "queued_command",
+            "prompt": "and keep the rounding mode",
+            "commandMode": "prompt",
+            "origin": {"kind": "human"},
+        }
+    )
     session.bash("python -m pytest tests/test_invoice.py -q", "3 passed in 0.2s")
     session.bash("git commit -am 'Fix invoice total rounding'", "[main 3f9a2c1] Fix invoice total rounding\n 1 file")
     session.say("Fixed: totals were rounded before tax. Tests pass and the fix is committed.")
@@ -157,13 +175,17 @@ def test_outcome_tests_commit_and_followups(kw_memory: Memory, session: SessionW
     assert "Fixed: totals were rounded before tax." in ep.summary
 
 
-def test_same_error_elsewhere_has_the_same_fingerprint(kw_memory: Memory, session: SessionWriter,
-                                                       tmp_path: Path) -> None:
+def test_same_error_elsewhere_has_the_same_fingerprint(
+    kw_memory: Memory, session: SessionWriter, tmp_path: Path
+) -> None:
     other = SessionWriter(tmp_path / "other" / "b2.jsonl", cwd="/elsewhere/shop")
     for writer, path in ((session, "/nonexistent/work/shop/app.py"), (other, "/home/x/shop/src/app.py")):
         writer.prompt("run the app")
-        writer.bash("python app.py", f'Traceback (most recent call last):\n  File "{path}", line 3\n'
-                                     "KeyError: 'DATABASE_URL'", ok=False)
+        writer.bash(
+            "python app.py",
+            f"Traceback (most recent call last):\n  File \"{path}\", line 3\nKeyError: 'DATABASE_URL'",
+            ok=False,
+        )
         writer.say("It needs DATABASE_URL.")
     a = capture_transcript(kw_memory, session.path).added[0].context.errors[0]
     b = capture_transcript(kw_memory, other.path).added[0].context.errors[0]

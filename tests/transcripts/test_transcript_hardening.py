@@ -70,7 +70,7 @@ def test_reader_repairs_a_lone_surrogate(tmp_path: Path) -> None:
     pair = tmp_path / "pair.jsonl"
     SessionWriter(pair).prompt("a whole emoji PAIR stays whole")
     pair.write_bytes(pair.read_bytes().replace(b"PAIR", b"\\ud83d\\ude00"))
-    assert read_transcript(pair).records[0].text == "a whole emoji \U0001F600 stays whole"
+    assert read_transcript(pair).records[0].text == "a whole emoji \U0001f600 stays whole"
 
 
 @pytest.mark.parametrize("embed", [False, True], ids=["no-embed", "embed"])
@@ -91,8 +91,7 @@ def test_stop_job_stores_a_session_with_a_lone_surrogate(tmp_path: Path) -> None
     assert len(_episodes("5e0a1c2d-0000-4000-8000-000000000001")) == 1
 
 
-def test_reader_skips_too_deep_and_too_large_lines_by_reason(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reader_skips_too_deep_and_too_large_lines_by_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.jsonl"
     s = _good_session(path, "5e0a1c2d-0000-4000-8000-000000000002", "cart")
     with path.open("ab") as fh:
@@ -118,8 +117,11 @@ def test_import_of_a_folder_with_a_too_deep_line_stores_every_session(tmp_path: 
     done = _import(str(folder.parent), data_dir=data_dir)
     assert done.returncode == 0, done.stderr
     assert "too deep" in done.stdout
-    for sid in ("5e0a1c2d-0000-4000-8000-00000000000a", "5e0a1c2d-0000-4000-8000-00000000000b",
-                "5e0a1c2d-0000-4000-8000-00000000000c"):
+    for sid in (
+        "5e0a1c2d-0000-4000-8000-00000000000a",
+        "5e0a1c2d-0000-4000-8000-00000000000b",
+        "5e0a1c2d-0000-4000-8000-00000000000c",
+    ):
         assert len(_episodes(sid)) == 1, sid
 
 
@@ -135,8 +137,13 @@ def test_stop_job_stores_a_session_with_a_too_deep_line(tmp_path: Path) -> None:
 
 def test_capture_input_with_a_lone_surrogate_is_stored(data_dir: Path) -> None:
     """`tempera capture` reads JSON from stdin (and flags) as they come: a cut emoji is repaired, not refused."""
-    done = tempera("capture", "--json", timeout=120, input=json.dumps({"summary": CUT_EMOJI}),
-                   env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)})
+    done = tempera(
+        "capture",
+        "--json",
+        timeout=120,
+        input=json.dumps({"summary": CUT_EMOJI}),
+        env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)},
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)[0]["summary"] == CUT_EMOJI.replace("\ud83d", "\ufffd")
 
@@ -148,8 +155,11 @@ def test_a_huge_tool_output_is_kept_by_its_head_and_tail(tmp_path: Path) -> None
     s = SessionWriter(path, session_id="5e0a1c2d-0000-4000-8000-000000000009")
     s.prompt("fix the cart total test")
     s.tool("Write", {"file_path": "/repo/big.py", "content": "x = 1\n" * 200_000}, "File created")
-    s.bash("pytest tests/test_cart.py", "." * 2_000_000 + "\nFAILED tests/test_cart.py::test_total\n1 failed in 0.2s",
-           ok=False)
+    s.bash(
+        "pytest tests/test_cart.py",
+        "." * 2_000_000 + "\nFAILED tests/test_cart.py::test_total\n1 failed in 0.2s",
+        ok=False,
+    )
     s.bash("pytest tests/test_cart.py", "1 passed in 0.10s")
     s.say("The cart total test passes now.")
     t = read_transcript(path)
@@ -157,10 +167,12 @@ def test_a_huge_tool_output_is_kept_by_its_head_and_tail(tmp_path: Path) -> None
     texts += [v for r in t.records for b in r.tool_uses for v in b.input.values() if isinstance(v, str)]
     assert max(map(len, texts)) < reader.MAX_TEXT_CHARS + 100
     assert all("message" not in r.raw and len(json.dumps(r.raw)) < reader.MAX_TEXT_CHARS + 100 for r in t.records)
-    turn, = segment_turns(t)
+    (turn,) = segment_turns(t)
     assert turn.files_modified == ["/repo/big.py"]
-    assert [(run.passed, run.summary) for run in turn.test_runs] == [(False, "1 failed in 0.2s"),
-                                                                     (True, "1 passed in 0.10s")]
+    assert [(run.passed, run.summary) for run in turn.test_runs] == [
+        (False, "1 failed in 0.2s"),
+        (True, "1 passed in 0.10s"),
+    ]
 
 
 def test_import_of_a_folder_goes_on_past_a_file_that_raises(tmp_path: Path, data_dir: Path) -> None:
@@ -191,8 +203,13 @@ def test_a_record_time_without_a_zone_costs_nothing(tmp_path: Path, data_dir: Pa
     others: before, the steps after capture raised TypeError and the whole file was reported failed."""
     folder = tmp_path / "projects" / "-work-shop"
     s = _good_session(folder / "b.jsonl", "5e0a1c2d-0000-4000-8000-0000000000e4", "login")
-    s.raw({**s._base("user", s.last), "timestamp": "2025-06-02T09:10:00",
-           "message": {"role": "user", "content": "and the logout test"}})
+    s.raw(
+        {
+            **s._base("user", s.last),
+            "timestamp": "2025-06-02T09:10:00",
+            "message": {"role": "user", "content": "and the logout test"},
+        }
+    )
     s.bash("pytest tests/test_logout.py", "1 passed in 0.10s")
     s.say("The logout test passes too.")
     done = _import(str(folder), "--no-embed", "--json", data_dir=data_dir)

@@ -12,7 +12,6 @@ from transcript_paths import REAL, TRANSCRIPTS
 from tests.support.cli import tempera
 
 
-
 @pytest.fixture
 def claude_dir(tmp_path: Path) -> Path:
     """A Claude Code config dir holding two projects' sessions (one with its subagent folder)."""
@@ -62,8 +61,11 @@ def test_capture_session_with_embeddings(claude_dir: Path) -> None:
 
 
 def test_bad_paths_and_dates_are_one_line_errors(tmp_path: Path) -> None:
-    for args in (("import", str(tmp_path / "nope")), ("import", str(tmp_path), "--since", "yesterday"),
-                 ("capture", "--session", str(tmp_path / "nope.jsonl"))):
+    for args in (
+        ("import", str(tmp_path / "nope")),
+        ("import", str(tmp_path), "--since", "yesterday"),
+        ("capture", "--session", str(tmp_path / "nope.jsonl")),
+    ):
         r = tempera(*args)
         assert r.returncode == 1 and r.stderr.startswith("Error:") and "Traceback" not in r.stderr, r.stderr
 

@@ -69,14 +69,23 @@ def _two_turns(session: SessionWriter) -> None:
     session.say("Bumped to 2.0.1.")
 
 
-def test_capture_refines_drafts_and_sends_only_redacted_text(monkeypatch: pytest.MonkeyPatch,
-                                                             session: SessionWriter) -> None:
-    extracted = {"intent": "Stop the CSV importer crashing on empty files.",
-                 "claim": "csv.reader on an empty file yields no header row; importer.py must check for it.",
-                 "falsifiability": 0.9, "category": "bug_cause", "scope": "language:python"}
+def test_capture_refines_drafts_and_sends_only_redacted_text(
+    monkeypatch: pytest.MonkeyPatch, session: SessionWriter
+) -> None:
+    extracted = {
+        "intent": "Stop the CSV importer crashing on empty files.",
+        "claim": "csv.reader on an empty file yields no header row; importer.py must check for it.",
+        "falsifiability": 0.9,
+        "category": "bug_cause",
+        "scope": "language:python",
+    }
     _two_turns(session)
-    with AnthropicStub([{"text": "Here you go:\n" + json.dumps(extracted), "input_tokens": 900, "output_tokens": 70},
-                        {"text": "not json at all", "input_tokens": 500, "output_tokens": 5}]) as stub:
+    with AnthropicStub(
+        [
+            {"text": "Here you go:\n" + json.dumps(extracted), "input_tokens": 900, "output_tokens": 70},
+            {"text": "not json at all", "input_tokens": 500, "output_tokens": 5},
+        ]
+    ) as stub:
         _enable(monkeypatch, stub.url)
         with Memory(use_model=False) as mem:
             result = capture_transcript(mem, session.path)
@@ -90,11 +99,13 @@ def test_capture_refines_drafts_and_sends_only_redacted_text(monkeypatch: pytest
     assert len(stub.requests) == 2 and "hunter2-xyz" not in sent and "[REDACTED:secret]" in sent
 
 
-def test_capture_stops_calling_when_the_budget_is_spent(monkeypatch: pytest.MonkeyPatch,
-                                                        session: SessionWriter) -> None:
+def test_capture_stops_calling_when_the_budget_is_spent(
+    monkeypatch: pytest.MonkeyPatch, session: SessionWriter
+) -> None:
     _two_turns(session)
-    with AnthropicStub([{"text": '{"claim": "x is y", "scope": "nonsense:kind"}', "input_tokens": 2500,
-                         "output_tokens": 100}]) as stub:
+    with AnthropicStub(
+        [{"text": '{"claim": "x is y", "scope": "nonsense:kind"}', "input_tokens": 2500, "output_tokens": 100}]
+    ) as stub:
         _enable(monkeypatch, stub.url, max_usd=0.009)
         with Memory(use_model=False) as mem:
             result = capture_transcript(mem, session.path)

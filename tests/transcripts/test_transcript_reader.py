@@ -58,20 +58,42 @@ def _counts(path: Path) -> dict[str, object]:
 # Counted by hand from the files (see the notes beside each).
 HAND_COUNTED = {
     # 2 prompts; /mcp is a local command. Turn 1: Bash x2, interrupted. Turn 2: WebSearch, Glob, Read, WebFetch.
-    "spotter/tool_heavy.jsonl": {"turns": 2, "tool_calls": [2, 4], "subagent_calls": [[], []], "files_read": 1,
-                                 "files_modified": 0, "errors": 0},
+    "spotter/tool_heavy.jsonl": {
+        "turns": 2,
+        "tool_calls": [2, 4],
+        "subagent_calls": [[], []],
+        "files_read": 1,
+        "files_modified": 0,
+        "errors": 0,
+    },
     # One /orchestrator turn: 13 main calls; two inline sidechains (Glob+Read; 5 Bash+Read); a Task call failed
     # (missing prompt), an Edit before Read failed, a subagent's `tree` failed.
     "claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": {
-        "turns": 1, "tool_calls": [13], "subagent_calls": [[2, 6]], "files_read": 2, "files_modified": 1,
-        "errors": 3},
+        "turns": 1,
+        "tool_calls": [13],
+        "subagent_calls": [[2, 6]],
+        "files_read": 2,
+        "files_modified": 1,
+        "errors": 3,
+    },
     # Rewind drops "First attempt"; compaction keeps the chain; no tools.
-    "claude-code-log/dag_compact_after_rewind.jsonl": {"turns": 4, "tool_calls": [0, 0, 0, 0],
-                                                       "subagent_calls": [[], [], [], []], "files_read": 0,
-                                                       "files_modified": 0, "errors": 0},
+    "claude-code-log/dag_compact_after_rewind.jsonl": {
+        "turns": 4,
+        "tool_calls": [0, 0, 0, 0],
+        "subagent_calls": [[], [], [], []],
+        "files_read": 0,
+        "files_modified": 0,
+        "errors": 0,
+    },
     # 4 prompts (one is `["wow error"]`); FailingTool fails; `/test-command` is answered locally: no turn.
-    "claude-code-log/edge_cases.jsonl": {"turns": 4, "tool_calls": [0, 1, 1, 0], "subagent_calls": [[], [], [], []],
-                                         "files_read": 0, "files_modified": 0, "errors": 1},
+    "claude-code-log/edge_cases.jsonl": {
+        "turns": 4,
+        "tool_calls": [0, 1, 1, 0],
+        "subagent_calls": [[], [], [], []],
+        "files_read": 0,
+        "files_modified": 0,
+        "errors": 1,
+    },
 }
 
 
@@ -89,8 +111,10 @@ def test_real_2_1_session_turns() -> None:
     fix, docs, rerun = segment_turns(t)
     assert fix.prompt == "the calc test fails, please fix it"
     assert [c.name for c in fix.tool_calls] == ["Bash", "Read", "Edit", "Bash"]
-    assert [(r.command, r.passed) for r in fix.test_runs] == [("python3 test_calc.py", False),
-                                                              ("python3 test_calc.py", True)]
+    assert [(r.command, r.passed) for r in fix.test_runs] == [
+        ("python3 test_calc.py", False),
+        ("python3 test_calc.py", True),
+    ]
     assert [(e.message, e.resolved) for e in fix.errors] == [("AssertionError: add(2, 3) returned -1", True)]
     assert fix.files_modified == ["/tmp/ccrun/proj/calc.py"]
     assert [c.name for c in docs.tool_calls] == ["Agent", "Write"]

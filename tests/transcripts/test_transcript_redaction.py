@@ -35,7 +35,7 @@ def _add(name: str, template: str, secret: str) -> None:
 _add("anthropic api key", "export ANTHROPIC_API_KEY={}", "sk-ant-api03-" + _s(90))
 _add("anthropic key in prose", "use the key {} for the demo", "sk-ant-api03-" + _s(40) + "-" + _s(20))
 _add("anthropic admin key", "admin: {}", "sk-ant-admin01-" + _s(80))
-_add("openai project key", "client = OpenAI(api_key=\"{}\")", "sk-proj-" + _s(100))
+_add("openai project key", 'client = OpenAI(api_key="{}")', "sk-proj-" + _s(100))
 _add("openai legacy key", "OPENAI_KEY {}", "sk-" + _s(48))
 _add("openai service account", "{} is the svc key", "sk-svcacct-" + _s(60))
 _add("aws access key id", "aws_access_key_id = {}", "AKIA" + _s(16, string.ascii_uppercase + string.digits))
@@ -70,8 +70,11 @@ _add("bearer token", "curl -H 'Authorization: Bearer {}' https://api.acme.dev", 
 _add("basic auth header", "Authorization: Basic {}", _s(28, B64) + "==")
 _add("azure storage key", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={};", _s(86, B64) + "==")
 _add("rsa private key", "key file:\n-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n", PEM_BODY)
-_add("openssh private key", "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----",
-     "b3BlbnNzaC1rZXktdjE" + _s(60, B64))
+_add(
+    "openssh private key",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----",
+    "b3BlbnNzaC1rZXktdjE" + _s(60, B64),
+)
 _add("truncated private key", "cat id_ed25519\n-----BEGIN PRIVATE KEY-----\n{}", "MC4CAQAwBQYDK2VwBCIEI" + _s(30, B64))
 _add("env password", "DB_PASSWORD={}", "hunter2-" + _s(10))
 _add(".env secret key", "DEBUG=true\nSECRET_KEY={}\nALLOWED_HOSTS=*", "django-insecure-" + _s(30))
@@ -116,7 +119,7 @@ def test_corpus_has_at_least_40_shapes() -> None:
 def test_each_shape_is_redacted(name: str, text: str, secret: str) -> None:
     out = redact(text)
     assert secret not in out and "[REDACTED:" in out
-    assert secret[len(secret) // 4: len(secret) // 4 + 10] not in out
+    assert secret[len(secret) // 4 : len(secret) // 4 + 10] not in out
 
 
 @pytest.mark.parametrize("text", BENIGN)
@@ -126,7 +129,7 @@ def test_ordinary_text_is_left_alone(text: str) -> None:
 
 def _fragments(secret: str) -> list[bytes]:
     mid = len(secret) // 2
-    return [secret.encode(), secret[mid - 6: mid + 6].encode()]
+    return [secret.encode(), secret[mid - 6 : mid + 6].encode()]
 
 
 def test_no_secret_anywhere_in_the_database_file(kw_memory: Memory, session: SessionWriter) -> None:
@@ -139,8 +142,11 @@ def test_no_secret_anywhere_in_the_database_file(kw_memory: Memory, session: Ses
         elif where == 2:
             session.bash("./deploy.sh", f"deploy failed\nError: {text}", ok=False)
         elif where == 3:
-            session.tool("Write", {"file_path": f"/nonexistent/work/shop/conf{n}.txt", "content": text},
-                         f"File created successfully at: /nonexistent/work/shop/conf{n}.txt")
+            session.tool(
+                "Write",
+                {"file_path": f"/nonexistent/work/shop/conf{n}.txt", "content": text},
+                f"File created successfully at: /nonexistent/work/shop/conf{n}.txt",
+            )
         session.say(f"Done with step {n}. {text}" if where == 4 else f"Done with step {n}.")
     result = capture_transcript(kw_memory, session.path)
     assert len(result.added) == len(texts)

@@ -36,8 +36,10 @@ def copy(name: str, tmp_path: Path) -> Path:
 def test_task_items_cut_a_long_turn_and_name_its_units() -> None:
     units = [u for u in units_of("8b418ea5") if u.index == 0]
     assert [(u.unit.reason, u.prompt) for u in units] == [
-        ("prompt", units[0].unit.turn_prompt), ("task", "Move help.go to cmd/entire/cli/"),
-        ("task", "Run tests and lint")]
+        ("prompt", units[0].unit.turn_prompt),
+        ("task", "Move help.go to cmd/entire/cli/"),
+        ("task", "Run tests and lint"),
+    ]
     assert units[0].prompt.startswith("I'm working on linear ENT-98")
     assert "Update package declaration from commands to cli" in units[1].unit.done
     # the units partition the turn: every tool call is in exactly one of them
@@ -91,11 +93,14 @@ def test_short_turns_stay_one_episode_each() -> None:
     assert not any(u.followups for u in units)  # "/model" queued while the agent worked is no followup
 
 
-@pytest.mark.parametrize(("name", "counts"), [
-    ("1ecba475", {"hook_stop": 1, "interrupt": 1}),
-    ("8b418ea5", {"meta": 2, "local": 1, "interrupt": 1}),
-    ("645ea3df", {"meta": 1, "local": 1}),
-])
+@pytest.mark.parametrize(
+    ("name", "counts"),
+    [
+        ("1ecba475", {"hook_stop": 1, "interrupt": 1}),
+        ("8b418ea5", {"meta": 2, "local": 1, "interrupt": 1}),
+        ("645ea3df", {"meta": 1, "local": 1}),
+    ],
+)
 def test_records_that_are_no_prompt_are_counted_by_reason(name: str, counts: dict[str, int]) -> None:
     transcript = read_transcript(next(ENTIRE.glob(name + "*.jsonl")))
     assert dict(record_counts(transcript)) == counts
@@ -118,8 +123,12 @@ def _with_user_text(tmp_path: Path, texts: list[str]) -> Path:
     envelope = next(json.loads(ln) for ln in lines if '"type":"user"' in ln and "ide_opened_file" in ln)
     last = json.loads(lines[-1])
     for n, text in enumerate(texts):
-        rec = {**envelope, "uuid": f"00000000-0000-4000-8000-00000000000{n}", "parentUuid": last.get("uuid"),
-               "message": {"role": "user", "content": text}}
+        rec = {
+            **envelope,
+            "uuid": f"00000000-0000-4000-8000-00000000000{n}",
+            "parentUuid": last.get("uuid"),
+            "message": {"role": "user", "content": text},
+        }
         lines.append(json.dumps(rec))
         last = rec
     out = tmp_path / src.name
@@ -128,12 +137,16 @@ def _with_user_text(tmp_path: Path, texts: list[str]) -> Path:
 
 
 def test_notifications_and_ide_notices_alone_are_no_prompt(tmp_path: Path) -> None:
-    path = _with_user_text(tmp_path, [
-        "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command "
-        "\"go test ./...\" completed (exit code 0)</summary>\n</task-notification>",
-        "<ide_opened_file>The user opened the file /Users/dev/cli/main.go in the IDE. This may or may not be "
-        "related to the current task.</ide_opened_file>",
-        "Operation stopped by hook: Another session is active"])
+    path = _with_user_text(
+        tmp_path,
+        [
+            "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command "
+            '"go test ./..." completed (exit code 0)</summary>\n</task-notification>',
+            "<ide_opened_file>The user opened the file /Users/dev/cli/main.go in the IDE. This may or may not be "
+            "related to the current task.</ide_opened_file>",
+            "Operation stopped by hook: Another session is active",
+        ],
+    )
     transcript = read_transcript(path)
     assert len(segment_turns(transcript)) == 1
     assert dict(record_counts(transcript)) == {"notification": 1, "empty": 1, "hook_stop": 1}
@@ -155,8 +168,11 @@ def test_a_rewound_branch_is_counted(tmp_path: Path) -> None:
 def _edits(s: SessionWriter, folder: str, n: int) -> None:
     for i in range(n):
         s.tool("Read", {"file_path": f"/Users/dev/cli/{folder}/f{i}.go"}, "package x")
-        s.tool("Edit", {"file_path": f"/Users/dev/cli/{folder}/f{i}.go", "old_string": "a", "new_string": "b"},
-               "The file has been updated.")
+        s.tool(
+            "Edit",
+            {"file_path": f"/Users/dev/cli/{folder}/f{i}.go", "old_string": "a", "new_string": "b"},
+            "The file has been updated.",
+        )
 
 
 def test_a_change_of_the_files_worked_on_cuts_a_unit(tmp_path: Path) -> None:
@@ -176,12 +192,17 @@ def test_summaries_are_short_plain_and_relative(kw_memory: Memory, tmp_path: Pat
     s.prompt("plan and fix the flaky checkpoint test")
     s.tool("Write", {"file_path": "/Users/dev/.claude/plans/flaky-test.md", "content": "plan"}, "File created.")
     for i in range(3):
-        s.tool("Edit", {"file_path": "/Users/dev/cli/cmd/checkpoint/c.go", "old_string": str(i), "new_string": "x"},
-               "The file has been updated.")
+        s.tool(
+            "Edit",
+            {"file_path": "/Users/dev/cli/cmd/checkpoint/c.go", "old_string": str(i), "new_string": "x"},
+            "The file has been updated.",
+        )
     s.bash("go test ./cmd/checkpoint/...", "ok  \tgithub.com/dev/cli/cmd/checkpoint\t0.3s")
-    s.say("Fixed the flaky test in /Users/dev/cli/cmd/checkpoint/c.go: the temp dir is now per test.\n\n"
-          "| file | change |\n|---|---|\n| c.go | per-test dir |\n\n```go\nt.TempDir()\n```\n"
-          "Want me to run the whole suite?")
+    s.say(
+        "Fixed the flaky test in /Users/dev/cli/cmd/checkpoint/c.go: the temp dir is now per test.\n\n"
+        "| file | change |\n|---|---|\n| c.go | per-test dir |\n\n```go\nt.TempDir()\n```\n"
+        "Want me to run the whole suite?"
+    )
     [ep] = capture_transcript(kw_memory, s.path).added
     assert ep.context.files_modified == ["cmd/checkpoint/c.go"]  # relative, once, and no plan file
     assert "/Users/dev/cli/" not in ep.summary and "|" not in ep.summary and "```" not in ep.summary

@@ -17,7 +17,6 @@ from uiseed import Seeded, seed
 from tempera.core.memory import Memory
 
 
-
 @pytest.fixture
 def seeded(memory: Memory, tmp_path: Path) -> Seeded:
     return seed(memory, tmp_path / "work")

@@ -46,8 +46,14 @@ def test_search_open_forget_and_it_is_gone(page: Page, ui: Any, seeded: Seeded, 
     _search(page, seeded, ui, f"{MARKER} cache stampede")
     assert MARKER_SUMMARY not in page.tab.inner_text("main")
     mem = ui.memory
-    hits = retrieve(mem.store, f"{MARKER} cache stampede", project_id=mem.store.resolve_project(str(seeded.webshop)).id,
-                    cfg=mem.config.retrieval, limit=20, cross_project=True)
+    hits = retrieve(
+        mem.store,
+        f"{MARKER} cache stampede",
+        project_id=mem.store.resolve_project(str(seeded.webshop)).id,
+        cfg=mem.config.retrieval,
+        limit=20,
+        cross_project=True,
+    )
     assert seeded.marker_id not in [h.episode.id for h in hits]
     assert marker_in_data_dir(data_dir) == []  # tempera.db, its -wal and -shm, and the reflection page
     assert page.go(f"/episode/{seeded.marker_id}").status == 404
@@ -61,8 +67,10 @@ def test_main_views_render(page: Page, ui: Any, seeded: Seeded) -> None:
     assert page.tab.locator("li.session").count() == 4  # two captured transcripts, the marker's session, s-2
     page.shot("timeline")
 
-    captured = ui.memory.db.one("SELECT id FROM episodes WHERE json_extract(data, '$.source.origin') = 'transcript' "
-                                "ORDER BY length(data) DESC LIMIT 1")[0]
+    captured = ui.memory.db.one(
+        "SELECT id FROM episodes WHERE json_extract(data, '$.source.origin') = 'transcript' "
+        "ORDER BY length(data) DESC LIMIT 1"
+    )[0]
     page.go(f"/episode/{captured}")
     assert page.tab.locator(".turn").count() >= 2  # the transcript excerpt
     page.shot("episode-from-transcript")
@@ -126,10 +134,12 @@ class _EvilPage(BaseHTTPRequestHandler):
 def evil_site(ui: Any, seeded: Seeded) -> Iterator[str]:
     """Another origin on the same host (another port: same site, so even a SameSite cookie goes along) whose
     page auto-submits a forget form, holding even the CSRF token: only the Origin check stands in its way."""
-    _EvilPage.html = (f'<form id="f" method="post" action="http://127.0.0.1:{ui.launch.port}/forget">'
-                      f'<input name="kind" value="episode"><input name="value" value="{seeded.marker_id}">'
-                      f'<input name="csrf" value="{ui.launch.csrf}"></form>'
-                      '<script>document.getElementById("f").submit()</script>').encode()
+    _EvilPage.html = (
+        f'<form id="f" method="post" action="http://127.0.0.1:{ui.launch.port}/forget">'
+        f'<input name="kind" value="episode"><input name="value" value="{seeded.marker_id}">'
+        f'<input name="csrf" value="{ui.launch.csrf}"></form>'
+        '<script>document.getElementById("f").submit()</script>'
+    ).encode()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _EvilPage)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"

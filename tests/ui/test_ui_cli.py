@@ -82,8 +82,9 @@ def test_pause_list_resume_and_scope(memory: Memory, seeded: Seeded) -> None:
 
 
 def test_tempera_ui_serves_on_loopback_with_a_token_until_interrupted(memory: Memory, seeded: Seeded) -> None:
-    proc = subprocess.Popen([*TEMPERA, "ui", "--no-open"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    proc = subprocess.Popen(
+        [*TEMPERA, "ui", "--no-open"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()

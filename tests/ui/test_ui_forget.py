@@ -34,8 +34,9 @@ def test_dry_run_counts_every_derived_row_and_changes_nothing(memory: Memory, se
     assert forgetting.plan(memory.db, sel).as_dict() == report  # counting changed nothing
 
 
-def test_forgetting_an_episode_removes_it_everywhere_and_from_the_bytes(memory: Memory, seeded: Seeded,
-                                                                       data_dir: Path) -> None:
+def test_forgetting_an_episode_removes_it_everywhere_and_from_the_bytes(
+    memory: Memory, seeded: Seeded, data_dir: Path
+) -> None:
     assert marker_in_data_dir(data_dir), "the seed must put the marker on disk"
     planned = forgetting.plan(memory.db, forgetting.Selector("episode", seeded.marker_id)).as_dict()["counts"]
     report = forgetting.forget(memory.db, forgetting.Selector("episode", seeded.marker_id)).as_dict()
@@ -87,8 +88,9 @@ def test_forgetting_a_project_leaves_the_other(memory: Memory, seeded: Seeded) -
 
 def test_forgetting_everything_before_a_date(memory: Memory, seeded: Seeded) -> None:
     with memory.db.transaction():
-        memory.db.execute("UPDATE episodes SET created_at = '2020-01-01T00:00:00+00:00' WHERE id = ?",
-                          (seeded.other_ids[2],))
+        memory.db.execute(
+            "UPDATE episodes SET created_at = '2020-01-01T00:00:00+00:00' WHERE id = ?", (seeded.other_ids[2],)
+        )
     report = forgetting.forget(memory.db, forgetting.Selector("before", "2021-01-01"))
     assert report.episodes == 1
     assert _count(memory, "SELECT COUNT(*) FROM episodes WHERE id = ?", seeded.other_ids[2]) == 0

@@ -25,8 +25,13 @@ PROMPT = "the login redirect loop is back: sanitize the return url again"
 
 
 def _hook(event: str, payload: dict[str, str]) -> str:
-    r = subprocess.run([sys.executable, "-m", "tempera.hooks.entry", event], input=json.dumps(payload).encode(),
-                       capture_output=True, timeout=60, env=dict(os.environ))
+    r = subprocess.run(
+        [sys.executable, "-m", "tempera.hooks.entry", event],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.decode()
 
@@ -39,8 +44,13 @@ def _counts(mem: Memory) -> tuple[int, int]:
 def project(memory: Memory, tmp_path: Path, data_dir: Path) -> Path:
     repo = tmp_path / "webshop"
     repo.mkdir()
-    memory.capture(CaptureInput(summary="Fixed the login redirect loop by sanitizing the return URL in the auth "
-                                        "middleware", task_type="bugfix", project=str(repo)))
+    memory.capture(
+        CaptureInput(
+            summary="Fixed the login redirect loop by sanitizing the return URL in the auth middleware",
+            task_type="bugfix",
+            project=str(repo),
+        )
+    )
     # The spawn guard says a daemon start was just tried: the hooks answer on their cold path and start none.
     (data_dir / "daemon.spawn").write_text("test")
     return repo
@@ -70,7 +80,8 @@ def _transcript_until(path: Path, lines: int) -> None:
 
 
 def test_the_daemon_skips_paused_projects_and_resume_skips_the_paused_turns(
-        memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     transcript = tmp_path / "claude" / "projects" / "spotter" / "session.jsonl"
     transcript.parent.mkdir(parents=True)
@@ -79,7 +90,8 @@ def test_the_daemon_skips_paused_projects_and_resume_skips_the_paused_turns(
 
     pausing.pause(ref.id, ref.name, ref.path)
     assert handle_capture(memory, {"transcript_path": str(transcript)}) == {
-        "skipped": "capture is paused for this project"}
+        "skipped": "capture is paused for this project"
+    }
     assert memory.store.count() == 0
     pausing.resume(ref.id)
     assert handle_capture(memory, {"transcript_path": str(transcript)})["added"] == 1

@@ -32,8 +32,19 @@ def _still_there(ui: Any, seeded: Seeded) -> bool:
     return ui.memory.db.one("SELECT COUNT(*) FROM episodes WHERE id = ?", (seeded.marker_id,))[0] == 1
 
 
-@pytest.mark.parametrize("path", ["/", "/timeline", "/search?q=cache", f"/episode/{'0' * 8}", "/export",
-                                  "/static/app.js", "/static/chart.umd.js", "/nowhere"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/timeline",
+        "/search?q=cache",
+        f"/episode/{'0' * 8}",
+        "/export",
+        "/static/app.js",
+        "/static/chart.umd.js",
+        "/nowhere",
+    ],
+)
 def test_no_token_is_403(ui: Any, path: str) -> None:
     r = _client(ui, logged_in=False).get(path)
     assert r.status_code == 403
@@ -94,15 +105,21 @@ def test_cross_site_post_is_refused(ui: Any, seeded: Seeded) -> None:
         r = client.post("/forget", data=_forget_form(ui, seeded, token), headers=headers)
         assert r.status_code == 403, headers
         assert _still_there(ui, seeded)
-    r = client.post("/episode/" + seeded.marker_id + "/feedback", data={"signal": "unhelpful", "csrf": csrf},
-                    headers={"origin": "http://evil.example"})
+    r = client.post(
+        "/episode/" + seeded.marker_id + "/feedback",
+        data={"signal": "unhelpful", "csrf": csrf},
+        headers={"origin": "http://evil.example"},
+    )
     assert r.status_code == 403
 
 
 def test_same_origin_post_with_the_token_works(ui: Any, seeded: Seeded) -> None:
     client = _client(ui, logged_in=True)
-    r = client.post("/episode/" + seeded.marker_id + "/feedback", data={"signal": "unhelpful", "csrf": ui.launch.csrf},
-                    headers={"referer": f"http://127.0.0.1:{ui.launch.port}/episode/{seeded.marker_id}"})
+    r = client.post(
+        "/episode/" + seeded.marker_id + "/feedback",
+        data={"signal": "unhelpful", "csrf": ui.launch.csrf},
+        headers={"referer": f"http://127.0.0.1:{ui.launch.port}/episode/{seeded.marker_id}"},
+    )
     assert r.status_code == 303
     assert ui.memory.store.get(seeded.marker_id).utility.unhelpful == 1.0
 
@@ -142,8 +159,11 @@ def test_listens_on_loopback_only(ui: Any) -> None:
     port = ui.launch.port
     assert ui.sock.getsockname() == ("127.0.0.1", port)
     assert _listeners(port) == ["0100007F"]  # 127.0.0.1, and no IPv4 or IPv6 wildcard
-    others = [(fam, a) for fam, a in _interface_addresses() + [(socket.AF_INET, "127.0.0.2"),
-                                                                (socket.AF_INET6, "::1")] if a != "127.0.0.1"]
+    others = [
+        (fam, a)
+        for fam, a in _interface_addresses() + [(socket.AF_INET, "127.0.0.2"), (socket.AF_INET6, "::1")]
+        if a != "127.0.0.1"
+    ]
     assert others, "expected at least 127.0.0.2 and ::1 to try"
     for family, address in others:
         with socket.socket(family, socket.SOCK_STREAM) as s, pytest.raises(OSError):

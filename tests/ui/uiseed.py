@@ -47,70 +47,135 @@ def _now(days_ago: float = 0.0) -> str:
 
 
 def _episodes(mem: Memory, webshop: Path, billing: Path) -> tuple[str, str, list[str]]:
-    marker = mem.capture(CaptureInput(summary=MARKER_SUMMARY, task_type="bugfix", project=str(webshop),
-                                      files_modified=["cache/stampede.py"], session_id=MARKER_SESSION,
-                                      errors_resolved=[f"TimeoutError: {MARKER} lock held for 30s"], tags=["cache"]))
-    neighbour = mem.capture(CaptureInput(summary="Added a cache warmup job so the product page stays fast after "
-                                                 "deploys", task_type="feature", project=str(webshop),
-                                         session_id=MARKER_SESSION))
-    others = [mem.capture(CaptureInput(summary=s, task_type=t, project=str(p), session_id=sid)).id for s, t, p, sid in (
-        ("Fixed login redirect loop by sanitizing the return URL in the auth middleware", "bugfix", webshop, "s-2"),
-        ("Added keyset pagination to the orders API endpoint for large result sets", "feature", webshop, "s-2"),
-        ("Refactored invoice rendering into a template per currency", "refactor", billing, "s-3"),
-        ("Documented how refunds are reconciled against the payment provider", "docs", billing, "s-3"))]
+    marker = mem.capture(
+        CaptureInput(
+            summary=MARKER_SUMMARY,
+            task_type="bugfix",
+            project=str(webshop),
+            files_modified=["cache/stampede.py"],
+            session_id=MARKER_SESSION,
+            errors_resolved=[f"TimeoutError: {MARKER} lock held for 30s"],
+            tags=["cache"],
+        )
+    )
+    neighbour = mem.capture(
+        CaptureInput(
+            summary="Added a cache warmup job so the product page stays fast after deploys",
+            task_type="feature",
+            project=str(webshop),
+            session_id=MARKER_SESSION,
+        )
+    )
+    others = [
+        mem.capture(CaptureInput(summary=s, task_type=t, project=str(p), session_id=sid)).id
+        for s, t, p, sid in (
+            ("Fixed login redirect loop by sanitizing the return URL in the auth middleware", "bugfix", webshop, "s-2"),
+            ("Added keyset pagination to the orders API endpoint for large result sets", "feature", webshop, "s-2"),
+            ("Refactored invoice rendering into a template per currency", "refactor", billing, "s-3"),
+            ("Documented how refunds are reconciled against the payment provider", "docs", billing, "s-3"),
+        )
+    ]
     return marker.id, neighbour.id, others
 
 
 def _learning_rows(mem: Memory, marker_id: str, neighbour_id: str, others: list[str]) -> None:
     mem.feedback("helpful", [marker_id], evidence={"note": f"the {MARKER} fix saved a release"})
     mem.feedback("unhelpful", [others[1]])
-    replace_evidence(mem.db, "propagation", [Evidence(neighbour_id, "helpful", 0.2, {"origin": marker_id, "hop": 1})],
-                     origin=marker_id)
-    mem.retrieve(f"why does the {MARKER} cache stampede", project=str(mem.store.get(marker_id).project_path),
-                 session_id=MARKER_SESSION)
+    replace_evidence(
+        mem.db,
+        "propagation",
+        [Evidence(neighbour_id, "helpful", 0.2, {"origin": marker_id, "hop": 1})],
+        origin=marker_id,
+    )
+    mem.retrieve(
+        f"why does the {MARKER} cache stampede",
+        project=str(mem.store.get(marker_id).project_path),
+        session_id=MARKER_SESSION,
+    )
     with mem.db.transaction():
-        mem.db.execute("INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
-                       "VALUES (?, ?, 'continuation', 1.0, ?)", (marker_id, neighbour_id, _now()))
+        mem.db.execute(
+            "INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
+            "VALUES (?, ?, 'continuation', 1.0, ?)",
+            (marker_id, neighbour_id, _now()),
+        )
 
 
 def _injections(mem: Memory, marker_id: str, others: list[str]) -> None:
     ep = mem.store.get(marker_id)
     here = ProjectRef(ep.project_id, ep.project_name, ep.project_path)
-    hits = [episode_hit(ep, here, score=0.81, relevance=0.9, salience=0.3, similarity=0.62),
-            episode_hit(mem.store.get(others[0]), here, score=0.41, relevance=0.4, salience=0.15, similarity=0.35)]
-    injectlog.record(mem.db.conn, session_id=MARKER_SESSION, project_id=ep.project_id, event="UserPromptSubmit",
-                     prompt=f"the {MARKER} stampede is back after the deploy, fix it", hits=hits)
+    hits = [
+        episode_hit(ep, here, score=0.81, relevance=0.9, salience=0.3, similarity=0.62),
+        episode_hit(mem.store.get(others[0]), here, score=0.41, relevance=0.4, salience=0.15, similarity=0.35),
+    ]
+    injectlog.record(
+        mem.db.conn,
+        session_id=MARKER_SESSION,
+        project_id=ep.project_id,
+        event="UserPromptSubmit",
+        prompt=f"the {MARKER} stampede is back after the deploy, fix it",
+        hits=hits,
+    )
     with mem.db.transaction():
-        mem.db.execute("UPDATE injections SET evaluated_at = ?, used = CASE episode_id WHEN ? THEN 1 ELSE 0 END",
-                       (_now(), marker_id))
+        mem.db.execute(
+            "UPDATE injections SET evaluated_at = ?, used = CASE episode_id WHEN ? THEN 1 ELSE 0 END",
+            (_now(), marker_id),
+        )
 
 
 def _selfimprove(mem: Memory, marker_id: str, others: list[str]) -> None:
-    log_correction(mem.store, CorrectionInput(category="wrong_layer", episode=marker_id, files=["cache/stampede.py"],
-                                              description=f"patched {MARKER} in the view instead of the cache",
-                                              correction="coalesce in the cache layer"))
+    log_correction(
+        mem.store,
+        CorrectionInput(
+            category="wrong_layer",
+            episode=marker_id,
+            files=["cache/stampede.py"],
+            description=f"patched {MARKER} in the view instead of the cache",
+            correction="coalesce in the cache layer",
+        ),
+    )
     ep = mem.store.get(marker_id)
     with mem.db.transaction():
-        mem.db.execute("INSERT INTO ask_backs(project_id, episode_id, session_id, question, context, drafted_by, "
-                       "created_at) VALUES (?, ?, ?, ?, ?, 'template', ?)",
-                       (ep.project_id, marker_id, MARKER_SESSION, f"Which {MARKER} endpoint stampedes first?",
-                        "the request ended partial", _now()))
-        mem.db.execute("INSERT INTO reasoning_templates(project_id, task_type, domain, title, steps, evidence, "
-                       "transferable, extracted_by, created_at, updated_at) VALUES (?, 'bugfix', '', "
-                       "'Common steps of 2 verified bugfix successes', ?, ?, 0, 'mined', ?, ?)",
-                       (ep.project_id, json.dumps(["run the tests (pytest)", "edit cache/stampede.py"]),
-                        json.dumps([marker_id, others[0]]), _now(), _now()))
+        mem.db.execute(
+            "INSERT INTO ask_backs(project_id, episode_id, session_id, question, context, drafted_by, "
+            "created_at) VALUES (?, ?, ?, ?, ?, 'template', ?)",
+            (
+                ep.project_id,
+                marker_id,
+                MARKER_SESSION,
+                f"Which {MARKER} endpoint stampedes first?",
+                "the request ended partial",
+                _now(),
+            ),
+        )
+        mem.db.execute(
+            "INSERT INTO reasoning_templates(project_id, task_type, domain, title, steps, evidence, "
+            "transferable, extracted_by, created_at, updated_at) VALUES (?, 'bugfix', '', "
+            "'Common steps of 2 verified bugfix successes', ?, ?, 0, 'mined', ?, ?)",
+            (
+                ep.project_id,
+                json.dumps(["run the tests (pytest)", "edit cache/stampede.py"]),
+                json.dumps([marker_id, others[0]]),
+                _now(),
+                _now(),
+            ),
+        )
 
 
 def _facts(mem: Memory, marker_id: str) -> int:
     from tempera.facts import FactStore
 
     store = FactStore(mem.db)
-    store.transact("[[:decision/cache :decision/text \"use redis for the session cache\"]]",
-                   reason="an earlier decision", valid_from="2020-01-01")
-    result = store.change(add=[(":decision/cache", ":decision/text", f"coalesce {MARKER} requests in-process")],
-                          close=[(":decision/cache", ":decision/text", "use redis for the session cache")],
-                          at=_now(), reason=f"turn: the {MARKER} stampede fix")
+    store.transact(
+        '[[:decision/cache :decision/text "use redis for the session cache"]]',
+        reason="an earlier decision",
+        valid_from="2020-01-01",
+    )
+    result = store.change(
+        add=[(":decision/cache", ":decision/text", f"coalesce {MARKER} requests in-process")],
+        close=[(":decision/cache", ":decision/text", "use redis for the session cache")],
+        at=_now(),
+        reason=f"turn: the {MARKER} stampede fix",
+    )
     assert result.tx is not None
     with mem.db.transaction():
         link_fact_tx(mem.db, marker_id, result.tx)
@@ -127,15 +192,35 @@ def _dream_and_jobs(mem: Memory, marker_id: str, data_dir: Path) -> None:
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(f"# Today\n\nThe {MARKER} stampede was fixed.\n", encoding="utf-8")
     with mem.db.transaction():
-        mem.db.execute("INSERT INTO reflections(project_id, day, title, body, written_by, score, evidence, path, "
-                       "created_at, updated_at) VALUES (?, ?, 'A stampede fixed', ?, 'extractive', 0.8, ?, ?, ?, ?)",
-                       (ep.project_id, _now()[:10], f"The {MARKER} stampede was fixed by coalescing requests.",
-                        json.dumps([marker_id]), str(page), _now(), _now()))
-        mem.db.execute("INSERT INTO jobs(kind, payload, status, attempts, run_after, created_at, updated_at) "
-                       "VALUES ('capture', ?, 'done', 1, ?, ?, ?)",
-                       (json.dumps({"session_id": MARKER_SESSION, "transcript_path": "/nowhere.jsonl",
-                                    "last_assistant_message": f"Done: the {MARKER} stampede is fixed."}),
-                        time.time(), time.time(), time.time()))
+        mem.db.execute(
+            "INSERT INTO reflections(project_id, day, title, body, written_by, score, evidence, path, "
+            "created_at, updated_at) VALUES (?, ?, 'A stampede fixed', ?, 'extractive', 0.8, ?, ?, ?, ?)",
+            (
+                ep.project_id,
+                _now()[:10],
+                f"The {MARKER} stampede was fixed by coalescing requests.",
+                json.dumps([marker_id]),
+                str(page),
+                _now(),
+                _now(),
+            ),
+        )
+        mem.db.execute(
+            "INSERT INTO jobs(kind, payload, status, attempts, run_after, created_at, updated_at) "
+            "VALUES ('capture', ?, 'done', 1, ?, ?, ?)",
+            (
+                json.dumps(
+                    {
+                        "session_id": MARKER_SESSION,
+                        "transcript_path": "/nowhere.jsonl",
+                        "last_assistant_message": f"Done: the {MARKER} stampede is fixed.",
+                    }
+                ),
+                time.time(),
+                time.time(),
+                time.time(),
+            ),
+        )
 
 
 def seed(mem: Memory, root: Path) -> Seeded:

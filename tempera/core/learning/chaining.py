@@ -37,10 +37,12 @@ def _iso(dt: datetime) -> str:
 
 
 def _latest_before(db: Database, episode: Episode, rowid: int, where: str, params: tuple[object, ...]) -> str | None:
-    row = db.one("SELECT id FROM episodes WHERE project_id = ? AND id != ? "
-                 "AND (created_at < ? OR (created_at = ? AND rowid < ?)) "
-                 f"AND id NOT IN ({RETIRED_SQL}) AND {where} ORDER BY created_at DESC, rowid DESC LIMIT 1",
-                 (episode.project_id, episode.id, _iso(episode.created_at), _iso(episode.created_at), rowid, *params))
+    row = db.one(
+        "SELECT id FROM episodes WHERE project_id = ? AND id != ? "
+        "AND (created_at < ? OR (created_at = ? AND rowid < ?)) "
+        f"AND id NOT IN ({RETIRED_SQL}) AND {where} ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        (episode.project_id, episode.id, _iso(episode.created_at), _iso(episode.created_at), rowid, *params),
+    )
     return row[0] if row else None
 
 
@@ -57,16 +59,23 @@ def link_episode(mem: "Memory", episode: Episode) -> list[LinkMade]:
         if prev:
             made.append(LinkMade(prev, episode.id, "continuation"))
     since = _iso(episode.created_at - timedelta(hours=cfg.session_window_hours))
-    other = _latest_before(db, episode, row[0], "created_at >= ? AND (? IS NULL OR session_id IS NULL "
-                           "OR session_id != ?)", (since, episode.session_id, episode.session_id))
+    other = _latest_before(
+        db,
+        episode,
+        row[0],
+        "created_at >= ? AND (? IS NULL OR session_id IS NULL OR session_id != ?)",
+        (since, episode.session_id, episode.session_id),
+    )
     if other:
         made.append(LinkMade(other, episode.id, "same_project_window"))
     now = _iso(datetime.now(timezone.utc))
     with db.transaction():
         for link in made:
-            db.execute("INSERT OR IGNORE INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
-                       "VALUES (?, ?, ?, ?, ?)",
-                       (link.src_id, link.dst_id, link.relationship, LINK_WEIGHTS[link.relationship], now))
+            db.execute(
+                "INSERT OR IGNORE INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (link.src_id, link.dst_id, link.relationship, LINK_WEIGHTS[link.relationship], now),
+            )
         for episode_id in {episode.id, *(link.src_id for link in made)}:
             share_link_credit(db, cfg, episode_id)
     return made
@@ -76,22 +85,29 @@ def share_link_credit(db: Database, cfg: BellmanConfig, episode_id: str) -> set[
     """Recompute what `episode_id` passes to its linked episodes: share x link weight x its direct evidence."""
     helpful, unhelpful = totals(db, sources=DIRECT_SOURCES, episode_id=episode_id).get(episode_id, (0.0, 0.0))
     marks = ",".join("?" * len(LINK_WEIGHTS))
-    links = db.query(f"SELECT dst_id, relationship, weight FROM episode_links WHERE src_id = ? AND relationship IN "
-                     f"({marks}) UNION ALL SELECT src_id, relationship, weight FROM episode_links WHERE dst_id = ? "
-                     f"AND relationship IN ({marks})", (episode_id, *LINK_WEIGHTS, episode_id, *LINK_WEIGHTS))
+    links = db.query(
+        f"SELECT dst_id, relationship, weight FROM episode_links WHERE src_id = ? AND relationship IN "
+        f"({marks}) UNION ALL SELECT src_id, relationship, weight FROM episode_links WHERE dst_id = ? "
+        f"AND relationship IN ({marks})",
+        (episode_id, *LINK_WEIGHTS, episode_id, *LINK_WEIGHTS),
+    )
     rows = []
     for other, relationship, weight in links:
         share = cfg.link_credit_share * float(weight)
         info = {"origin": episode_id, "relationship": relationship, "share": round(share, 4)}
-        rows += [Evidence(other, "helpful", share * helpful, info),
-                 Evidence(other, "unhelpful", share * unhelpful, info)]
+        rows += [
+            Evidence(other, "helpful", share * helpful, info),
+            Evidence(other, "unhelpful", share * unhelpful, info),
+        ]
     return replace_evidence(db, "chain", rows, origin=episode_id)
 
 
 def share_all(mem: "Memory", project_id: str | None = None) -> int:
     """Recompute every link share (of one project, or all): the periodic catch-up for explicit feedback."""
-    sql = ("SELECT DISTINCT e.id FROM episodes e JOIN episode_links l ON e.id IN (l.src_id, l.dst_id) "
-           f"WHERE l.relationship IN ({','.join('?' * len(LINK_WEIGHTS))})")
+    sql = (
+        "SELECT DISTINCT e.id FROM episodes e JOIN episode_links l ON e.id IN (l.src_id, l.dst_id) "
+        f"WHERE l.relationship IN ({','.join('?' * len(LINK_WEIGHTS))})"
+    )
     params: list[object] = list(LINK_WEIGHTS)
     if project_id:
         sql += " AND e.project_id = ?"

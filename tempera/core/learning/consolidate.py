@@ -48,8 +48,12 @@ class ConsolidationReport:
 
 
 def _strength(ep: Episode) -> tuple[int, int, float, float]:
-    return (OUTCOME_RANK.get(ep.outcome.status, 0), ep.outcome.verification.rank,
-            ep.utility.helpful + ep.utility.unhelpful, -ep.created_at.timestamp())
+    return (
+        OUTCOME_RANK.get(ep.outcome.status, 0),
+        ep.outcome.verification.rank,
+        ep.utility.helpful + ep.utility.unhelpful,
+        -ep.created_at.timestamp(),
+    )
 
 
 def _union(a: list[Any], b: list[Any]) -> list[Any]:
@@ -97,32 +101,44 @@ def _drop_derived(db: Database, gone_id: str) -> set[str]:
 def _absorb(mem: "Memory", keep: Episode, gone: Episode, similarity: float) -> None:
     db = mem.db
     merged = merged_episode(keep, gone, max_summary_chars=mem.config.capture.max_summary_chars)
-    merged.outcome.evidence.append(f"consolidated {gone.id} (similarity {similarity:.3f}, "
-                                   f"source {gone.source.transcript_path or gone.source.origin})")
+    merged.outcome.evidence.append(
+        f"consolidated {gone.id} (similarity {similarity:.3f}, "
+        f"source {gone.source.transcript_path or gone.source.origin})"
+    )
     with db.transaction():
         mem.store.update(merged)
-        db.execute(f"UPDATE feedback_events SET episode_id = ? WHERE episode_id = ? AND source IN ({DIRECT})",
-                   (keep.id, gone.id, *DIRECT_SOURCES))
+        db.execute(
+            f"UPDATE feedback_events SET episode_id = ? WHERE episode_id = ? AND source IN ({DIRECT})",
+            (keep.id, gone.id, *DIRECT_SOURCES),
+        )
         stale = _drop_derived(db, gone.id)
         latest = max((t for t in (keep.utility.last_useful_at, gone.utility.last_useful_at) if t), default=None)
-        db.execute("UPDATE episodes SET retrieval_count = retrieval_count + ?, last_useful_at = ? WHERE id = ?",
-                   (gone.utility.retrieval_count, latest.isoformat() if latest else None, keep.id))
+        db.execute(
+            "UPDATE episodes SET retrieval_count = retrieval_count + ?, last_useful_at = ? WHERE id = ?",
+            (gone.utility.retrieval_count, latest.isoformat() if latest else None, keep.id),
+        )
         for src, dst in (("src_id", "dst_id"), ("dst_id", "src_id")):
-            db.execute(f"INSERT OR IGNORE INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
-                       f"SELECT CASE WHEN {src} = :gone THEN :keep ELSE {src} END, "
-                       f"CASE WHEN {dst} = :gone THEN :keep ELSE {dst} END, relationship, weight, created_at "
-                       f"FROM episode_links WHERE {src} = :gone AND {dst} != :keep",
-                       {"gone": gone.id, "keep": keep.id})
+            db.execute(
+                f"INSERT OR IGNORE INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
+                f"SELECT CASE WHEN {src} = :gone THEN :keep ELSE {src} END, "
+                f"CASE WHEN {dst} = :gone THEN :keep ELSE {dst} END, relationship, weight, created_at "
+                f"FROM episode_links WHERE {src} = :gone AND {dst} != :keep",
+                {"gone": gone.id, "keep": keep.id},
+            )
         db.execute("DELETE FROM episode_links WHERE src_id = ? OR dst_id = ?", (gone.id, gone.id))
-        db.execute("INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
-                   "VALUES (?, ?, 'consolidated', 1.0, ?)", (gone.id, keep.id, merged.updated_at.isoformat()))
+        db.execute(
+            "INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
+            "VALUES (?, ?, 'consolidated', 1.0, ?)",
+            (gone.id, keep.id, merged.updated_at.isoformat()),
+        )
         for episode_id in stale | {keep.id, gone.id}:
             recompute(db, episode_id)
         retire(mem.store, gone.id, "consolidated", into_id=keep.id, detail={"similarity": round(similarity, 4)})
 
 
-def consolidate(mem: "Memory", *, project_id: str | None = None, dry_run: bool = False,
-                threshold: float | None = None) -> ConsolidationReport:
+def consolidate(
+    mem: "Memory", *, project_id: str | None = None, dry_run: bool = False, threshold: float | None = None
+) -> ConsolidationReport:
     """Merge every pair of live episodes of one project with cosine >= threshold, most similar first (a
     survivor may absorb several; pairs with an already absorbed episode wait for the next run)."""
     threshold = mem.config.storage.consolidation_threshold if threshold is None else threshold

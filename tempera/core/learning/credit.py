@@ -31,11 +31,21 @@ def temporal_rows(db: Database, cfg: BellmanConfig, success: Episode) -> list[Ev
         "SELECT id, session_id FROM episodes WHERE project_id = ? AND id != ? AND created_at < ? "
         f"AND (created_at >= ? OR (session_id IS NOT NULL AND session_id = ?)) AND id NOT IN ({RETIRED_SQL}) "
         "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-        (success.project_id, success.id, at.isoformat(), since, success.session_id, cfg.temporal_credit_max_steps))
-    return [Evidence(episode_id, "helpful", cfg.temporal_credit_weight * cfg.temporal_credit_decay ** n,
-                     {"origin": success.id, "steps_back": n + 1,
-                      "same_session": bool(session_id and session_id == success.session_id)})
-            for n, (episode_id, session_id) in enumerate(rows)]
+        (success.project_id, success.id, at.isoformat(), since, success.session_id, cfg.temporal_credit_max_steps),
+    )
+    return [
+        Evidence(
+            episode_id,
+            "helpful",
+            cfg.temporal_credit_weight * cfg.temporal_credit_decay**n,
+            {
+                "origin": success.id,
+                "steps_back": n + 1,
+                "same_session": bool(session_id and session_id == success.session_id),
+            },
+        )
+        for n, (episode_id, session_id) in enumerate(rows)
+    ]
 
 
 def credit_success(mem: "Memory", episode: Episode) -> list[Evidence]:

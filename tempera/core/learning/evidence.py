@@ -37,8 +37,9 @@ def _delete_scope(origin: str | None, project_id: str | None) -> tuple[str, list
     return "", []
 
 
-def replace_evidence(db: Database, source: str, rows: Iterable[Evidence], *, origin: str | None = None,
-                     project_id: str | None = None) -> set[str]:
+def replace_evidence(
+    db: Database, source: str, rows: Iterable[Evidence], *, origin: str | None = None, project_id: str | None = None
+) -> set[str]:
     """Swap `source`'s rows for `rows` in one transaction and recompute every episode touched.
 
     What is replaced: the rows derived from `origin` when given, else the rows on episodes of `project_id`, else
@@ -49,27 +50,41 @@ def replace_evidence(db: Database, source: str, rows: Iterable[Evidence], *, ori
     now = datetime.now(timezone.utc).isoformat()
     where, params = _delete_scope(origin, project_id)
     with db.transaction():
-        touched = {r[0] for r in db.query(
-            f"SELECT DISTINCT episode_id FROM feedback_events WHERE source = ?{where}", [source, *params])}
+        touched = {
+            r[0]
+            for r in db.query(
+                f"SELECT DISTINCT episode_id FROM feedback_events WHERE source = ?{where}", [source, *params]
+            )
+        }
         db.execute(f"DELETE FROM feedback_events WHERE source = ?{where}", [source, *params])
         for row in rows:
             if row.weight <= 0:
                 continue
-            db.execute("INSERT INTO feedback_events(episode_id, signal, weight, source, evidence, created_at) "
-                       "VALUES (?, ?, ?, ?, ?, ?)",
-                       (row.episode_id, row.signal, row.weight, source, json.dumps(row.evidence), now))
+            db.execute(
+                "INSERT INTO feedback_events(episode_id, signal, weight, source, evidence, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (row.episode_id, row.signal, row.weight, source, json.dumps(row.evidence), now),
+            )
             touched.add(row.episode_id)
         for episode_id in touched:
             recompute(db, episode_id)
     return touched
 
 
-def totals(db: Database, *, sources: Sequence[str] | None = None, exclude: Sequence[str] = (),
-           project_id: str | None = None, episode_id: str | None = None) -> dict[str, tuple[float, float]]:
+def totals(
+    db: Database,
+    *,
+    sources: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    project_id: str | None = None,
+    episode_id: str | None = None,
+) -> dict[str, tuple[float, float]]:
     """(helpful, unhelpful) weight per episode, over the named sources (all when None) minus `exclude`."""
-    sql = ("SELECT f.episode_id, COALESCE(SUM(CASE WHEN f.signal = 'helpful' THEN f.weight END), 0), "
-           "COALESCE(SUM(CASE WHEN f.signal = 'unhelpful' THEN f.weight END), 0) "
-           "FROM feedback_events f JOIN episodes e ON e.id = f.episode_id WHERE 1 = 1")
+    sql = (
+        "SELECT f.episode_id, COALESCE(SUM(CASE WHEN f.signal = 'helpful' THEN f.weight END), 0), "
+        "COALESCE(SUM(CASE WHEN f.signal = 'unhelpful' THEN f.weight END), 0) "
+        "FROM feedback_events f JOIN episodes e ON e.id = f.episode_id WHERE 1 = 1"
+    )
     params: list[Any] = []
     if sources is not None:
         sql += f" AND f.source IN ({','.join('?' * len(sources))})"

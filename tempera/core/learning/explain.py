@@ -24,24 +24,47 @@ def explain(mem: "Memory", episode_id: str, *, now: datetime | None = None) -> d
         agg[r["signal"]] += r["weight"]
         agg["rows"] += 1
     salience, fresh, recency = salience_parts(ep, mem.config.retrieval, now or datetime.now(timezone.utc))
-    links = [{"src_id": s, "dst_id": d, "relationship": rel, "weight": w}
-             for s, d, rel, w in db.query("SELECT src_id, dst_id, relationship, weight FROM episode_links "
-                                          "WHERE src_id = ? OR dst_id = ? ORDER BY created_at", (ep.id, ep.id))]
-    retired = db.one("SELECT reason, into_id, detail, retired_at FROM episode_retirements WHERE episode_id = ?",
-                     (ep.id,))
-    injected = db.one("SELECT COUNT(*), COUNT(evaluated_at), COALESCE(SUM(used >= 1), 0) FROM injections "
-                      "WHERE episode_id = ?", (ep.id,))
+    links = [
+        {"src_id": s, "dst_id": d, "relationship": rel, "weight": w}
+        for s, d, rel, w in db.query(
+            "SELECT src_id, dst_id, relationship, weight FROM episode_links "
+            "WHERE src_id = ? OR dst_id = ? ORDER BY created_at",
+            (ep.id, ep.id),
+        )
+    ]
+    retired = db.one(
+        "SELECT reason, into_id, detail, retired_at FROM episode_retirements WHERE episode_id = ?", (ep.id,)
+    )
+    injected = db.one(
+        "SELECT COUNT(*), COUNT(evaluated_at), COALESCE(SUM(used >= 1), 0) FROM injections WHERE episode_id = ?",
+        (ep.id,),
+    )
     return {
-        "id": ep.id, "summary": ep.summary, "project": ep.project_name, "outcome": ep.outcome.status,
-        "utility": round(u.value, 4), "helpful": round(u.helpful, 4), "unhelpful": round(u.unhelpful, 4),
+        "id": ep.id,
+        "summary": ep.summary,
+        "project": ep.project_name,
+        "outcome": ep.outcome.status,
+        "utility": round(u.value, 4),
+        "helpful": round(u.helpful, 4),
+        "unhelpful": round(u.unhelpful, 4),
         "posterior": f"(1 + {u.helpful:.3f}) / (2 + {u.helpful:.3f} + {u.unhelpful:.3f}) = {u.value:.4f}",
-        "verification": ep.outcome.verification.value, "verification_weight": ep.outcome.verification.weight,
-        "outcome_evidence": ep.outcome.evidence, "commit": ep.outcome.commit,
-        "scope": str(ep.scope), "freshness": round(fresh, 4), "recency": round(recency, 4),
-        "salience": round(salience, 4), "retrievals": u.retrieval_count,
+        "verification": ep.outcome.verification.value,
+        "verification_weight": ep.outcome.verification.weight,
+        "outcome_evidence": ep.outcome.evidence,
+        "commit": ep.outcome.commit,
+        "scope": str(ep.scope),
+        "freshness": round(fresh, 4),
+        "recency": round(recency, 4),
+        "salience": round(salience, 4),
+        "retrievals": u.retrieval_count,
         "last_useful_at": u.last_useful_at.isoformat() if u.last_useful_at else None,
         "injections": {"total": injected[0], "judged": injected[1], "used": injected[2]},
-        "by_source": by_source, "evidence": rows, "links": links,
-        "retired": ({"reason": retired[0], "into_id": retired[1], "detail": json.loads(retired[2]),
-                     "at": retired[3]} if retired else None),
+        "by_source": by_source,
+        "evidence": rows,
+        "links": links,
+        "retired": (
+            {"reason": retired[0], "into_id": retired[1], "detail": json.loads(retired[2]), "at": retired[3]}
+            if retired
+            else None
+        ),
     }

@@ -54,8 +54,9 @@ class RepoView:
                 return branch
         return None
 
-    def match_by_files(self, files: list[str], at: datetime, window_hours: float
-                       ) -> tuple[git.Commit, list[str]] | None:
+    def match_by_files(
+        self, files: list[str], at: datetime, window_hours: float
+    ) -> tuple[git.Commit, list[str]] | None:
         """The default-branch commit, authored in [at - 2h, at + window], sharing the most of `files` (at least
         half of them), nearest in time on ties."""
         if not files or not self.branches:

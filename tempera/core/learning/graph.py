@@ -46,8 +46,10 @@ class SimilarityGraph:
         blob = db.one(f"SELECT embedding FROM {VEC_TABLE} WHERE rowid = ?", (node.rowid,))
         if blob is None:
             return []
-        found = db.query(f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
-                         "AND project_id = ?", (blob[0], self.k + 1, node.project_id))
+        found = db.query(
+            f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND project_id = ?",
+            (blob[0], self.k + 1, node.project_id),
+        )
         out = []
         for rowid, distance in found:
             other = self.nodes.get(int(rowid))

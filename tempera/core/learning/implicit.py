@@ -67,7 +67,7 @@ def _trigrams(text: str) -> set[str]:
     out: set[str] = set()
     for line in text.lower().splitlines():
         words = [w for w in _WORD.findall(line) if w not in STOPWORDS and w not in TEMPLATE_WORDS and len(w) > 2]
-        out.update(" ".join(words[i:i + 3]) for i in range(len(words) - 2))
+        out.update(" ".join(words[i : i + 3]) for i in range(len(words) - 2))
     return out
 
 
@@ -94,8 +94,12 @@ def _commands(cmds: Iterable[str]) -> set[str]:
 def _said(turn: Episode) -> list[str]:
     """What the agent did and said in the turn (never the user's prompt)."""
     ctx, intent = turn.context, turn.intent
-    return [turn.summary, intent.extracted if intent.extracted != intent.raw_prompt else "",
-            *(e.message + " " + (e.resolution or "") for e in ctx.errors), *turn.alternatives_considered]
+    return [
+        turn.summary,
+        intent.extracted if intent.extracted != intent.raw_prompt else "",
+        *(e.message + " " + (e.resolution or "") for e in ctx.errors),
+        *turn.alternatives_considered,
+    ]
 
 
 class Routine:
@@ -117,9 +121,14 @@ class Routine:
         if key not in self.seen:
             words = re.findall(r"\w+", item.lower())
             match = (f'"{" ".join(words)}"' if phrase else " AND ".join(f'"{w}"' for w in words)) if words else ""
-            self.seen[key] = bool(match) and self.db.one(
-                "SELECT COUNT(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
-                (f'({match}) AND "{PROJECT_TOKEN}{self.project_id}"',))[0] > self.limit
+            self.seen[key] = (
+                bool(match)
+                and self.db.one(
+                    "SELECT COUNT(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
+                    (f'({match}) AND "{PROJECT_TOKEN}{self.project_id}"',),
+                )[0]
+                > self.limit
+            )
         return self.seen[key]
 
 
@@ -149,12 +158,15 @@ def score_injection_use(injected: Episode, turn: Episode, routine: Routine | Non
     add(FILE_READ, (mine & read) - modified, "read a file it names")
     theirs = {e.fingerprint for e in injected.context.errors if e.fingerprint}
     add(ERROR, theirs & {e.fingerprint for e in turn.context.errors if e.fingerprint}, "same error", ordered=None)
-    shared = {c for c in _commands(injected.context.commands) & _commands(turn.context.commands)
-              if c.lower() not in prompt}
+    shared = {
+        c for c in _commands(injected.context.commands) & _commands(turn.context.commands) if c.lower() not in prompt
+    }
     add(LONG_COMMAND, {c for c in shared if len(c.split()) >= 3}, "ran the same command")
     add(SHORT_COMMAND, {c for c in shared if len(c.split()) < 3}, "ran the same short command")
-    memory_text = _prose(injected, [injected.summary, injected.intent.claim or "",
-                                    *(e.resolution or "" for e in injected.context.errors)])
+    memory_text = _prose(
+        injected,
+        [injected.summary, injected.intent.claim or "", *(e.resolution or "" for e in injected.context.errors)],
+    )
     action = _prose(turn, said)
     file_names = {f.rsplit("/", 1)[-1].lower() for f in mine | modified | read}
     tokens = (_distinctive_tokens(memory_text) & _distinctive_tokens(action)) - _distinctive_tokens(prompt)
@@ -182,33 +194,43 @@ def _judge(verdict: UseVerdict, status: str, corrected: bool, cfg: BellmanConfig
     return None, 0.0, f"used, but the turn's outcome is {status}: no evidence either way"
 
 
-def _rewrite(db: Database, cfg: BellmanConfig, row_id: int, episode_id: str, signal: str, weight: float,
-             update: dict[str, Any]) -> None:
+def _rewrite(
+    db: Database, cfg: BellmanConfig, row_id: int, episode_id: str, signal: str, weight: float, update: dict[str, Any]
+) -> None:
     """Turn an earlier verdict into a new one in place (the earlier one is kept under evidence.was), then refresh
     the utility, the last-useful time (the latest direct helpful row) and the link shares."""
     old_signal, old_weight, raw, created_at = db.one(
-        "SELECT signal, weight, evidence, created_at FROM feedback_events WHERE id = ?", (row_id,))
+        "SELECT signal, weight, evidence, created_at FROM feedback_events WHERE id = ?", (row_id,)
+    )
     evidence = json.loads(raw or "{}")
     was = {"signal": old_signal, "weight": old_weight, "rule": evidence.get("rule"), "at": created_at}
     evidence = {**evidence, **update, "was": was}
-    db.execute("UPDATE feedback_events SET signal = ?, weight = ?, evidence = ?, created_at = ? WHERE id = ?",
-               (signal, weight, json.dumps(evidence), datetime.now(timezone.utc).isoformat(), row_id))
+    db.execute(
+        "UPDATE feedback_events SET signal = ?, weight = ?, evidence = ?, created_at = ? WHERE id = ?",
+        (signal, weight, json.dumps(evidence), datetime.now(timezone.utc).isoformat(), row_id),
+    )
     recompute(db, episode_id)
-    db.execute("UPDATE episodes SET last_useful_at = (SELECT MAX(created_at) FROM feedback_events WHERE "
-               "episode_id = ? AND signal = 'helpful' AND source IN ('explicit', 'implicit')) WHERE id = ?",
-               (episode_id, episode_id))
+    db.execute(
+        "UPDATE episodes SET last_useful_at = (SELECT MAX(created_at) FROM feedback_events WHERE "
+        "episode_id = ? AND signal = 'helpful' AND source IN ('explicit', 'implicit')) WHERE id = ?",
+        (episode_id, episode_id),
+    )
     share_link_credit(db, cfg, episode_id)
 
 
 def _ignored_row(db: Database, episode_id: str, session_id: str) -> int | None:
-    row = db.one("SELECT id FROM feedback_events WHERE episode_id = ? AND source = 'implicit' AND "
-                 "json_extract(evidence, '$.session') = ? AND json_extract(evidence, '$.rule') = ? "
-                 "ORDER BY id DESC LIMIT 1", (episode_id, session_id, IGNORED_RULE))
+    row = db.one(
+        "SELECT id FROM feedback_events WHERE episode_id = ? AND source = 'implicit' AND "
+        "json_extract(evidence, '$.session') = ? AND json_extract(evidence, '$.rule') = ? "
+        "ORDER BY id DESC LIMIT 1",
+        (episode_id, session_id, IGNORED_RULE),
+    )
     return row[0] if row else None
 
 
-def apply_implicit_feedback(mem: "Memory", session_id: str, turn_episode: Episode,
-                            corrected: bool = False) -> list[ImplicitResult]:
+def apply_implicit_feedback(
+    mem: "Memory", session_id: str, turn_episode: Episode, corrected: bool = False
+) -> list[ImplicitResult]:
     """Judge the session's injections against the captured turn and write the evidence.
 
     New injections get a verdict. A memory judged ignored earlier in the session is looked at again: a later
@@ -217,8 +239,11 @@ def apply_implicit_feedback(mem: "Memory", session_id: str, turn_episode: Episod
     (`used` 1.0 or 0.0) and new credit is passed on along session links.
     """
     db, cfg = mem.db, mem.config.bellman
-    rows = db.query("SELECT id, episode_id, evaluated_at FROM injections WHERE session_id = ? AND episode_id != ? "
-                    "AND (evaluated_at IS NULL OR used = 0) ORDER BY id", (session_id, turn_episode.id))
+    rows = db.query(
+        "SELECT id, episode_id, evaluated_at FROM injections WHERE session_id = ? AND episode_id != ? "
+        "AND (evaluated_at IS NULL OR used = 0) ORDER BY id",
+        (session_id, turn_episode.id),
+    )
     by_episode: dict[str, list[int]] = {}
     judged_before: set[str] = set()
     for inj_id, episode_id, evaluated_at in rows:
@@ -233,8 +258,14 @@ def apply_implicit_feedback(mem: "Memory", session_id: str, turn_episode: Episod
             verdict = score_injection_use(mem.store.get(episode_id), turn_episode, routine)  # what it was shown
             target = live_id(db, episode_id)  # who holds its history now (consolidation may have merged it)
             signal, weight, rule = _judge(verdict, turn_episode.outcome.status, corrected, cfg)
-            evidence: dict[str, Any] = {"turn": turn_episode.id, "session": session_id, "rule": rule,
-                                        "score": verdict.score, "reasons": verdict.reasons, "injections": inj_ids}
+            evidence: dict[str, Any] = {
+                "turn": turn_episode.id,
+                "session": session_id,
+                "rule": rule,
+                "score": verdict.score,
+                "reasons": verdict.reasons,
+                "injections": inj_ids,
+            }
             earlier = _ignored_row(db, target, session_id) if episode_id in judged_before else None
             if earlier is not None and verdict.used and signal is not None:
                 _rewrite(db, cfg, earlier, target, signal, weight, evidence)
@@ -243,8 +274,10 @@ def apply_implicit_feedback(mem: "Memory", session_id: str, turn_episode: Episod
                 share_link_credit(db, cfg, target)
             else:
                 signal, weight = None, 0.0  # still unused: the earlier ignored row stands
-            db.execute(f"UPDATE injections SET evaluated_at = ?, used = ? WHERE id IN ({','.join('?' * len(inj_ids))})",
-                       (now, 1.0 if verdict.used else 0.0, *inj_ids))
+            db.execute(
+                f"UPDATE injections SET evaluated_at = ?, used = ? WHERE id IN ({','.join('?' * len(inj_ids))})",
+                (now, 1.0 if verdict.used else 0.0, *inj_ids),
+            )
             results.append(ImplicitResult(target, verdict, signal, weight, rule))
     return results
 
@@ -253,8 +286,11 @@ def apply_correction(mem: "Memory", turn_episode: Episode) -> list[str]:
     """The user corrected the agent's work in an already judged turn: each memory judged used and helpful in it
     becomes unhelpful (`implicit_corrected_weight`). Returns the episode ids changed; a second call changes none."""
     db, cfg = mem.db, mem.config.bellman
-    rows = db.query("SELECT id, episode_id FROM feedback_events WHERE source = 'implicit' AND signal = 'helpful' "
-                    "AND json_extract(evidence, '$.turn') = ?", (turn_episode.id,))
+    rows = db.query(
+        "SELECT id, episode_id FROM feedback_events WHERE source = 'implicit' AND signal = 'helpful' "
+        "AND json_extract(evidence, '$.turn') = ?",
+        (turn_episode.id,),
+    )
     with db.transaction():
         for row_id, episode_id in rows:
             _rewrite(db, cfg, row_id, episode_id, "unhelpful", cfg.implicit_corrected_weight, {"rule": CORRECTED_RULE})

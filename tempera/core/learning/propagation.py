@@ -76,8 +76,13 @@ def _reach(graph: SimilarityGraph, source: Node, sources: set[str], depth: int) 
     return layers
 
 
-def _walk_hops(cfg: BellmanConfig, by_hop: dict[int, list[tuple[str, str, float]]], value: dict[str, float],
-               base: dict[str, tuple[float, float]], report: PropagationReport) -> list[Evidence]:
+def _walk_hops(
+    cfg: BellmanConfig,
+    by_hop: dict[int, list[tuple[str, str, float]]],
+    value: dict[str, float],
+    base: dict[str, tuple[float, float]],
+    report: PropagationReport,
+) -> list[Evidence]:
     """Apply the hops in order (Jacobi within a hop: every gap is measured before the hop), filling `report`."""
     added: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     rows: list[Evidence] = []
@@ -86,14 +91,25 @@ def _walk_hops(cfg: BellmanConfig, by_hop: dict[int, list[tuple[str, str, float]
         updates = 0
         for target, sid, sim in by_hop[hop]:
             gap = value[sid] - before[target]
-            size = cfg.alpha * cfg.gamma ** hop * sim * abs(gap)
+            size = cfg.alpha * cfg.gamma**hop * sim * abs(gap)
             if size <= 0:
                 continue
             updates += 1
             added[target][0 if gap > 0 else 1] += size
-            rows.append(Evidence(target, "helpful" if gap > 0 else "unhelpful", size,
-                                 {"origin": sid, "hop": hop, "similarity": round(sim, 4),
-                                  "source_value": round(value[sid], 4), "value_before": round(before[target], 4)}))
+            rows.append(
+                Evidence(
+                    target,
+                    "helpful" if gap > 0 else "unhelpful",
+                    size,
+                    {
+                        "origin": sid,
+                        "hop": hop,
+                        "similarity": round(sim, 4),
+                        "source_value": round(value[sid], 4),
+                        "value_before": round(before[target], 4),
+                    },
+                )
+            )
         for target in {t for t, _, _ in by_hop[hop]}:
             h, u = base.get(target, (0.0, 0.0))
             value[target] = posterior_mean(h + added[target][0], u + added[target][1])

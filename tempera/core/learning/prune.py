@@ -37,23 +37,37 @@ class PruneReport:
         return asdict(self)
 
 
-def prune(mem: "Memory", *, older_than_days: float, min_utility: float, execute: bool = False,
-          project_id: str | None = None, now: datetime | None = None) -> PruneReport:
+def prune(
+    mem: "Memory",
+    *,
+    older_than_days: float,
+    min_utility: float,
+    execute: bool = False,
+    project_id: str | None = None,
+    now: datetime | None = None,
+) -> PruneReport:
     if older_than_days < 0:
         raise InvalidInput("--older-than must be a number of days >= 0")
     if not 0 <= min_utility <= 1:
         raise InvalidInput("--min-utility must be between 0 and 1")
     min_retrievals = mem.config.storage.min_retrievals
     cutoff = ((now or datetime.now(timezone.utc)) - timedelta(days=older_than_days)).isoformat()
-    sql = ("SELECT id, created_at, utility, retrieval_count, summary FROM episodes "
-           "WHERE created_at < ? AND utility < ? AND retrieval_count >= ?")
+    sql = (
+        "SELECT id, created_at, utility, retrieval_count, summary FROM episodes "
+        "WHERE created_at < ? AND utility < ? AND retrieval_count >= ?"
+    )
     params: list[Any] = [cutoff, min_utility, min_retrievals]
     if project_id:
         sql += " AND project_id = ?"
         params.append(project_id)
     rows = mem.db.query(sql + " ORDER BY utility, created_at", params)
-    report = PruneReport(older_than_days, min_utility, min_retrievals, execute,
-                         [PruneCandidate(r[0], r[1], round(float(r[2]), 4), int(r[3]), r[4][:160]) for r in rows])
+    report = PruneReport(
+        older_than_days,
+        min_utility,
+        min_retrievals,
+        execute,
+        [PruneCandidate(r[0], r[1], round(float(r[2]), 4), int(r[3]), r[4][:160]) for r in rows],
+    )
     if execute:
         for c in report.candidates:
             mem.store.delete(c.id)

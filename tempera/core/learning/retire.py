@@ -22,16 +22,23 @@ def live_id(db: Database, episode_id: str) -> str:
     """The episode that now holds `episode_id`'s history (itself unless consolidation absorbed it)."""
     seen = {episode_id}
     while True:
-        row = db.one("SELECT into_id FROM episode_retirements WHERE episode_id = ? AND reason = 'consolidated'",
-                     (episode_id,))
+        row = db.one(
+            "SELECT into_id FROM episode_retirements WHERE episode_id = ? AND reason = 'consolidated'", (episode_id,)
+        )
         if row is None or row[0] is None or row[0] in seen:
             return episode_id
         episode_id = row[0]
         seen.add(episode_id)
 
 
-def retire(store: EpisodeStore, episode_id: str, reason: str, *, into_id: str | None = None,
-           detail: dict[str, Any] | None = None) -> None:
+def retire(
+    store: EpisodeStore,
+    episode_id: str,
+    reason: str,
+    *,
+    into_id: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> None:
     db = store.db
     with db.transaction():
         row = db.one("SELECT rowid FROM episodes WHERE id = ?", (episode_id,))
@@ -40,9 +47,11 @@ def retire(store: EpisodeStore, episode_id: str, reason: str, *, into_id: str | 
         db.execute("DELETE FROM episodes_fts WHERE rowid = ?", (row[0],))
         if db.has_vec and db.meta_get("embedding_model") is not None:
             db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (row[0],))
-        db.execute("INSERT OR REPLACE INTO episode_retirements(episode_id, reason, into_id, detail, retired_at) "
-                   "VALUES (?, ?, ?, ?, ?)", (episode_id, reason, into_id, json.dumps(detail or {}),
-                                              datetime.now(timezone.utc).isoformat()))
+        db.execute(
+            "INSERT OR REPLACE INTO episode_retirements(episode_id, reason, into_id, detail, retired_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (episode_id, reason, into_id, json.dumps(detail or {}), datetime.now(timezone.utc).isoformat()),
+        )
 
 
 def restore(store: EpisodeStore, episode_id: str) -> None:

@@ -9,7 +9,9 @@ def m020_learning(conn: Connection) -> None:
     """`episode_retirements` marks an episode that consolidation absorbed or decay cut (expired workaround): its
     row and evidence stay, only its FTS text and vector are removed; the index on `source` keeps the per-run
     replacement of derived evidence (propagation, temporal, chain) cheap."""
-    run_script(conn, """
+    run_script(
+        conn,
+        """
     CREATE TABLE episode_retirements (
         episode_id TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
         reason TEXT NOT NULL CHECK (reason IN ('consolidated', 'expired')),
@@ -18,4 +20,5 @@ def m020_learning(conn: Connection) -> None:
         retired_at TEXT NOT NULL
     );
     CREATE INDEX feedback_source ON feedback_events(source);
-    """)
+    """,
+    )

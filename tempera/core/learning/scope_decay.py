@@ -44,8 +44,9 @@ class DecayReport:
         return asdict(self)
 
 
-def run_decay(mem: "Memory", *, now: datetime | None = None, project_id: str | None = None,
-              dry_run: bool = False) -> DecayReport:
+def run_decay(
+    mem: "Memory", *, now: datetime | None = None, project_id: str | None = None, dry_run: bool = False
+) -> DecayReport:
     """Measure every live episode's freshness; retire expired workarounds unless `dry_run`."""
     now = now or datetime.now(timezone.utc)
     report = DecayReport(dry_run=dry_run)
@@ -66,12 +67,15 @@ def run_decay(mem: "Memory", *, now: datetime | None = None, project_id: str | N
         if ep.scope.kind == "workaround" and ep.scope.expires and ep.scope.expires <= now:
             report.cut.append(item)
             if not dry_run:
-                retire(mem.store, ep.id, "expired", detail={"expires": ep.scope.expires.isoformat(),
-                                                            "ref": ep.scope.name})
+                retire(
+                    mem.store, ep.id, "expired", detail={"expires": ep.scope.expires.isoformat(), "ref": ep.scope.name}
+                )
         elif fresh < FADED_BELOW:
             faded.append(item)
-    report.by_scope = {kind: {"episodes": n, "mean_freshness": round(total / n, 4), "faded": f}
-                       for kind, (n, total, f) in sorted(sums.items())}
+    report.by_scope = {
+        kind: {"episodes": n, "mean_freshness": round(total / n, 4), "faded": f}
+        for kind, (n, total, f) in sorted(sums.items())
+    }
     report.faded_total = len(faded)
     report.faded = sorted(faded, key=lambda f: f.freshness)[:LISTED]
     return report

@@ -77,8 +77,12 @@ def evaluate(ep: Episode, repo: RepoView | None, *, now: datetime, stable_days: 
     sha = commit.hexsha
     reverting = repo.revert_of(commit)
     if reverting is not None:
-        return Finding(base.state, base.reasons + [f"commit {sha[:10]} was reverted by {reverting.hexsha[:10]}"],
-                       sha, reverted=True)
+        return Finding(
+            base.state,
+            base.reasons + [f"commit {sha[:10]} was reverted by {reverting.hexsha[:10]}"],
+            sha,
+            reverted=True,
+        )
     reasons = base.reasons + [f"merged: {sha[:10]} is reachable from {branch} (matched by {how})"]
     age_days = (now - commit.committed_datetime).total_seconds() / 86400
     if age_days >= stable_days:
@@ -99,8 +103,9 @@ def _apply(mem: "Memory", ep: Episode, finding: Finding) -> VerificationChange |
     return VerificationChange(ep.id, before.value, after.value, commit, new_reasons)
 
 
-def advance_all(mem: "Memory", *, project_id: str | None = None, now: datetime | None = None
-                ) -> list[VerificationChange]:
+def advance_all(
+    mem: "Memory", *, project_id: str | None = None, now: datetime | None = None
+) -> list[VerificationChange]:
     """Advance every live episode as far as its evidence goes (the daemon's and the dream cycle's step)."""
     now = now or datetime.now(timezone.utc)
     cfg = mem.config.dream
@@ -112,8 +117,13 @@ def advance_all(mem: "Memory", *, project_id: str | None = None, now: datetime |
             continue
         if ep.project_path not in repos:
             repos[ep.project_path] = open_repo(ep.project_path)
-        finding = evaluate(ep, repos[ep.project_path], now=now, stable_days=cfg.stable_threshold_days,
-                           window_hours=cfg.merge_match_window_hours)
+        finding = evaluate(
+            ep,
+            repos[ep.project_path],
+            now=now,
+            stable_days=cfg.stable_threshold_days,
+            window_hours=cfg.merge_match_window_hours,
+        )
         change = _apply(mem, ep, finding)
         if change is not None:
             changes.append(change)
@@ -125,8 +135,9 @@ def set_state(mem: "Memory", episode_id: str, to: str, *, commit: str | None = N
     try:
         state = VerificationState(to.strip().lower())
     except ValueError as exc:
-        raise InvalidInput(f"unknown verification state {to!r}: use one of "
-                           f"{', '.join(s.value for s in VerificationState)}") from exc
+        raise InvalidInput(
+            f"unknown verification state {to!r}: use one of {', '.join(s.value for s in VerificationState)}"
+        ) from exc
     ep = mem.store.get(episode_id)
     if commit:
         repo = open_repo(ep.project_path)

@@ -34,8 +34,11 @@ def _retire_stale(mem: "Memory", latest: Episode) -> None:
     now = datetime.now(timezone.utc).isoformat()
     where = "(session_id = ? OR episode_id = ?)" if latest.session_id else "episode_id = ?"
     params = (latest.session_id, latest.id) if latest.session_id else (latest.id,)
-    mem.db.execute(f"UPDATE ask_backs SET status = 'consumed', consumed_at = ?, consumed_by = 'superseded' "
-                   f"WHERE status = 'pending' AND episode_id != ? AND {where}", (now, keep, *params))
+    mem.db.execute(
+        f"UPDATE ask_backs SET status = 'consumed', consumed_at = ?, consumed_by = 'superseded' "
+        f"WHERE status = 'pending' AND episode_id != ? AND {where}",
+        (now, keep, *params),
+    )
 
 
 def update_after_capture(mem: "Memory", episodes: list[Episode], *, llm: Drafter | None = None) -> list[AskBack]:

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from tempera.core.languages import LANGUAGES
 
 
-
 def relative_path(path: str, root: str | None, cwd: str | None = None) -> str:
     """`path` relative to the project root, in POSIX form.
 
@@ -57,8 +56,25 @@ def languages_of(files: Iterable[str]) -> list[str]:
 
 _TOKEN = re.compile(r"[^\s`'\"()\[\]{}<>,;]+")
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_FILE_EXTENSIONS = frozenset(LANGUAGES) | {".md", ".toml", ".json", ".yaml", ".yml", ".cfg", ".ini", ".txt", ".html",
-                                           ".css", ".scss", ".lock", ".xml", ".proto", ".graphql", ".tf", ".env"}
+_FILE_EXTENSIONS = frozenset(LANGUAGES) | {
+    ".md",
+    ".toml",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".cfg",
+    ".ini",
+    ".txt",
+    ".html",
+    ".css",
+    ".scss",
+    ".lock",
+    ".xml",
+    ".proto",
+    ".graphql",
+    ".tf",
+    ".env",
+}
 
 
 def _candidates(token: str, project_root: str | None) -> list[str]:

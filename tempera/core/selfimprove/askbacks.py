@@ -24,14 +24,18 @@ if TYPE_CHECKING:
     from tempera.core.memory import Memory
 
 # Words that say "do something" without saying what or where.
-GENERIC = frozenset("""
+GENERIC = frozenset(
+    """
 fix fixed fixing make made work works working worked do does again try tried still broken break breaks issue issues
 problem problems bug bugs stuff something anything everything thing better same now ok okay also check look update
 change changes improve help just etc go run running whole all right properly correctly correct wrong error errors
 fail fails failing fine good great
-""".split())
-_SPECIFIC = re.compile(r"[\w-]+/[\w./-]+|\b\w+\.(?:py|rs|go|ts|tsx|js|jsx|java|rb|toml|json|ya?ml|md|sql|sh|css|html)\b"
-                       r"|`[^`]+`|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w+\b|\b[A-Z]{2,}\d+\b|\bE\d{3,}\b")
+""".split()
+)
+_SPECIFIC = re.compile(
+    r"[\w-]+/[\w./-]+|\b\w+\.(?:py|rs|go|ts|tsx|js|jsx|java|rb|toml|json|ya?ml|md|sql|sh|css|html)\b"
+    r"|`[^`]+`|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w+\b|\b[A-Z]{2,}\d+\b|\bE\d{3,}\b"
+)
 ENDINGS = ("failure", "partial")
 
 
@@ -57,19 +61,24 @@ def template_question(intent: str, errors: list[str], files: list[str]) -> str:
     if errors:
         return f"Is `{_short(errors[-1], 100)}` the problem {subject} refers to, and what result counts as done?"
     if files:
-        return (f"Which file or behaviour does {subject} mean ({', '.join(files[:3])} were touched), and what "
-                "result counts as done?")
+        return (
+            f"Which file or behaviour does {subject} mean ({', '.join(files[:3])} were touched), and what "
+            "result counts as done?"
+        )
     return f"What exactly should {subject} achieve, in which part of the code, and what result counts as done?"
 
 
-SYSTEM = ("You draft exactly one short clarifying question a coding agent should ask its user before retrying a task "
-          "that failed because the request was vague. Answer with the question only, on one line.")
+SYSTEM = (
+    "You draft exactly one short clarifying question a coding agent should ask its user before retrying a task "
+    "that failed because the request was vague. Answer with the question only, on one line."
+)
 
 
-def llm_question(llm: Drafter, model: str, intent: str, status: str, errors: list[str], files: list[str]
-                 ) -> str | None:
-    prompt = (f"Request: {intent}\nOutcome: {status}\nErrors: {'; '.join(errors[:3]) or 'none'}\n"
-              f"Files touched: {', '.join(files[:8]) or 'none'}")
+def llm_question(llm: Drafter, model: str, intent: str, status: str, errors: list[str], files: list[str]) -> str | None:
+    prompt = (
+        f"Request: {intent}\nOutcome: {status}\nErrors: {'; '.join(errors[:3]) or 'none'}\n"
+        f"Files touched: {', '.join(files[:8]) or 'none'}"
+    )
     return one_question(llm(SYSTEM, prompt, model=model, max_tokens=120))
 
 
@@ -91,8 +100,9 @@ class AskBack:
         return asdict(self)
 
     def statement(self) -> str:
-        return (f"Pending clarifying question from an earlier session of {self.project} ({self.context}): "
-                f"{self.question}")
+        return (
+            f"Pending clarifying question from an earlier session of {self.project} ({self.context}): {self.question}"
+        )
 
 
 def draft_ask_back(mem: "Memory", episode: Episode, *, llm: Drafter | None = None) -> AskBack | None:
@@ -112,18 +122,22 @@ def draft_ask_back(mem: "Memory", episode: Episode, *, llm: Drafter | None = Non
     errors = [e.message.splitlines()[0] for e in episode.context.errors if not e.resolved and e.message.strip()]
     files = episode.context.files_modified or episode.context.files_read
     llm = llm or drafter_for(mem.config)
-    question = llm_question(llm, mem.config.dream.triage_model, intent, episode.outcome.status, errors, files) \
-        if llm else None
+    question = (
+        llm_question(llm, mem.config.dream.triage_model, intent, episode.outcome.status, errors, files) if llm else None
+    )
     drafted_by = "llm" if question else "template"
     question = question or template_question(intent, errors, files)
     context = f'the request "{_short(intent, 80)}" ended {episode.outcome.status}' + (
-        f"; last error: {_short(errors[-1], 120)}" if errors and drafted_by == "llm" else "")
+        f"; last error: {_short(errors[-1], 120)}" if errors and drafted_by == "llm" else ""
+    )
     now = datetime.now(timezone.utc).isoformat()
     with mem.db.transaction():
         EpisodeStore(mem.db).ensure_project(ProjectRef(episode.project_id, episode.project_name, episode.project_path))
-        mem.db.execute("INSERT INTO ask_backs(project_id, episode_id, session_id, question, context, drafted_by, "
-                       "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(episode_id) DO NOTHING",
-                       (episode.project_id, episode.id, episode.session_id, question, context, drafted_by, now))
+        mem.db.execute(
+            "INSERT INTO ask_backs(project_id, episode_id, session_id, question, context, drafted_by, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(episode_id) DO NOTHING",
+            (episode.project_id, episode.id, episode.session_id, question, context, drafted_by, now),
+        )
     return ask_backs_of(mem.db, episode.id)[0]
 
 
@@ -133,16 +147,19 @@ def ask_backs_of(db: Database, episode_id: str) -> list[AskBack]:
 
 
 def _rows(db: Database, where: str, params: tuple[Any, ...], limit: int | None = None) -> list[AskBack]:
-    sql = ("SELECT a.id, a.project_id, COALESCE(p.name, a.project_id), a.episode_id, a.session_id, a.question, "
-           "a.context, a.drafted_by, a.status, a.created_at, a.consumed_at FROM ask_backs a "
-           f"LEFT JOIN projects p ON p.id = a.project_id WHERE {where} ORDER BY a.created_at DESC, a.id DESC")
+    sql = (
+        "SELECT a.id, a.project_id, COALESCE(p.name, a.project_id), a.episode_id, a.session_id, a.question, "
+        "a.context, a.drafted_by, a.status, a.created_at, a.consumed_at FROM ask_backs a "
+        f"LEFT JOIN projects p ON p.id = a.project_id WHERE {where} ORDER BY a.created_at DESC, a.id DESC"
+    )
     if limit:
         sql += f" LIMIT {int(limit)}"
     return [AskBack(*r) for r in db.query(sql, params)]
 
 
-def ask_backs(db: Database, *, project_id: str | None = None, pending_only: bool = False,
-              limit: int | None = None) -> list[AskBack]:
+def ask_backs(
+    db: Database, *, project_id: str | None = None, pending_only: bool = False, limit: int | None = None
+) -> list[AskBack]:
     """Newest first; every project when `project_id` is None."""
     clauses, params = ["1"], []
     if project_id:
@@ -159,7 +176,9 @@ def consume(db: Database, project_id: str, *, by: str, limit: int = 3) -> list[A
     with db.transaction():
         taken = ask_backs(db, project_id=project_id, pending_only=True, limit=limit)
         for a in taken:
-            db.execute("UPDATE ask_backs SET status = 'consumed', consumed_at = ?, consumed_by = ? WHERE id = ?",
-                       (now, by, a.id))
+            db.execute(
+                "UPDATE ask_backs SET status = 'consumed', consumed_at = ?, consumed_by = ? WHERE id = ?",
+                (now, by, a.id),
+            )
             a.status, a.consumed_at = "consumed", now
     return taken

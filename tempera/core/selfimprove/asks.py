@@ -14,8 +14,9 @@ from tempera.core.episodes import EpisodeStore
 from tempera.core.selfimprove.drafting import Drafter, one_question
 from tempera.core.selfimprove.logs import AnchoredInput, LogEntry, LogKind, count_by, list_entries, log_entry
 
-ASKS = LogKind(name="ask", table="should_have_asked", fields=("trigger", "question", "answer"),
-               required=("trigger", "question"))
+ASKS = LogKind(
+    name="ask", table="should_have_asked", fields=("trigger", "question", "answer"), required=("trigger", "question")
+)
 
 
 class ShouldHaveAskedInput(AnchoredInput):
@@ -26,8 +27,14 @@ class ShouldHaveAskedInput(AnchoredInput):
     answer: str = Field("", description="The answer it eventually got")
 
 
-def log_should_have_asked(store: EpisodeStore, item: ShouldHaveAskedInput, *, cwd: str | None = None,
-                          source: str = "manual", dedupe_key: str | None = None) -> int | None:
+def log_should_have_asked(
+    store: EpisodeStore,
+    item: ShouldHaveAskedInput,
+    *,
+    cwd: str | None = None,
+    source: str = "manual",
+    dedupe_key: str | None = None,
+) -> int | None:
     """Store a should-have-asked row; None when `dedupe_key` was already logged."""
     values = {"trigger": item.trigger, "question": item.question, "answer": item.answer}
     return log_entry(store, ASKS, item, values, cwd=cwd, source=source, dedupe_key=dedupe_key)
@@ -41,11 +48,14 @@ def top_questions(db: Database, *, project_id: str | None = None, limit: int = 5
     return count_by(db, ASKS, "question", project_id=project_id, limit=limit)
 
 
-QUESTION_SYSTEM = ("A user corrected a coding agent. Write the one short question the agent should have asked before "
-                   "acting, so that the correction would not have been needed. Answer with the question only.")
+QUESTION_SYSTEM = (
+    "A user corrected a coding agent. Write the one short question the agent should have asked before "
+    "acting, so that the correction would not have been needed. Answer with the question only."
+)
 
 
 def llm_missed_question(llm: Drafter, model: str, request: str, words: str) -> str | None:
     """The question a correction shows was missing, phrased for this case; None unless the answer is one."""
-    return one_question(llm(QUESTION_SYSTEM, f"The request: {request}\nThe correction: {words}", model=model,
-                            max_tokens=80))
+    return one_question(
+        llm(QUESTION_SYSTEM, f"The request: {request}\nThe correction: {words}", model=model, max_tokens=80)
+    )

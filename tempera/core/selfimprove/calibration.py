@@ -18,9 +18,11 @@ from tempera.core.db import Database
 
 Z95 = 1.959964
 
-_VERIFIED = ("(e.verification != 'untested' OR (json_array_length(e.data, '$.outcome.tests_after') > 0 "
-             "AND NOT EXISTS (SELECT 1 FROM json_each(e.data, '$.outcome.tests_after') "
-             "WHERE json_extract(value, '$.passed') = 0)))")
+_VERIFIED = (
+    "(e.verification != 'untested' OR (json_array_length(e.data, '$.outcome.tests_after') > 0 "
+    "AND NOT EXISTS (SELECT 1 FROM json_each(e.data, '$.outcome.tests_after') "
+    "WHERE json_extract(value, '$.passed') = 0)))"
+)
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -52,15 +54,19 @@ def sync(db: Database, *, project_id: str | None = None, episode_id: str | None 
         f"{where} AND (c.episode_id IS NULL OR c.episode_updated_at != e.updated_at) "
         "ON CONFLICT(episode_id) DO UPDATE SET task_type = excluded.task_type, declared = excluded.declared, "
         "verified = excluded.verified, episode_updated_at = excluded.episode_updated_at, "
-        "updated_at = excluded.updated_at", (now, *params))
+        "updated_at = excluded.updated_at",
+        (now, *params),
+    )
 
 
 def mark_corrected(db: Database, episode_id: str) -> None:
     """The user corrected this episode's turn: a declared success there is not a verified one."""
     with db.transaction():
         sync(db, episode_id=episode_id)
-        db.execute("UPDATE calibration_events SET corrected = 1, updated_at = ? WHERE episode_id = ?",
-                   (datetime.now(timezone.utc).isoformat(), episode_id))
+        db.execute(
+            "UPDATE calibration_events SET corrected = 1, updated_at = ? WHERE episode_id = ?",
+            (datetime.now(timezone.utc).isoformat(), episode_id),
+        )
 
 
 @dataclass(frozen=True)
@@ -83,14 +89,20 @@ class Bucket:
     def as_dict(self) -> dict[str, Any]:
         low, high = self.interval
         ratio = self.ratio
-        return {**asdict(self), "ratio": None if ratio is None else round(ratio, 4),
-                "wilson_low": round(low, 4), "wilson_high": round(high, 4)}
+        return {
+            **asdict(self),
+            "ratio": None if ratio is None else round(ratio, 4),
+            "wilson_low": round(low, 4),
+            "wilson_high": round(high, 4),
+        }
 
     def statement(self) -> str:
         low, high = self.interval
-        return (f"{self.verified} of {self.declared} declared {self.task_type} successes in {self.project} were "
-                f"verified ({self.ratio or 0:.0%}; 95% interval {low:.0%}-{high:.0%}"
-                + (f"; {self.corrected} later corrected by the user)" if self.corrected else ")"))
+        return (
+            f"{self.verified} of {self.declared} declared {self.task_type} successes in {self.project} were "
+            f"verified ({self.ratio or 0:.0%}; 95% interval {low:.0%}-{high:.0%}"
+            + (f"; {self.corrected} later corrected by the user)" if self.corrected else ")")
+        )
 
 
 def buckets(db: Database, *, project_id: str | None = None, task_type: str | None = None) -> list[Bucket]:
@@ -102,12 +114,17 @@ def buckets(db: Database, *, project_id: str | None = None, task_type: str | Non
         "SELECT c.project_id, COALESCE(p.name, c.project_id), c.task_type, SUM(c.declared), "
         "SUM(c.declared AND c.verified AND NOT c.corrected), SUM(c.declared AND c.corrected) "
         f"FROM calibration_events c LEFT JOIN projects p ON p.id = c.project_id {where} "
-        "GROUP BY c.project_id, c.task_type ORDER BY SUM(c.declared) DESC, c.task_type", params)
+        "GROUP BY c.project_id, c.task_type ORDER BY SUM(c.declared) DESC, c.task_type",
+        params,
+    )
     return [Bucket(r[0], r[1], r[2], int(r[3] or 0), int(r[4] or 0), int(r[5] or 0)) for r in rows]
 
 
 def warning(db: Database, cfg: SelfImproveConfig, project_id: str, task_type: str | None = None) -> Bucket | None:
     """The worst bucket with enough declared successes and a verified ratio below the threshold, if any."""
-    weak = [b for b in buckets(db, project_id=project_id, task_type=task_type)
-            if b.declared >= cfg.calibration_min_declared and (b.ratio or 0.0) < cfg.calibration_warn_ratio]
+    weak = [
+        b
+        for b in buckets(db, project_id=project_id, task_type=task_type)
+        if b.declared >= cfg.calibration_min_declared and (b.ratio or 0.0) < cfg.calibration_warn_ratio
+    ]
     return min(weak, key=lambda b: (b.ratio or 0.0, -b.declared)) if weak else None

@@ -32,6 +32,7 @@ def drafter_for(config: Config, *, max_usd: float | None = None) -> Drafter | No
 
 def drafter_from(client: LLM, budget: Budget) -> Drafter:
     """A drafter on an existing client and budget (the dream cycle shares one budget across its phases)."""
+
     def draft(system: str, prompt: str, *, model: str, max_tokens: int) -> str | None:
         try:
             return client.complete(prompt, budget=budget, system=system, max_tokens=max_tokens, model=model).text

@@ -16,8 +16,12 @@ from tempera.core.episodes import EpisodeStore
 from tempera.core.selfimprove.drafting import Drafter
 from tempera.core.selfimprove.logs import AnchoredInput, LogEntry, LogKind, count_by, list_entries, log_entry
 
-MISTAKES = LogKind(name="mistake", table="mistakes", fields=("category", "description", "correction"),
-                   required=("category", "description"))
+MISTAKES = LogKind(
+    name="mistake",
+    table="mistakes",
+    fields=("category", "description", "correction"),
+    required=("category", "description"),
+)
 
 
 def normalize_category(text: str) -> str:
@@ -33,11 +37,20 @@ class CorrectionInput(AnchoredInput):
     correction: str = Field("", description="What is right instead")
 
 
-def log_correction(store: EpisodeStore, item: CorrectionInput, *, cwd: str | None = None, source: str = "manual",
-                   dedupe_key: str | None = None) -> int | None:
+def log_correction(
+    store: EpisodeStore,
+    item: CorrectionInput,
+    *,
+    cwd: str | None = None,
+    source: str = "manual",
+    dedupe_key: str | None = None,
+) -> int | None:
     """Store a correction; None when `dedupe_key` was already logged."""
-    values = {"category": normalize_category(item.category), "description": item.description,
-              "correction": item.correction}
+    values = {
+        "category": normalize_category(item.category),
+        "description": item.description,
+        "correction": item.correction,
+    }
     return log_entry(store, MISTAKES, item, values, cwd=cwd, source=source, dedupe_key=dedupe_key)
 
 
@@ -49,13 +62,19 @@ def top_categories(db: Database, *, project_id: str | None = None, limit: int = 
     return count_by(db, MISTAKES, "category", project_id=project_id, limit=limit)
 
 
-CATEGORY_SYSTEM = ("You classify why a user corrected a coding agent. Answer with exactly one of the given category "
-                   "keys and nothing else.")
+CATEGORY_SYSTEM = (
+    "You classify why a user corrected a coding agent. Answer with exactly one of the given category "
+    "keys and nothing else."
+)
 
 
 def llm_category(llm: Drafter, model: str, words: str, context: str, choices: list[str]) -> str | None:
     """A category from `choices` for a correction the heuristics could not place; None when the answer is not one."""
-    answer = llm(CATEGORY_SYSTEM, f"Categories: {', '.join(choices)}\nWhat the agent was doing: {context}\n"
-                                  f"The user's correction: {words}", model=model, max_tokens=20)
+    answer = llm(
+        CATEGORY_SYSTEM,
+        f"Categories: {', '.join(choices)}\nWhat the agent was doing: {context}\nThe user's correction: {words}",
+        model=model,
+        max_tokens=20,
+    )
     key = normalize_category(answer or "")
     return key if key in choices else None

@@ -30,11 +30,17 @@ def _log_table(table: str, own_columns: str, index_column: str) -> str:
 
 
 def m010_selfimprove(conn: Connection) -> None:
-    run_script(conn, _log_table("mistakes", "category TEXT NOT NULL, description TEXT NOT NULL, "
-                                            "correction TEXT NOT NULL", "category")
-               + _log_table("should_have_asked", "trigger TEXT NOT NULL, question TEXT NOT NULL, "
-                                                 "answer TEXT NOT NULL DEFAULT ''", "created_at")
-               + """
+    run_script(
+        conn,
+        _log_table(
+            "mistakes", "category TEXT NOT NULL, description TEXT NOT NULL, correction TEXT NOT NULL", "category"
+        )
+        + _log_table(
+            "should_have_asked",
+            "trigger TEXT NOT NULL, question TEXT NOT NULL, answer TEXT NOT NULL DEFAULT ''",
+            "created_at",
+        )
+        + """
     CREATE TABLE selfimprove_files (
         kind TEXT NOT NULL,
         row_id INTEGER NOT NULL,
@@ -82,4 +88,5 @@ def m010_selfimprove(conn: Connection) -> None:
         updated_at TEXT NOT NULL
     );
     CREATE INDEX calibration_bucket ON calibration_events(project_id, task_type);
-    """)
+    """,
+    )

@@ -26,8 +26,10 @@ from tempera.core.selfimprove.drafting import Drafter, drafter_for
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
 
-TEST_COMMAND = re.compile(r"\b(pytest|py\.test|unittest|tox|nox|cargo (?:test|nextest)|go test|(?:npm|yarn|pnpm|bun)"
-                          r"(?: run)? test|jest|vitest|mocha|mix test|rspec|phpunit|make (?:test|check)|ctest)\b")
+TEST_COMMAND = re.compile(
+    r"\b(pytest|py\.test|unittest|tox|nox|cargo (?:test|nextest)|go test|(?:npm|yarn|pnpm|bun)"
+    r"(?: run)? test|jest|vitest|mocha|mix test|rspec|phpunit|make (?:test|check)|ctest)\b"
+)
 MAX_STEPS = 10
 
 
@@ -58,6 +60,7 @@ def _command_step(command: str) -> str:
 
 def actions(ep: Episode) -> list[tuple[str, str]]:
     """The episode's ordered (verb, object) actions, with paths relative to its project root."""
+
     def rel(path: str) -> str:
         return relative_path(path, ep.project_path)
 
@@ -119,12 +122,15 @@ def _groups(episodes: list[Episode]) -> dict[tuple[str, str], list[Episode]]:
     return out
 
 
-LLM_SYSTEM = ("You turn what several successful coding episodes had in common into a short reusable procedure. "
-              'Answer with JSON only: {"title": "...", "steps": ["...", "..."]}, 2 to 8 steps, each one line.')
+LLM_SYSTEM = (
+    "You turn what several successful coding episodes had in common into a short reusable procedure. "
+    'Answer with JSON only: {"title": "...", "steps": ["...", "..."]}, 2 to 8 steps, each one line.'
+)
 
 
-def llm_steps(llm: Drafter, model: str, key: tuple[str, str], episodes: list[Episode], mined: list[str]
-              ) -> tuple[str, list[str]] | None:
+def llm_steps(
+    llm: Drafter, model: str, key: tuple[str, str], episodes: list[Episode], mined: list[str]
+) -> tuple[str, list[str]] | None:
     lines = [f"Task type: {key[0]}; domain: {key[1] or 'any'}", "Episodes:"]
     for ep in episodes[:8]:
         lines.append(f"- {ep.summary[:300]} | actions: {', '.join(f'{v} {o}' for v, o in actions(ep)[:12])}")
@@ -139,8 +145,9 @@ def llm_steps(llm: Drafter, model: str, key: tuple[str, str], episodes: list[Epi
     return (title[:120], steps[:MAX_STEPS]) if title and 2 <= len(steps) else None
 
 
-def extract_templates(mem: "Memory", *, project_id: str | None = None, llm: Drafter | None = None,
-                      max_usd: float | None = None) -> list[Template]:
+def extract_templates(
+    mem: "Memory", *, project_id: str | None = None, llm: Drafter | None = None, max_usd: float | None = None
+) -> list[Template]:
     """(Re)build the templates of one project or of all; a group whose evidence has not changed is left alone
     (so a re-run costs nothing). Returns the templates written."""
     cfg = mem.config.dream
@@ -148,9 +155,12 @@ def extract_templates(mem: "Memory", *, project_id: str | None = None, llm: Draf
     project_ids = [project_id] if project_id else [p["id"] for p in mem.store.projects() if p["episodes"]]
     written = []
     for pid in project_ids:
-        eligible = [ep for ep in mem.store.iter_episodes(pid, newest_first=False)
-                    if ep.outcome.status == "success"
-                    and ep.outcome.verification.weight >= cfg.templates_min_verification_weight]
+        eligible = [
+            ep
+            for ep in mem.store.iter_episodes(pid, newest_first=False)
+            if ep.outcome.status == "success"
+            and ep.outcome.verification.weight >= cfg.templates_min_verification_weight
+        ]
         for key, group in _groups(eligible).items():
             evidence = sorted(ep.id for ep in group)
             if len(group) < cfg.templates_min_evidence or _stored_evidence(mem.db, pid, key) == evidence:
@@ -159,47 +169,85 @@ def extract_templates(mem: "Memory", *, project_id: str | None = None, llm: Draf
             if not mined:
                 continue
             drafted = llm_steps(llm, cfg.reflect_model, key, group, mined) if llm else None
-            title, steps = drafted or (f"Common steps of {len(group)} verified {key[0]} successes"
-                                       + (f" in {key[1]}" if key[1] else ""), mined)
-            written.append(_upsert(mem.db, group[0], key, title, steps, evidence,
-                                   all(ep.scope.transferable for ep in group), "llm" if drafted else "mined"))
+            title, steps = drafted or (
+                f"Common steps of {len(group)} verified {key[0]} successes" + (f" in {key[1]}" if key[1] else ""),
+                mined,
+            )
+            written.append(
+                _upsert(
+                    mem.db,
+                    group[0],
+                    key,
+                    title,
+                    steps,
+                    evidence,
+                    all(ep.scope.transferable for ep in group),
+                    "llm" if drafted else "mined",
+                )
+            )
     return written
 
 
 def _stored_evidence(db: Database, project_id: str, key: tuple[str, str]) -> list[str] | None:
-    row = db.one("SELECT evidence FROM reasoning_templates WHERE project_id = ? AND task_type = ? AND domain = ?",
-                 (project_id, *key))
+    row = db.one(
+        "SELECT evidence FROM reasoning_templates WHERE project_id = ? AND task_type = ? AND domain = ?",
+        (project_id, *key),
+    )
     return json.loads(row[0]) if row else None
 
 
-def _upsert(db: Database, ep: Episode, key: tuple[str, str], title: str, steps: list[str], evidence: list[str],
-            transferable: bool, extracted_by: str) -> Template:
+def _upsert(
+    db: Database,
+    ep: Episode,
+    key: tuple[str, str],
+    title: str,
+    steps: list[str],
+    evidence: list[str],
+    transferable: bool,
+    extracted_by: str,
+) -> Template:
     now = datetime.now(timezone.utc).isoformat()
-    db.execute("INSERT INTO reasoning_templates(project_id, task_type, domain, title, steps, evidence, transferable, "
-               "extracted_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-               "ON CONFLICT(project_id, task_type, domain) DO UPDATE SET title = excluded.title, "
-               "steps = excluded.steps, evidence = excluded.evidence, transferable = excluded.transferable, "
-               "extracted_by = excluded.extracted_by, updated_at = excluded.updated_at",
-               (ep.project_id, *key, title, json.dumps(steps), json.dumps(evidence), int(transferable), extracted_by,
-                now, now))
+    db.execute(
+        "INSERT INTO reasoning_templates(project_id, task_type, domain, title, steps, evidence, transferable, "
+        "extracted_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(project_id, task_type, domain) DO UPDATE SET title = excluded.title, "
+        "steps = excluded.steps, evidence = excluded.evidence, transferable = excluded.transferable, "
+        "extracted_by = excluded.extracted_by, updated_at = excluded.updated_at",
+        (
+            ep.project_id,
+            *key,
+            title,
+            json.dumps(steps),
+            json.dumps(evidence),
+            int(transferable),
+            extracted_by,
+            now,
+            now,
+        ),
+    )
     return Template(ep.project_id, ep.project_name, *key, title, steps, evidence, transferable, extracted_by, now)
 
 
 def _templates(db: Database, where: str, params: tuple[Any, ...]) -> list[Template]:
-    rows = db.query("SELECT t.project_id, COALESCE(p.name, t.project_id), t.task_type, t.domain, t.title, t.steps, "
-                    "t.evidence, t.transferable, t.extracted_by, t.updated_at FROM reasoning_templates t "
-                    f"LEFT JOIN projects p ON p.id = t.project_id WHERE {where} "
-                    "ORDER BY t.task_type, t.domain, json_array_length(t.evidence) DESC", params)
-    return [Template(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), json.loads(r[6]), bool(r[7]), r[8], r[9])
-            for r in rows]
+    rows = db.query(
+        "SELECT t.project_id, COALESCE(p.name, t.project_id), t.task_type, t.domain, t.title, t.steps, "
+        "t.evidence, t.transferable, t.extracted_by, t.updated_at FROM reasoning_templates t "
+        f"LEFT JOIN projects p ON p.id = t.project_id WHERE {where} "
+        "ORDER BY t.task_type, t.domain, json_array_length(t.evidence) DESC",
+        params,
+    )
+    return [
+        Template(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), json.loads(r[6]), bool(r[7]), r[8], r[9]) for r in rows
+    ]
 
 
 def list_templates(db: Database, *, project_id: str | None = None) -> list[Template]:
     return _templates(db, "t.project_id = ?", (project_id,)) if project_id else _templates(db, "1", ())
 
 
-def get_template(db: Database, project_id: str, task_type: str, domain: str | None = None, *,
-                 cross_project: bool = False) -> Template | None:
+def get_template(
+    db: Database, project_id: str, task_type: str, domain: str | None = None, *, cross_project: bool = False
+) -> Template | None:
     """This project's template for (task_type, domain), else its general one for the task type; with
     `cross_project`, else a transferable one of another project for the same pair."""
     domain = (domain or "").strip().lower()
@@ -208,7 +256,10 @@ def get_template(db: Database, project_id: str, task_type: str, domain: str | No
         if found:
             return found[0]
     if cross_project:
-        found = _templates(db, "t.project_id != ? AND t.transferable = 1 AND t.task_type = ? AND t.domain = ?",
-                           (project_id, task_type, domain))
+        found = _templates(
+            db,
+            "t.project_id != ? AND t.transferable = 1 AND t.task_type = ? AND t.domain = ?",
+            (project_id, task_type, domain),
+        )
         return found[0] if found else None
     return None

@@ -30,9 +30,11 @@ from tempera.dream.vectors import TextItem, distinctive_terms, item_vectors, ter
 LABEL_TOKENS = 300
 MATCH_OVERLAP = 0.5
 MIN_DAYS = 2  # a theme recurs: one busy day is not a pattern
-LABEL_SYSTEM = ("You name a theme that keeps recurring in an AI coding agent's work on one project, from the items "
-                'that share it. Answer with JSON only: {"label": "<at most 8 words>", "summary": "<2 or 3 '
-                'sentences: what keeps coming back and what the agent should know about it>"}')
+LABEL_SYSTEM = (
+    "You name a theme that keeps recurring in an AI coding agent's work on one project, from the items "
+    'that share it. Answer with JSON only: {"label": "<at most 8 words>", "summary": "<2 or 3 '
+    'sentences: what keeps coming back and what the agent should know about it>"}'
+)
 
 
 @dataclass
@@ -72,26 +74,53 @@ class Theme:
 
 def _evidence(ctx: DreamContext, project_id: str, since: str) -> list[Evidence]:
     """The project's reflections and live episodes in the window, newest first, at most MAX_ITEMS."""
-    out = [Evidence("reflection", str(rid), day, f"{title}\n{body}", title)
-           for rid, day, title, body in ctx.mem.db.query(
-               "SELECT id, day, title, body FROM reflections WHERE project_id = ? AND day >= ? ORDER BY day DESC",
-               (project_id, since[:10]))]
-    rowids = [r[0] for r in ctx.mem.db.query("SELECT rowid FROM episodes WHERE project_id = ? AND created_at >= ? "
-                                             "ORDER BY created_at DESC LIMIT ?", (project_id, since, MAX_ITEMS))]
+    out = [
+        Evidence("reflection", str(rid), day, f"{title}\n{body}", title)
+        for rid, day, title, body in ctx.mem.db.query(
+            "SELECT id, day, title, body FROM reflections WHERE project_id = ? AND day >= ? ORDER BY day DESC",
+            (project_id, since[:10]),
+        )
+    ]
+    rowids = [
+        r[0]
+        for r in ctx.mem.db.query(
+            "SELECT rowid FROM episodes WHERE project_id = ? AND created_at >= ? ORDER BY created_at DESC LIMIT ?",
+            (project_id, since, MAX_ITEMS),
+        )
+    ]
     retired = retired_ids(ctx.mem.db)
     for ep in sorted(ctx.mem.store.get_many_by_rowid(rowids).values(), key=lambda e: e.created_at, reverse=True):
         if ep.id not in retired:
-            out.append(Evidence("episode", ep.id, local_day(ep.created_at).isoformat(), ep.embed_text(),
-                                f"`{ep.id[:8]}` [{ep.outcome.status}] {ep.summary.splitlines()[0][:160]}",
-                                ep.outcome.status, ep.context.files_modified))
+            out.append(
+                Evidence(
+                    "episode",
+                    ep.id,
+                    local_day(ep.created_at).isoformat(),
+                    ep.embed_text(),
+                    f"`{ep.id[:8]}` [{ep.outcome.status}] {ep.summary.splitlines()[0][:160]}",
+                    ep.outcome.status,
+                    ep.context.files_modified,
+                )
+            )
     return out[:MAX_ITEMS]
 
 
 def _active(ctx: DreamContext, project_id: str) -> list[dict[str, Any]]:
-    rows = ctx.mem.db.query("SELECT id, label, summary, labelled_by, evidence, path FROM patterns "
-                            "WHERE project_id = ? AND active = 1", (project_id,))
-    return [{"id": r[0], "label": r[1], "summary": r[2], "labelled_by": r[3], "keys": sorted(json.loads(r[4])),
-             "path": r[5]} for r in rows]
+    rows = ctx.mem.db.query(
+        "SELECT id, label, summary, labelled_by, evidence, path FROM patterns WHERE project_id = ? AND active = 1",
+        (project_id,),
+    )
+    return [
+        {
+            "id": r[0],
+            "label": r[1],
+            "summary": r[2],
+            "labelled_by": r[3],
+            "keys": sorted(json.loads(r[4])),
+            "path": r[5],
+        }
+        for r in rows
+    ]
 
 
 def _overlap(a: list[str], b: list[str]) -> float:
@@ -99,8 +128,9 @@ def _overlap(a: list[str], b: list[str]) -> float:
     return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
 
 
-def _themes(ctx: DreamContext, project_id: str, project_name: str, since: str,
-            active: list[dict[str, Any]]) -> tuple[list[Theme], list[dict[str, Any]]]:
+def _themes(
+    ctx: DreamContext, project_id: str, project_name: str, since: str, active: list[dict[str, Any]]
+) -> tuple[list[Theme], list[dict[str, Any]]]:
     """(themes that need writing, active patterns no cluster continues)."""
     cfg, llm_on = ctx.mem.config.dream, ctx.budget.llm_on
     items = _evidence(ctx, project_id, since)
@@ -114,8 +144,9 @@ def _themes(ctx: DreamContext, project_id: str, project_name: str, since: str,
         evidence = [items[i] for i in members]
         if len(evidence) < cfg.patterns_min_evidence or len({e.day for e in evidence}) < MIN_DAYS:
             continue
-        theme = Theme(project_id, project_name, evidence, distinctive_terms([corpus[i] for i in members], corpus),
-                      None, False)
+        theme = Theme(
+            project_id, project_name, evidence, distinctive_terms([corpus[i] for i in members], corpus), None, False
+        )
         best = max(active, key=lambda p: _overlap(p["keys"], theme.keys), default=None)
         if best is not None and best["id"] not in matched and _overlap(best["keys"], theme.keys) >= MATCH_OVERLAP:
             matched.add(best["id"])
@@ -134,17 +165,24 @@ def plan(ctx: DreamContext) -> Plan:
     since = day_start_utc(local_day(ctx.now) - timedelta(days=ctx.mem.config.dream.patterns_lookback_days))
     themes: list[Theme] = []
     stale: list[dict[str, Any]] = []
-    for pid, name in ctx.mem.db.query("SELECT DISTINCT p.id, p.name FROM projects p JOIN episodes e "
-                                      "ON e.project_id = p.id WHERE e.created_at >= ? ORDER BY p.name", (since,)):
+    for pid, name in ctx.mem.db.query(
+        "SELECT DISTINCT p.id, p.name FROM projects p JOIN episodes e "
+        "ON e.project_id = p.id WHERE e.created_at >= ? ORDER BY p.name",
+        (since,),
+    ):
         found, unmatched = _themes(ctx, pid, name, since, _active(ctx, pid))
         themes += found
         stale += unmatched
     themes.sort(key=lambda t: -len(t.evidence))
     items, deferred, estimate = ctx.budget.take(themes, lambda t: t.cost)
     retire = stale if not deferred else []  # a deferred cluster may still continue one of them
-    return Plan([*items, *retire], estimate, deferred,
-                f"{len(items)} theme(s) to write ({sum(t.needs_llm for t in items)} to label), {len(retire)} to retire"
-                + (f"; {deferred} wait for budget" if deferred else ""))
+    return Plan(
+        [*items, *retire],
+        estimate,
+        deferred,
+        f"{len(items)} theme(s) to write ({sum(t.needs_llm for t in items)} to label), {len(retire)} to retire"
+        + (f"; {deferred} wait for budget" if deferred else ""),
+    )
 
 
 def _label(ctx: DreamContext, theme: Theme) -> tuple[str, str, str, float]:
@@ -152,8 +190,11 @@ def _label(ctx: DreamContext, theme: Theme) -> tuple[str, str, str, float]:
     cost = 0.0
     if theme.needs_llm:
         before = ctx.budget.spent
-        data = json_reply(ctx.budget.ask(LABEL_SYSTEM, theme.prompt(), model=ctx.mem.config.dream.reflect_model,
-                                         max_tokens=LABEL_TOKENS))
+        data = json_reply(
+            ctx.budget.ask(
+                LABEL_SYSTEM, theme.prompt(), model=ctx.mem.config.dream.reflect_model, max_tokens=LABEL_TOKENS
+            )
+        )
         cost = ctx.budget.spent - before
         label, summary = (" ".join(str(data.get(k, "")).split()) for k in ("label", "summary")) if data else ("", "")
         if label and summary:
@@ -167,10 +208,12 @@ def _term_label(theme: Theme) -> tuple[str, str]:
     days = sorted({e.day for e in theme.evidence})
     files = Counter(f for e in theme.evidence for f in e.files).most_common(3)
     outcomes = Counter(e.outcome for e in theme.evidence if e.outcome)
-    summary = (f"{len(theme.evidence)} items over {len(days)} days ({days[0]} to {days[-1]}) share "
-               f"{', '.join(theme.terms) or 'their wording'}."
-               + (f" Files most touched: {', '.join(f'{f} ({n})' for f, n in files)}." if files else "")
-               + (f" Outcomes: {', '.join(f'{n} {s}' for s, n in outcomes.most_common())}." if outcomes else ""))
+    summary = (
+        f"{len(theme.evidence)} items over {len(days)} days ({days[0]} to {days[-1]}) share "
+        f"{', '.join(theme.terms) or 'their wording'}."
+        + (f" Files most touched: {', '.join(f'{f} ({n})' for f, n in files)}." if files else "")
+        + (f" Outcomes: {', '.join(f'{n} {s}' for s, n in outcomes.most_common())}." if outcomes else "")
+    )
     return " · ".join(theme.terms[:3]) or "recurring work", summary
 
 
@@ -178,31 +221,47 @@ def _page(theme: Theme, label: str, summary: str, labelled_by: str) -> str:
     days = sorted({e.day for e in theme.evidence})
     by = "labelled by the LLM" if labelled_by == "llm" else "labelled by distinctive terms"
     lines = "\n".join(f"- {e.day} {e.kind}: {e.line}" for e in sorted(theme.evidence, key=lambda e: e.day))
-    return (f"# {label}\n\n_{theme.project_name} · {len(theme.evidence)} items over {len(days)} days "
-            f"({days[0]} to {days[-1]}) · {by}_\n\n{summary}\n\nDistinctive terms: {', '.join(theme.terms)}\n\n"
-            f"## Evidence\n{lines}\n")
+    return (
+        f"# {label}\n\n_{theme.project_name} · {len(theme.evidence)} items over {len(days)} days "
+        f"({days[0]} to {days[-1]}) · {by}_\n\n{summary}\n\nDistinctive terms: {', '.join(theme.terms)}\n\n"
+        f"## Evidence\n{lines}\n"
+    )
 
 
 def _write(ctx: DreamContext, theme: Theme, report: PhaseReport) -> None:
     label, summary, labelled_by, cost = _label(ctx, theme)
     token = hashlib.sha1("\n".join(theme.keys).encode()).hexdigest()[:8]
-    path = str(project_dir(ctx.data_dir, PATTERNS_DIR, theme.project_name, theme.project_id) /
-               f"{slug(label)}-{token}.md")
+    path = str(
+        project_dir(ctx.data_dir, PATTERNS_DIR, theme.project_name, theme.project_id) / f"{slug(label)}-{token}.md"
+    )
     if theme.match is not None and theme.match["label"] == label:
         path = theme.match["path"]  # same theme, same label: the page keeps its name
     write_page(Path(path), _page(theme, label, summary, labelled_by))
     now = datetime.now(timezone.utc).isoformat()
-    values = (label, summary, json.dumps(theme.terms), labelled_by, json.dumps(theme.keys),
-              json.dumps(sorted({e.day for e in theme.evidence})), path, cost, now)
+    values = (
+        label,
+        summary,
+        json.dumps(theme.terms),
+        labelled_by,
+        json.dumps(theme.keys),
+        json.dumps(sorted({e.day for e in theme.evidence})),
+        path,
+        cost,
+        now,
+    )
     with ctx.mem.db.transaction() as conn:
         if theme.match is None:
-            conn.execute("INSERT INTO patterns(label, summary, terms, labelled_by, evidence, days, path, cost_usd, "
-                         "updated_at, project_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         (*values, theme.project_id, now))
+            conn.execute(
+                "INSERT INTO patterns(label, summary, terms, labelled_by, evidence, days, path, cost_usd, "
+                "updated_at, project_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, theme.project_id, now),
+            )
         else:
-            conn.execute("UPDATE patterns SET label = ?, summary = ?, terms = ?, labelled_by = ?, evidence = ?, "
-                         "days = ?, path = ?, cost_usd = cost_usd + ?, updated_at = ? WHERE id = ?",
-                         (*values, theme.match["id"]))
+            conn.execute(
+                "UPDATE patterns SET label = ?, summary = ?, terms = ?, labelled_by = ?, evidence = ?, "
+                "days = ?, path = ?, cost_usd = cost_usd + ?, updated_at = ? WHERE id = ?",
+                (*values, theme.match["id"]),
+            )
     if theme.match is not None and theme.match["path"] != path:
         remove_page(theme.match["path"])
     report.counts["themes updated" if theme.match else f"themes found ({labelled_by} label)"] += 1
@@ -215,11 +274,14 @@ def run(ctx: DreamContext, plan: Plan, report: PhaseReport) -> None:
             _write(ctx, item, report)
             continue
         with ctx.mem.db.transaction() as conn:
-            conn.execute("UPDATE patterns SET active = 0, updated_at = ? WHERE id = ?",
-                         (datetime.now(timezone.utc).isoformat(), item["id"]))
+            conn.execute(
+                "UPDATE patterns SET active = 0, updated_at = ? WHERE id = ?",
+                (datetime.now(timezone.utc).isoformat(), item["id"]),
+            )
         remove_page(item["path"])
         report.counts["themes retired"] += 1
 
 
-PHASE = Phase("patterns", "cluster recent reflections and episodes into recurring themes (pattern pages)",
-              True, plan, run)
+PHASE = Phase(
+    "patterns", "cluster recent reflections and episodes into recurring themes (pattern pages)", True, plan, run
+)

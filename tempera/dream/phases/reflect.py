@@ -24,14 +24,18 @@ from tempera.dream.phase import DreamContext, Phase, PhaseReport, Plan
 TRIAGE_TOKENS = 120
 REFLECT_TOKENS = 900
 MIN_REFLECTION_CHARS = 80  # a shorter answer is not a reflection: the extractive one is kept
-TRIAGE_SYSTEM = ("You decide whether one day of an AI coding agent's work in one project deserves a written "
-                 "reflection that the agent will read before similar work. Worth it: failures and what fixed them, "
-                 "user corrections, decisions, recurring trouble. Not worth it: routine or chat-only days. "
-                 'Answer with JSON only: {"score": <0.0 to 1.0>, "why": "<one line>"}')
-REFLECT_SYSTEM = ("You write a short reflection on one day of an AI coding agent's work in one project, for the agent "
-                  "to read before similar work. Markdown, under 250 words, starting with a '# ' title line: what was "
-                  "attempted, what worked, what failed and why, what the user corrected, and the lessons, stated as "
-                  "plain facts about this project. No preamble.")
+TRIAGE_SYSTEM = (
+    "You decide whether one day of an AI coding agent's work in one project deserves a written "
+    "reflection that the agent will read before similar work. Worth it: failures and what fixed them, "
+    "user corrections, decisions, recurring trouble. Not worth it: routine or chat-only days. "
+    'Answer with JSON only: {"score": <0.0 to 1.0>, "why": "<one line>"}'
+)
+REFLECT_SYSTEM = (
+    "You write a short reflection on one day of an AI coding agent's work in one project, for the agent "
+    "to read before similar work. Markdown, under 250 words, starting with a '# ' title line: what was "
+    "attempted, what worked, what failed and why, what the user corrected, and the lessons, stated as "
+    "plain facts about this project. No preamble."
+)
 
 
 @dataclass
@@ -75,8 +79,12 @@ def plan(ctx: DreamContext) -> Plan:
     work.sort(key=lambda w: w.digest.day, reverse=True)  # the freshest day matters most
     items, deferred, estimate = budget.take(work, lambda w: w.cost)
     triage = sum(w.triage for w in items)
-    return Plan(items, estimate, deferred, f"{len(items)} project-day(s), {triage} to triage"
-                + (f"; {deferred} wait for budget" if deferred else ""))
+    return Plan(
+        items,
+        estimate,
+        deferred,
+        f"{len(items)} project-day(s), {triage} to triage" + (f"; {deferred} wait for budget" if deferred else ""),
+    )
 
 
 def parse_score(text: str) -> tuple[float, str] | None:
@@ -91,16 +99,28 @@ def parse_score(text: str) -> tuple[float, str] | None:
     return (float(m.group(1)), text.strip()[:300]) if m else None
 
 
-def _save_verdict(ctx: DreamContext, digest: DayDigest, score: float, judged_by: str, model: str | None,
-                  reason: str, cost: float) -> None:
+def _save_verdict(
+    ctx: DreamContext, digest: DayDigest, score: float, judged_by: str, model: str | None, reason: str, cost: float
+) -> None:
     with ctx.mem.db.transaction() as conn:
-        conn.execute("INSERT INTO dream_verdicts(project_id, day, score, judged_by, model, reason, evidence, cost_usd, "
-                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, day) DO UPDATE SET "
-                     "score = excluded.score, judged_by = excluded.judged_by, model = excluded.model, "
-                     "reason = excluded.reason, evidence = excluded.evidence, cost_usd = excluded.cost_usd, "
-                     "created_at = excluded.created_at",
-                     (digest.project_id, digest.day.isoformat(), score, judged_by, model, reason,
-                      json.dumps(digest.evidence), cost, datetime.now(timezone.utc).isoformat()))
+        conn.execute(
+            "INSERT INTO dream_verdicts(project_id, day, score, judged_by, model, reason, evidence, cost_usd, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, day) DO UPDATE SET "
+            "score = excluded.score, judged_by = excluded.judged_by, model = excluded.model, "
+            "reason = excluded.reason, evidence = excluded.evidence, cost_usd = excluded.cost_usd, "
+            "created_at = excluded.created_at",
+            (
+                digest.project_id,
+                digest.day.isoformat(),
+                score,
+                judged_by,
+                model,
+                reason,
+                json.dumps(digest.evidence),
+                cost,
+                datetime.now(timezone.utc).isoformat(),
+            ),
+        )
 
 
 def _triage(ctx: DreamContext, digest: DayDigest, report: PhaseReport) -> float:
@@ -127,17 +147,23 @@ def _split_title(text: str) -> tuple[str | None, str]:
 
 
 def page_text(digest: DayDigest, title: str, body: str, byline: str, score: float) -> str:
-    evidence = "\n".join(f"- `{ep.id[:8]}` [{ep.outcome.status}] {ep.summary.splitlines()[0][:160]}"
-                         for ep in digest.episodes)
-    return (f"# {title}\n\n_{digest.project_name} · {digest.day.isoformat()} · {byline} · triage score "
-            f"{score:.2f}_\n\n{body.strip()}\n\n## Evidence\n{evidence}\n")
+    evidence = "\n".join(
+        f"- `{ep.id[:8]}` [{ep.outcome.status}] {ep.summary.splitlines()[0][:160]}" for ep in digest.episodes
+    )
+    return (
+        f"# {title}\n\n_{digest.project_name} · {digest.day.isoformat()} · {byline} · triage score "
+        f"{score:.2f}_\n\n{body.strip()}\n\n## Evidence\n{evidence}\n"
+    )
 
 
 def _compose(ctx: DreamContext, digest: DayDigest) -> tuple[str, str, str | None, float]:
     """(title, body, the model that wrote it or None for the extractive page, cost)."""
     model, before = ctx.mem.config.dream.reflect_model, ctx.budget.spent
-    answer = ctx.budget.ask(REFLECT_SYSTEM, _prompt(digest), model=model,
-                            max_tokens=REFLECT_TOKENS) if ctx.budget.llm_on else None
+    answer = (
+        ctx.budget.ask(REFLECT_SYSTEM, _prompt(digest), model=model, max_tokens=REFLECT_TOKENS)
+        if ctx.budget.llm_on
+        else None
+    )
     cost = ctx.budget.spent - before
     if answer and len(answer.strip()) >= MIN_REFLECTION_CHARS:
         title, body = _split_title(answer)
@@ -148,19 +174,35 @@ def _compose(ctx: DreamContext, digest: DayDigest) -> tuple[str, str, str | None
 def _reflect(ctx: DreamContext, digest: DayDigest, score: float, report: PhaseReport) -> None:
     title, body, model, cost = _compose(ctx, digest)
     written_by, byline = ("llm", f"written by {model}") if model else ("extractive", "extractive")
-    path = project_dir(ctx.data_dir, REFLECTIONS_DIR, digest.project_name, digest.project_id) / \
-        f"{digest.day.isoformat()}.md"
+    path = (
+        project_dir(ctx.data_dir, REFLECTIONS_DIR, digest.project_name, digest.project_id)
+        / f"{digest.day.isoformat()}.md"
+    )
     write_page(path, page_text(digest, title, body, byline, score))
     now = datetime.now(timezone.utc).isoformat()
     with ctx.mem.db.transaction() as conn:
-        conn.execute("INSERT INTO reflections(project_id, day, title, body, written_by, model, score, evidence, path, "
-                     "cost_usd, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                     "ON CONFLICT(project_id, day) DO UPDATE SET title = excluded.title, body = excluded.body, "
-                     "written_by = excluded.written_by, model = excluded.model, score = excluded.score, "
-                     "evidence = excluded.evidence, path = excluded.path, cost_usd = excluded.cost_usd, "
-                     "updated_at = excluded.updated_at",
-                     (digest.project_id, digest.day.isoformat(), title, body, written_by, model, score,
-                      json.dumps(digest.evidence), str(path), cost, now, now))
+        conn.execute(
+            "INSERT INTO reflections(project_id, day, title, body, written_by, model, score, evidence, path, "
+            "cost_usd, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(project_id, day) DO UPDATE SET title = excluded.title, body = excluded.body, "
+            "written_by = excluded.written_by, model = excluded.model, score = excluded.score, "
+            "evidence = excluded.evidence, path = excluded.path, cost_usd = excluded.cost_usd, "
+            "updated_at = excluded.updated_at",
+            (
+                digest.project_id,
+                digest.day.isoformat(),
+                title,
+                body,
+                written_by,
+                model,
+                score,
+                json.dumps(digest.evidence),
+                str(path),
+                cost,
+                now,
+                now,
+            ),
+        )
     report.counts[f"reflections written ({written_by})"] += 1
 
 
@@ -176,5 +218,6 @@ def run(ctx: DreamContext, plan: Plan, report: PhaseReport) -> None:
         _reflect(ctx, work.digest, score, report)
 
 
-PHASE = Phase("reflect", "triage each completed day (cheap model), write reflections for the worthwhile ones",
-              True, plan, run)
+PHASE = Phase(
+    "reflect", "triage each completed day (cheap model), write reflections for the worthwhile ones", True, plan, run
+)

@@ -9,8 +9,9 @@ from tempera.dream.phase import DreamContext, Phase, PhaseReport, Plan
 
 
 def plan(ctx: DreamContext) -> Plan:
-    live = ctx.mem.db.one("SELECT COUNT(*) FROM episodes WHERE id NOT IN (SELECT episode_id FROM "
-                          "episode_retirements)")[0]
+    live = ctx.mem.db.one("SELECT COUNT(*) FROM episodes WHERE id NOT IN (SELECT episode_id FROM episode_retirements)")[
+        0
+    ]
     return Plan(detail=f"check {live} live episode(s) against tests and git")
 
 
