@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.datadir import kill_daemon
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "data"  # the real inputs the tests read, with their origins and licences (README.md)
@@ -23,7 +26,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The test's own data dir. A hook run without a daemon starts one for next time, so whatever daemon serves
+    it is stopped afterwards: none outlives its test."""
     for key in list(os.environ):
         if key.startswith("TEMPERA_"):
             monkeypatch.delenv(key)
@@ -32,7 +37,8 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TEMPERA_DATA_DIR", str(d))
     # one model cache for the whole run: the offline model dir is assembled once, never downloaded
     monkeypatch.setenv("FASTEMBED_CACHE_DIR", str(REPO / ".pytest_cache" / "models"))
-    return d
+    yield d
+    kill_daemon(d)
 
 
 @pytest.fixture

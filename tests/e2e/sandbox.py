@@ -21,7 +21,7 @@ from typing import Any
 from claude_cli import ClaudeRun, LiveSession, run, timed_run
 from messages_stub import MessagesStub, Reply
 
-from tests.hooks.hookrun import kill_daemon
+from tests.support.datadir import kill_daemon
 
 RUN_TIMEOUT_S = 120.0  # one whole `claude -p` run; a healthy scripted one takes a few seconds
 ALLOWED_TOOLS = "Bash,Write,Edit,Read"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hookrun import daemon_pid, kill_daemon
+from tests.support.datadir import daemon_pid, kill_daemon
 from tests.support.cli import tempera
 
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -42,27 +40,3 @@ def context_of(r: subprocess.CompletedProcess[bytes]) -> str:
         return ""
     doc = json.loads(out)
     return doc["hookSpecificOutput"]["additionalContext"]
-
-
-def daemon_pid(data_dir: Path) -> int | None:
-    try:
-        return int((data_dir / "daemon.lock").read_text().strip() or 0) or None
-    except (OSError, ValueError):
-        return None
-
-
-def kill_daemon(data_dir: Path, sig: int = signal.SIGTERM) -> None:
-    pid = daemon_pid(data_dir)
-    if pid is None:
-        return
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)

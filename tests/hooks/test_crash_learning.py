@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from hookrun import kill_daemon, run_hook
+from hookrun import run_hook
+
+from tests.support.datadir import kill_daemon
 from tests.support.datadir import wait_for
 
 from tests.conftest import TRANSCRIPTS

@@ -13,7 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hookrun import context_of, daemon_pid, kill_daemon, run_hook
+from hookrun import context_of, run_hook
+
+from tests.support.datadir import daemon_pid, kill_daemon
 from tests.support.datadir import rows, wait_for
 from transcript_copy import copy_transcript
 

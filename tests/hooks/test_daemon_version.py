@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hookrun import daemon_pid
+from tests.support.datadir import daemon_pid
 from tests.support.datadir import wait_for
 
 from tempera.core import paths

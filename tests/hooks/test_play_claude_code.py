@@ -10,7 +10,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from hookrun import context_of, daemon_pid, run_hook
+from hookrun import context_of, run_hook
+
+from tests.support.datadir import daemon_pid
 from tests.support.datadir import wait_for
 from transcript_copy import copy_transcript, session_of
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hookrun import context_of, kill_daemon, run_hook
+from hookrun import context_of, run_hook
+
+from tests.support.datadir import kill_daemon
 
 from tempera.core.directives import directive_reason
 from tempera.core.marker import CLOSE, OPEN, neutralize, strip_injected, wrap

@@ -18,7 +18,9 @@ from support.secrets import SECRETS, found_in, plant_in_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
-from hookrun import context_of, kill_daemon, run_hook  # noqa: E402
+from hookrun import context_of, run_hook  # noqa: E402
+
+from tests.support.datadir import kill_daemon  # noqa: E402
 from transcript_writer import SessionWriter  # noqa: E402
 from tests.support.cli import tempera
 

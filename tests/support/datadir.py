@@ -1,8 +1,10 @@
 """Watching a data dir from outside the processes that write it (hooks, the daemon): wait for a condition, read
-rows of its database with a plain connection of the test's own."""
+rows of its database with a plain connection of the test's own, find and stop the daemon serving it."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import time
 from collections.abc import Callable
@@ -24,3 +26,29 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, interval: floa
 def rows(data_dir: Path, sql: str) -> list[tuple[Any, ...]]:
     with sqlite3.connect(data_dir / "tempera.db") as conn:
         return conn.execute(sql).fetchall()
+
+
+def daemon_pid(data_dir: Path) -> int | None:
+    """The pid in the data dir's daemon lock, None when no daemon holds it."""
+    try:
+        return int((data_dir / "daemon.lock").read_text().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
+def kill_daemon(data_dir: Path, sig: int = signal.SIGTERM) -> None:
+    """Signal the data dir's daemon and wait (15 s at most) until it is gone."""
+    pid = daemon_pid(data_dir)
+    if pid is None:
+        return
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)

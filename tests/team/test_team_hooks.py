@@ -18,7 +18,8 @@ from teamdb import Team
 
 from tempera.team.pgschema import FACT_TABLES, SHARED_TABLES
 
-from tests.hooks.hookrun import context_of, kill_daemon, run_hook
+from tests.hooks.hookrun import context_of, run_hook
+from tests.support.datadir import kill_daemon
 from tests.support.datadir import wait_for
 from tests.support.gitrepos import git, repo
 from tests.transcripts.transcript_writer import SessionWriter
