@@ -16,6 +16,7 @@ from typing import Any
 
 BACKOFF_BASE_SECONDS = 2.0
 BACKOFF_MAX_SECONDS = 600.0
+KEEP_DONE_SECONDS = 7 * 86400.0  # a done job is history for `tempera status`; a week of it is plenty
 
 
 @dataclass
@@ -90,10 +91,14 @@ def release_leases(conn: Any) -> int:
 
 
 def complete(conn: Any, job: Job) -> None:
+    """Mark the job done and drop done jobs older than KEEP_DONE_SECONDS: every Stop and SessionStart queues one,
+    so without this the table grows with every session for ever. Dead jobs stay until requeued or deleted."""
+    now = time.time()
     conn.execute(
         "UPDATE jobs SET status = 'done', lease_until = NULL, last_error = NULL, updated_at = ? WHERE id = ?",
-        (time.time(), job.id),
+        (now, job.id),
     )
+    conn.execute("DELETE FROM jobs WHERE status = 'done' AND updated_at < ?", (now - KEEP_DONE_SECONDS,))
 
 
 def fail(conn: Any, job: Job, error: str, *, max_attempts: int) -> str:
