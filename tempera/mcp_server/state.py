@@ -20,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
+from tempera.core.db import storage_error
 from tempera.core.errors import TemperaError
 from tempera.mcp_server.project import client_workdir
 
@@ -87,6 +88,11 @@ def _guarded(work: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from exc
     except ValidationError as exc:  # a core input model (CaptureInput, CorrectionInput ...) refused a value
         raise ToolError(_problem(exc)) from exc
+    except Exception as exc:  # a full or read-only disk gets the CLI's one line; anything else is a bug
+        problem = storage_error(exc)
+        if problem is None:
+            raise
+        raise ToolError(str(problem)) from exc
 
 
 def state_of(ctx: Context) -> ServerState:

@@ -69,11 +69,12 @@ async def connect(
     roots: Sequence[Path] | None = None,
     errlog: Path | None = None,
     env: dict[str, str] | None = None,
+    command: Sequence[str] = SERVER,
 ) -> AsyncIterator[Tempera]:
-    """Start the server in `cwd` on `data_dir` (with `env` on top), initialise, and yield a client (with roots,
-    when given)."""
+    """Start the server (`command`) in `cwd` on `data_dir` (with `env` on top), initialise, and yield a client
+    (with roots, when given)."""
     params = StdioServerParameters(
-        command=SERVER[0], args=SERVER[1:], env={**server_env(data_dir), **(env or {})}, cwd=cwd
+        command=command[0], args=list(command[1:]), env={**server_env(data_dir), **(env or {})}, cwd=cwd
     )
     log_path = errlog or data_dir.parent / "server-stderr.log"
     with log_path.open("a", encoding="utf-8") as log:
