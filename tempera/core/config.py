@@ -7,12 +7,18 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tempera.core import paths, settings
 from tempera.core.errors import InvalidInput
 from tempera.core.ranking import SalienceWeights
 from tempera.core.settings import SALIENCE, Knob
+
+
+# The UserPromptSubmit gate (inject/warm.py `choose`), fitted by evals/fit_gate.py on dev data (see CHANGELOG).
+GATE_WEIGHTS = (-4.3975, 6.0327, -0.48, -0.1586, 0.4069, 1.3282, 1.0806)
+GATE_BAR = 0.12
+GATE_TOP_SHARE = 0.5
 
 
 class _Section(BaseModel):
@@ -112,7 +118,7 @@ class RetrievalConfig(_Section):
     @classmethod
     def _drop_retired(cls, data: Any) -> Any:
         """`tempera config init` wrote the additive blend's weights into config files; they no longer mean anything."""
-        return {k: v for k, v in data.items() if k not in RETIRED_RETRIEVAL_KEYS} if isinstance(data, dict) else data
+        return _without(data, RETIRED_RETRIEVAL_KEYS)
 
     def salience_weights(self) -> SalienceWeights:
         return SalienceWeights(
@@ -127,6 +133,12 @@ class RetrievalConfig(_Section):
 RETIRED_RETRIEVAL_KEYS = frozenset(
     {"similarity_weight", "utility_weight", "hybrid_similarity_weight", "hybrid_utility_weight"}
 )
+RETIRED_INJECT_KEYS = frozenset({"min_similarity"})  # the fixed cosine floor, replaced by gate_bar
+
+
+def _without(data: Any, retired: frozenset[str]) -> Any:
+    """A section's raw document without keys that older versions wrote and that no longer mean anything."""
+    return {k: v for k, v in data.items() if k not in retired} if isinstance(data, dict) else data
 
 
 class BellmanConfig(_Section):
@@ -193,9 +205,37 @@ class LLMConfig(_Section):
 class InjectConfig(_Section):
     budget_chars: int = _knob(settings.BUDGET_CHARS, "additionalContext size budget per event")
     max_episodes: int = _knob(settings.MAX_EPISODES)
-    min_similarity: float = Field(0.35, ge=0, le=1, description="Cosine floor for injecting an episode")
+    gate_weights: list[float] = Field(
+        list(GATE_WEIGHTS),
+        min_length=len(GATE_WEIGHTS),
+        max_length=len(GATE_WEIGHTS),
+        description="P(relevant) of a hit at UserPromptSubmit: logistic regression, intercept then the weights of "
+        "inject/warm.py GATE_FEATURES; refit with evals/fit_gate.py",
+    )
+    gate_bar: float = Field(
+        GATE_BAR, ge=0, le=1, description="A hit is injected only when its P(relevant) is at least this"
+    )
+    gate_top_share: float = Field(
+        GATE_TOP_SHARE,
+        ge=0,
+        le=1,
+        description="...and at least this share of the best hit's P: a far less likely item does not take room "
+        "because room is left",
+    )
     min_keyword_hits: int = _knob(settings.MIN_KEYWORD_HITS, "Distinct query terms a keyword-only hit must contain")
     daemon_timeout_seconds: float = _knob(settings.DAEMON_TIMEOUT, "How long a hook waits for the warm daemon's answer")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_retired(cls, data: Any) -> Any:
+        """A config file may still set the fixed cosine floor `min_similarity`; the fitted bar decides instead."""
+        return _without(data, RETIRED_INJECT_KEYS)
+
+    @field_validator("gate_weights", mode="before")
+    @classmethod
+    def _weights_from_text(cls, value: Any) -> Any:
+        """An env var (TEMPERA_INJECT__GATE_WEIGHTS) is text: "-4.4, 6.0, ..." with or without brackets."""
+        return [x for x in value.strip().strip("[]").replace(",", " ").split()] if isinstance(value, str) else value
 
 
 class DaemonConfig(_Section):
@@ -328,7 +368,7 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
 
 
 def to_toml(config: Config) -> str:
-    """Render the config as TOML (flat sections of scalars are all we have)."""
+    """Render the config as TOML (flat sections of scalars and lists of numbers are all we have)."""
     lines: list[str] = []
     for section, model in config:
         lines.append(f"[{section}]")
@@ -339,6 +379,8 @@ def to_toml(config: Config) -> str:
                 lines.append(f"{name} = {'true' if value else 'false'}")
             elif isinstance(value, (int, float)):
                 lines.append(f"{name} = {value}")
+            elif isinstance(value, list):
+                lines.append(f"{name} = [{', '.join(map(str, value))}]")
             else:
                 escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
                 lines.append(f'{name} = "{escaped}"')

@@ -1,4 +1,4 @@
-"""The daemon's answers, with its warm memory: relevant episodes by hybrid retrieval with a relevance floor, the
+"""The daemon's answers, with its warm memory: relevant episodes by hybrid retrieval that clear a calibrated bar, the
 brief (ask-backs, corrections, should-have-asked triggers, calibration) and the facts the prompt touches, through
 the same gate and assembler as the hook process (`inject/gate.py`, `inject/context.py`). The daemon's relay
 requests (`hook_reply`) and the MCP turn tools (`handle_hook`) both run this."""
@@ -14,10 +14,11 @@ import numpy as np
 
 from tempera.core import jobs, textsearch
 from tempera.core.brief import Brief, prompt_brief, session_start
+from tempera.core.config import InjectConfig
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, project_for_path
-from tempera.core.retrieve import retrieve
+from tempera.core.retrieve import Hit, retrieve
 from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
 from tempera.inject import context, gate, payload, render
@@ -54,13 +55,53 @@ def episode_hit(ep: Episode, current: ProjectRef, *, score: float, **scores: Any
     )
 
 
-def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[InjectHit]:
-    """Hybrid hits that clear the floor: cosine >= inject.min_similarity, or a strong literal match (enough
-    distinct prompt terms, and not semantically unrelated). A prompt without content ("continue", "yes") gets none:
+GATE_FEATURES = (
+    "cosine",  # the hit's cosine to the prompt
+    "cosine_to_best",  # over the pool's best cosine
+    "bm25_to_best",  # over the pool's best BM25 (0 when BM25 did not find it)
+    "terms_matched",  # share of the prompt's search terms the episode holds
+    "named",  # 1 when it names a file or identifier the prompt names
+    "rank_inverse",  # 1 / its place in hybrid's order
+)
+
+
+def gate_features(hits: list[Hit], prompt: str) -> "np.ndarray":
+    """One row of GATE_FEATURES per hit (in hybrid's order), from what retrieval already computed: no query more.
+    The relative ones compare a hit with the best of its pool, which a fixed floor cannot do (a paraphrase's right
+    episode scores 0.25, a literal one's 0.6)."""
+    n_terms = len(textsearch.query_terms(prompt))
+    sims = [h.similarity or 0.0 for h in hits]
+    bm25s = [h.bm25 or 0.0 for h in hits]
+    top_sim, top_bm25 = max(sims, default=0.0), max(bm25s, default=0.0)
+    return np.array(
+        [
+            [
+                sim,
+                sim / top_sim if top_sim > 0 else 0.0,
+                bm / top_bm25 if top_bm25 > 0 else 0.0,
+                h.matched_terms / n_terms if n_terms else 0.0,
+                1.0 if h.names_rank is not None else 0.0,
+                1.0 / rank,
+            ]
+            for rank, (h, sim, bm) in enumerate(zip(hits, sims, bm25s), 1)
+        ],
+        dtype=np.float64,
+    ).reshape(len(hits), len(GATE_FEATURES))
+
+
+def gate_probability(features: "np.ndarray", weights: list[float]) -> "np.ndarray":
+    """P(relevant) of each row: logistic regression, `weights` = intercept then one per GATE_FEATURES."""
+    w = np.asarray(weights, dtype=np.float64)
+    return 1.0 / (1.0 + np.exp(-(w[0] + features @ w[1:])))
+
+
+def candidates(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> tuple[list[Hit], bool]:
+    """The prompt's hybrid hits in hybrid's order, each with its cosine (computed from its vector when only BM25
+    found it), and whether the prompt had a vector at all; none for a prompt without content ("continue", "yes"):
     whatever it matched would be the budget filled, not an answer."""
     cfg = mem.config.inject
     if cfg.max_episodes == 0 or not textsearch.content_terms(prompt):
-        return []
+        return [], False
     qvec = mem.embedder.embed_one(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
     hits = retrieve(
         mem.store,
@@ -72,29 +113,40 @@ def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[st
         cross_project=True,
         query_vector=qvec,
     )
-    chosen = []
     for h in hits:
-        if h.episode.id in exclude:
-            continue
-        sim = h.similarity
-        if sim is None and qvec is not None and h.vector is not None:
-            sim = float(np.dot(qvec, h.vector))
-        literal = h.matched_terms >= cfg.min_keyword_hits and (sim is None or sim >= cfg.min_similarity / 2)
-        if (sim is not None and sim >= cfg.min_similarity) or literal:
-            chosen.append(
-                episode_hit(
-                    h.episode,
-                    project,
-                    score=h.score,
-                    relevance=h.relevance,
-                    salience=h.salience,
-                    similarity=sim,
-                    bm25=h.bm25,
-                )
-            )
-        if len(chosen) >= cfg.max_episodes:
-            break
-    return chosen
+        if h.similarity is None and qvec is not None and h.vector is not None:
+            h.similarity = float(np.dot(qvec, h.vector))
+    return hits, qvec is not None
+
+
+def choose(hits: list[Hit], p: "np.ndarray", exclude: set[str], cfg: InjectConfig) -> list[Hit]:
+    """The hits worth their room, in hybrid's order: P(relevant) at least `gate_bar`, and at least `gate_top_share`
+    of the best P among the hits not yet shown. Room left in the budget is no reason to fill it: an item far less
+    likely than the best one costs the agent reading for little expected value."""
+    fresh = [(h, float(q)) for h, q in zip(hits, p) if h.episode.id not in exclude]
+    best = max((q for _, q in fresh), default=0.0)
+    bar = max(cfg.gate_bar, cfg.gate_top_share * best)
+    return [h for h, q in fresh if q >= bar][: cfg.max_episodes]
+
+
+def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[InjectHit]:
+    """The hybrid hits that clear the calibrated bar (`choose`). Without a prompt vector (no model, or the vector
+    index is being rebuilt) the fitted estimate has nothing to go on, and a hit needs a literal match of
+    `min_keyword_hits` distinct prompt terms, as on the keyword-only path."""
+    cfg = mem.config.inject
+    hits, with_vector = candidates(mem, prompt, project, exclude)
+    if with_vector:
+        chosen = choose(hits, gate_probability(gate_features(hits, prompt), cfg.gate_weights), exclude, cfg)
+    else:
+        fresh = [h for h in hits if h.episode.id not in exclude and h.matched_terms >= cfg.min_keyword_hits]
+        chosen = fresh[: cfg.max_episodes]
+    return [shown(h, project) for h in chosen]
+
+
+def shown(h: Hit, project: ProjectRef) -> InjectHit:
+    """A retrieval hit as the hook renders and logs it, with the numbers that put it there."""
+    scores = {"relevance": h.relevance, "salience": h.salience, "similarity": h.similarity, "bm25": h.bm25}
+    return episode_hit(h.episode, project, score=h.score, **scores)
 
 
 def _given_keys(mem: Memory, session_id: str) -> set[str]:
