@@ -94,8 +94,22 @@ def negatives(data: Path) -> tuple[list[str], list[str]]:
     for conv in locomo:
         qa = conv["qa"]
         general += [qa[i]["question"] for i in range(0, len(qa), max(1, len(qa) // per))][:per]
-    spotter = [json.loads(line)["query"] for line in rs.SPOTTER_QUERIES.read_text().splitlines() if line.strip()]
-    return general, spotter
+    return general, spotter_questions()
+
+
+def spotter_questions() -> list[str]:
+    return [json.loads(line)["query"] for line in rs.SPOTTER_QUERIES.read_text().splitlines() if line.strip()]
+
+
+def negative_kinds(pools: list[Pool], weights: list[float] | None, bar: float, share: float) -> str:
+    """How many negative prompts of each kind inject anything, e.g. "unrelated 0/20"."""
+    spotter = set(spotter_questions())
+    kinds: dict[str, list[bool]] = {"unrelated": [], "LoCoMo": [], "spotter": []}
+    for p in pools:
+        if not p.relevant:
+            kind = "unrelated" if p.prompt in rs.UNRELATED else "spotter" if p.prompt in spotter else "LoCoMo"
+            kinds[kind].append(bool(chosen(p, weights, bar, share)))
+    return ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in kinds.items() if v)
 
 
 def real_pools(data: Path, asked: list[str]) -> list[Pool]:
@@ -252,6 +266,9 @@ def report(pools: list[Pool], model: dict[str, Any]) -> None:
                     f"{f['inject_nothing']:.3f}  median {f['episodes_median']:.0f} episodes, "
                     f"{f['chars_median']:.0f} chars"
                 )
+            print(
+                f"  negative prompts injecting anything: {negative_kinds(part, m['weights'], m['bar'], m['top_share'])}"
+            )
     print("\nheld-out, other top shares at the fitted bar (useful / inject nothing / median chars):")
     held = [p for p in pools if p.split == "held-out"]
     for s in TOP_SHARES:
