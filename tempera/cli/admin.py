@@ -30,7 +30,9 @@ def init(pull: bool, as_json: bool) -> None:
     created_config = not cfg_path.exists()
     if created_config:
         cfg_path.write_text(
-            "# Tempera configuration; every key shows its default.\n" + to_toml(Config()), encoding="utf-8"
+            "# Tempera configuration: every key shows its default; uncomment a line to change it.\n"
+            + to_toml(Config(), commented=True),
+            encoding="utf-8",
         )
         paths.secure_file(cfg_path)
     config = load_config()

@@ -367,22 +367,29 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
         raise InvalidInput(f"config {where}: {first['msg']} (from {path} or TEMPERA_* env)") from exc
 
 
-def to_toml(config: Config) -> str:
-    """Render the config as TOML (flat sections of scalars and lists of numbers are all we have)."""
+def to_toml(config: Config, *, commented: bool = False) -> str:
+    """Render the config as TOML (flat sections of scalars and lists of numbers are all we have). `commented`
+    writes each key as a comment: the file `tempera init` creates documents the defaults without pinning them, so
+    a later release's defaults (the fitted gate weights, say) reach a user who never set a key."""
     lines: list[str] = []
+    mark = "# " if commented else ""
     for section, model in config:
         lines.append(f"[{section}]")
         for name, value in model:
             if value is None:
                 lines.append(f"# {name} = (unset)")
-            elif isinstance(value, bool):
-                lines.append(f"{name} = {'true' if value else 'false'}")
-            elif isinstance(value, (int, float)):
-                lines.append(f"{name} = {value}")
-            elif isinstance(value, list):
-                lines.append(f"{name} = [{', '.join(map(str, value))}]")
-            else:
-                escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
-                lines.append(f'{name} = "{escaped}"')
+                continue
+            lines.append(mark + _toml_item(name, value))
         lines.append("")
     return "\n".join(lines)
+
+
+def _toml_item(name: str, value: object) -> str:
+    if isinstance(value, bool):
+        return f"{name} = {'true' if value else 'false'}"
+    if isinstance(value, (int, float)):
+        return f"{name} = {value}"
+    if isinstance(value, list):
+        return f"{name} = [{', '.join(map(str, value))}]"
+    escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'{name} = "{escaped}"'
