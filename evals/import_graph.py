@@ -8,6 +8,7 @@ another package is a crossing.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import sys
 from collections import Counter
@@ -56,8 +57,18 @@ def graph(root: Path) -> Counter[tuple[str, str]]:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "tempera"
-    for (source, target), n in sorted(graph(root).items()):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "root",
+        nargs="?",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent / "tempera",
+        help="the tempera package directory to read (default: this checkout's)",
+    )
+    args = parser.parse_args(argv[1:])
+    if not (args.root / "__init__.py").is_file():
+        parser.error(f"{args.root} is not a package directory (no __init__.py)")
+    for (source, target), n in sorted(graph(args.root).items()):
         print(f"{source:>12} -> {target:<12} {n}")
     return 0
 
