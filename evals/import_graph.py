@@ -3,7 +3,8 @@
 Reads the source with `ast` (nothing is imported), so it runs on any checkout:
 `python evals/import_graph.py [tempera dir]`. Each line is `from -> to  count`; the arrows ARCHITECTURE.md
 allows point down (entry points -> features -> core), so any line starting `core ->` or ending `-> hooks` from
-another package is a crossing.
+another package is a crossing. `tempera` is the top package's own `__init__.py`: the version, and the
+wiring of a package above core into core (core/project_movers.py).
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ def imported_modules(tree: ast.AST, here: str) -> list[str]:
 
 def graph(root: Path) -> Counter[tuple[str, str]]:
     counts: Counter[tuple[str, str]] = Counter()
-    packages = {d.name for d in root.iterdir() if (d / "__init__.py").exists()}
+    packages = {d.name for d in root.iterdir() if (d / "__init__.py").exists()} | {"tempera"}
     for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root.parent).with_suffix("")
-        module = ".".join(rel.parts)
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if path.name == "__init__.py" else parts)
         source = package_of(module)
         here = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
         for name in imported_modules(ast.parse(path.read_text(encoding="utf-8")), here):
