@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tempera.core import paths
 from tempera.core import settings
 from tempera.core.config import load_config
 from tempera.core.errors import InvalidInput
@@ -40,7 +41,7 @@ def _write(path: Path, knob: settings.Knob, value: float) -> None:
 
 @pytest.mark.parametrize("knob", KNOBS, ids=lambda k: k.key)
 def test_a_hook_and_the_config_read_one_definition(knob: settings.Knob, data_dir: Path) -> None:
-    path = data_dir / "config.toml"
+    path = data_dir / paths.CONFIG_NAME
     assert _config_value(knob, path) == _hook_value(knob) == knob.default  # no file: the same default
     inside = knob.lo + (knob.hi - knob.lo) / 3
     inside = int(inside) if knob.integer else inside
@@ -57,7 +58,7 @@ def test_an_edit_in_the_same_clock_tick_is_read(data_dir: Path) -> None:
     """`read_toml` keeps its parse while the file's (mtime, size, inode) stay the same, for the daemon that reads
     it per hook call. A second edit of the same size within one mtime tick keeps all three, so a file modified in
     the last seconds is parsed again: the new value is seen."""
-    path = data_dir / "config.toml"
+    path = data_dir / paths.CONFIG_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("[inject]\nbudget_chars = 1000\n")
     tick = path.stat().st_mtime_ns
