@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import populate, queries  # noqa: E402
 
+from tempera.core import paths
 from tempera.core.config import load_config  # noqa: E402
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.project import project_for_path  # noqa: E402
@@ -107,7 +108,7 @@ def main() -> None:
         ]
         cli = [sys.executable, "-m", "tempera.cli"]
         floor = time_runs([sys.executable, "-c", "pass"], [b""] * a.runs, env)
-        guard = data / "daemon.spawn"
+        guard = data / paths.DAEMON_SPAWN_NAME
         hook = installed_command()
         cold = time_runs([*hook, "user-prompt-submit"], prompts, env, before=lambda: guard.write_text("hold"))
         subprocess.run([*cli, "daemon", "start"], env=env, check=True, capture_output=True)

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tempera.core import paths
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.append(str(REPO))  # after PYTHONPATH: the tempera measured may be another commit's
 
@@ -70,7 +72,7 @@ def capture(transcript: Path, session: str, repo: Path, env: dict[str, str], roo
     )
     started = time.monotonic()
     while True:
-        with sqlite3.connect(root / "data" / "tempera.db", timeout=30) as conn:
+        with sqlite3.connect(root / "data" / paths.DB_NAME, timeout=30) as conn:
             if not conn.execute("SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'leased')").fetchone()[0]:
                 return time.monotonic() - started
         time.sleep(0.2)
@@ -93,14 +95,14 @@ def measure(size_mb: float, source: Path, root: Path) -> dict[str, float]:
     transcript = write_long_session(source, root / "t" / "big.jsonl", copies, session_id="big", cwd=repo)
     warm = write_long_session(source, root / "t" / "warm.jsonl", WARM_COPIES, session_id="warm", cwd=repo)
     subprocess.run([*CLI, "daemon", "start"], env=env, cwd=root, check=True, capture_output=True, timeout=120)
-    pid = int((data / "daemon.lock").read_text().strip())
+    pid = int((data / paths.DAEMON_LOCK_NAME).read_text().strip())
     try:
         start = status_mb(pid)
         capture(warm, "warm", repo, env, root)
         base = status_mb(pid)
         seconds = capture(transcript, "big", repo, env, root)
         after = status_mb(pid)
-        with sqlite3.connect(data / "tempera.db") as conn:
+        with sqlite3.connect(data / paths.DB_NAME) as conn:
             episodes = conn.execute("SELECT COUNT(*) FROM episodes WHERE session_id = 'big'").fetchone()[0]
             status = conn.execute("SELECT status FROM jobs ORDER BY id DESC").fetchone()[0]
     finally:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tempera.daemon  # noqa: E402,F401  (one BLAS thread, as the daemon runs: before numpy is imported)
+from tempera.core import paths  # noqa: E402
 
 from synthetic import populate, queries  # noqa: E402
 
@@ -49,7 +50,7 @@ def timed(fn, items) -> list[float]:  # type: ignore[no-untyped-def]
 def bench_size(n: int, nq: int) -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory() as d:
         os.environ["TEMPERA_DATA_DIR"] = d
-        mem = Memory(load_config(), Path(d) / "tempera.db")
+        mem = Memory(load_config(), Path(d) / paths.DB_NAME)
         t = time.perf_counter()
         refs = populate(mem, n)
         load_s = time.perf_counter() - t

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tempera.core import paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -213,8 +214,8 @@ def bench_sync(uri: str, n: int, work: Path) -> dict[str, object]:
     ref = ProjectRef("5eed5eed5eed5eed", "bench", None)
     out: dict[str, object] = {"episodes": n}
     with (
-        Memory(load_config(), db_path=work / "a" / "tempera.db") as a,
-        Memory(load_config(), db_path=work / "b" / "tempera.db") as b,
+        Memory(load_config(), db_path=work / "a" / paths.DB_NAME) as a,
+        Memory(load_config(), db_path=work / "b" / paths.DB_NAME) as b,
     ):
         populate(a, n, refs=[ref])
         for mem in (a, b):

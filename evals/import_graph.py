@@ -3,11 +3,13 @@
 Reads the source with `ast` (nothing is imported), so it runs on any checkout:
 `python evals/import_graph.py [tempera dir]`. Each line is `from -> to  count`; the arrows ARCHITECTURE.md
 allows point down (entry points -> features -> core), so any line starting `core ->` or ending `-> hooks` from
-another package is a crossing.
+another package is a crossing. `tempera` is the top package's own `__init__.py`: the version, and the
+wiring of a package above core into core (core/project_movers.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import sys
 from collections import Counter
@@ -42,10 +44,10 @@ def imported_modules(tree: ast.AST, here: str) -> list[str]:
 
 def graph(root: Path) -> Counter[tuple[str, str]]:
     counts: Counter[tuple[str, str]] = Counter()
-    packages = {d.name for d in root.iterdir() if (d / "__init__.py").exists()}
+    packages = {d.name for d in root.iterdir() if (d / "__init__.py").exists()} | {"tempera"}
     for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root.parent).with_suffix("")
-        module = ".".join(rel.parts)
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if path.name == "__init__.py" else parts)
         source = package_of(module)
         here = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
         for name in imported_modules(ast.parse(path.read_text(encoding="utf-8")), here):
@@ -56,8 +58,18 @@ def graph(root: Path) -> Counter[tuple[str, str]]:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "tempera"
-    for (source, target), n in sorted(graph(root).items()):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "root",
+        nargs="?",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent / "tempera",
+        help="the tempera package directory to read (default: this checkout's)",
+    )
+    args = parser.parse_args(argv[1:])
+    if not (args.root / "__init__.py").is_file():
+        parser.error(f"{args.root} is not a package directory (no __init__.py)")
+    for (source, target), n in sorted(graph(args.root).items()):
         print(f"{source:>12} -> {target:<12} {n}")
     return 0
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tempera.core import paths
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import project_for_path
@@ -313,7 +314,7 @@ class Daemon:
 
     def log_lines(self) -> int:
         """Lines in hooks.log: failures and fallbacks of the hook path."""
-        path = self.box.data / "hooks.log"
+        path = self.box.data / paths.HOOK_LOG_NAME
         return len(path.read_text().splitlines()) if path.exists() else 0
 
 

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from tempera.core import paths
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -75,7 +76,7 @@ class Run:
         )
 
     def query(self, sql: str) -> list[tuple]:
-        with sqlite3.connect(self.data / "tempera.db", timeout=30) as conn:
+        with sqlite3.connect(self.data / paths.DB_NAME, timeout=30) as conn:
             return conn.execute(sql).fetchall()
 
     def open_jobs(self) -> int:
@@ -86,7 +87,7 @@ class Run:
         touched before each call), so the jobs wait for the daemon this run starts."""
         self.data.mkdir(mode=0o700, parents=True, exist_ok=True)
         for path in sessions:
-            (self.data / "daemon.spawn").write_text("held by the soak")
+            (self.data / paths.DAEMON_SPAWN_NAME).write_text("held by the soak")
             doc = {
                 "session_id": path.stem,
                 "transcript_path": str(path),
@@ -102,7 +103,7 @@ class Run:
 
     def pid(self) -> int | None:
         try:
-            return int((self.data / "daemon.lock").read_text().strip() or 0) or None
+            return int((self.data / paths.DAEMON_LOCK_NAME).read_text().strip() or 0) or None
         except (OSError, ValueError):
             return None
 
@@ -182,7 +183,7 @@ def main() -> int:
         finally:
             ref.kill()
             killed.kill()
-        expected, got = learned(ref.data / "tempera.db"), learned(killed.data / "tempera.db")
+        expected, got = learned(ref.data / paths.DB_NAME), learned(killed.data / paths.DB_NAME)
         table = compare(expected, got)
         dead = {
             r.data.parent.name: r.query("SELECT COUNT(*) FROM jobs WHERE status = 'dead'")[0][0] for r in (ref, killed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -21,43 +22,29 @@ def cli() -> None:
     """
 
 
-def _register() -> None:
-    from tempera.cli import (
-        admin,
-        backup,
-        control,
-        daemon,
-        dream,
-        episodes,
-        evaluate,
-        facts,
-        install,
-        learning,
-        projects,
-        selfimprove,
-        team,
-        transcripts,
-        ui,
-    )
+# the modules that each hold a `COMMANDS` list, named once (each is imported when the CLI starts)
+COMMAND_MODULES = (
+    "admin",
+    "backup",
+    "control",
+    "daemon",
+    "dream",
+    "episodes",
+    "evaluate",
+    "facts",
+    "install",
+    "learning",
+    "projects",
+    "selfimprove",
+    "team",
+    "transcripts",
+    "ui",
+)
 
-    for module in (
-        admin,
-        backup,
-        control,
-        daemon,
-        dream,
-        episodes,
-        evaluate,
-        facts,
-        install,
-        learning,
-        projects,
-        selfimprove,
-        team,
-        transcripts,
-        ui,
-    ):
-        for command in module.COMMANDS:
+
+def _register() -> None:
+    for name in COMMAND_MODULES:
+        for command in importlib.import_module(f"tempera.cli.{name}").COMMANDS:
             cli.add_command(command)
 
 

@@ -23,7 +23,7 @@ def eval_group() -> None:
 
 
 def _baseline_path(name: str) -> Path:
-    return paths.data_dir() / "eval-baselines" / f"{name}.json"
+    return paths.data_dir() / paths.EVAL_BASELINES_DIR / f"{name}.json"
 
 
 @eval_group.command("run")

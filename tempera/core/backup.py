@@ -26,7 +26,6 @@ from tempera.core import paths
 from tempera.core.db import Database, connect, sqlite3
 from tempera.core.errors import InvalidInput, NotFound, StorageError
 
-BACKUPS_DIR = "backups"
 DEFAULT_KEEP = 10
 ROTATED, ASIDE = "tempera-", "before-restore-"
 NAME = re.compile(rf"^({ROTATED}|{ASIDE})(\d{{8}}T\d{{6}}Z)(?:-(\d+))?\.db$")
@@ -40,7 +39,7 @@ class BackupFile:
 
 
 def backups_dir() -> Path:
-    return paths.data_dir() / BACKUPS_DIR
+    return paths.data_dir() / paths.BACKUPS_DIR
 
 
 def create(db: Database, dest: Path | None = None, *, keep: int = DEFAULT_KEEP) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,16 +19,32 @@ from tempera.core.project_merge import reconcile
 from tempera.core.retrieve import Hit, retrieve
 from tempera.core.utility import record_feedback
 
+log = logging.getLogger("tempera")
+
 
 class Memory:
     """Open lazily: the model only loads when something needs a vector. Opening re-keys projects whose id changed."""
 
     def __init__(self, config: Config | None = None, db_path: Path | None = None, *, use_model: bool = True):
+        self._config_is_the_file = config is None
         self.config = config or load_config()
         self.db: Database = connect(db_path or paths.db_path())
         self.embedder: Embedder | None = get_embedder(self.config) if use_model else None
         self.store = EpisodeStore(self.db, self.embedder)
         reconcile(self.db)  # ids that predate, or changed since, the project identity rule (project_merge.py)
+
+    def current_config(self) -> Config:
+        """The config as config.toml (and the TEMPERA_* environment) say now, for what a long-lived process (daemon,
+        MCP server) answers per hook call: an edit of `inject.budget_chars` applies at the next prompt, as the kill
+        switch does (core/settings.py caches the parse by the file's stamp, so this costs a stat). A memory opened
+        with a Config of its own keeps it; a file that stops validating keeps the last good one, logged (the hook
+        answers anyway). The model and the database stay as opened."""
+        if self._config_is_the_file:
+            try:
+                self.config = load_config()
+            except InvalidInput as exc:
+                log.warning("config.toml not applied, the previous settings stay: %s", exc)
+        return self.config
 
     def close(self) -> None:
         self.db.close()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# The data dir's shared file names, spelled here only (hooks/relay.py repeats three, pinned by
-# tests/hooks/test_entry_fuzz.py). A file only one module reads or writes keeps its name beside that code.
+# Every file and folder Tempera keeps in the data dir, named here only (hooks/relay.py repeats three, pinned by
+# tests/hooks/test_entry_fuzz.py), so one list says what a data dir holds; tests/core/test_data_dir_names.py pins
+# the names themselves, which existing data dirs depend on.
 DB_NAME = "tempera.db"
 CONFIG_NAME = "config.toml"
 SOCKET_NAME = "daemon.sock"
@@ -16,6 +17,15 @@ DAEMON_SPAWN_NAME = "daemon.spawn"  # the hooks' guard against starting a herd o
 HOOK_LOG_NAME = "hooks.log"  # hook failures and fallbacks (the hooks never print them)
 FACTS_INGEST_LOG_NAME = "facts-ingest.log"  # output of the detached `tempera facts ingest`
 MODELS_DIR = "models"  # the default embedding model cache
+PAUSE_NAME = "paused.json"  # the paused projects (core/pause.py)
+REPO_IDS_NAME = "repo-ids.json"  # each checkout's repository identity, cached (core/project.py)
+BACKUPS_DIR = "backups"  # `tempera backup` (core/backup.py)
+DREAM_LOCK_NAME = "dream.lock"  # flock of the one dream cycle per data dir (dream/cycle.py)
+REFLECTIONS_DIR = "reflections"  # the dream's pages, a folder per project (dream/pages.py)
+PATTERNS_DIR = "patterns"
+FACTS_INGEST_STATUS_NAME = "facts-ingest.json"  # progress of `tempera facts ingest` (facts/ingest_git.py)
+MCP_REPLIES_NAME = "mcp-replies.json"  # the MCP server's warm-start replies (mcp_server/warmstart.py)
+EVAL_BASELINES_DIR = "eval-baselines"  # `tempera eval` baselines (cli/evaluate.py)
 
 
 def data_dir() -> Path:

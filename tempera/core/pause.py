@@ -18,11 +18,9 @@ if TYPE_CHECKING:
     from tempera.core.episodes import EpisodeStore
     from tempera.core.project import ProjectRef
 
-PAUSE_FILE = "paused.json"
-
 
 def pause_path(data_dir: Path | None = None) -> Path:
-    return (data_dir or paths.data_dir()) / PAUSE_FILE
+    return (data_dir or paths.data_dir()) / paths.PAUSE_NAME
 
 
 def paused_projects(data_dir: Path | None = None) -> dict[str, dict[str, Any]]:

@@ -31,7 +31,6 @@ from typing import Any, NamedTuple, TypeGuard
 
 from tempera.core import paths
 
-CACHE_FILE = "repo-ids.json"
 GIT_TIMEOUT = 3.0  # seconds; rev-list walks the whole history, which a very large repository may not finish in
 _KNOWN: dict[tuple[str, int], dict[str, Any]] = {}  # (common git dir, its inode) -> cache entry, this process
 _DIRS: dict[str, tuple[int, int, tuple[str, str] | None]] = {}  # root -> its .git's inode, mtime and git dirs
@@ -225,7 +224,7 @@ def _valid(entry: Any, inode: int) -> TypeGuard[dict[str, Any]]:
 
 def _read_cache() -> dict[str, Any]:
     try:
-        with open(paths.data_dir() / CACHE_FILE, encoding="utf-8") as fh:
+        with open(paths.data_dir() / paths.REPO_IDS_NAME, encoding="utf-8") as fh:
             doc = json.load(fh)
     except (OSError, ValueError):
         return {}
@@ -242,7 +241,7 @@ def _write_cache(common: str, entry: dict[str, Any]) -> None:
     doc = _read_cache()
     doc[common] = entry
     try:
-        write_atomic(directory / CACHE_FILE, json.dumps(doc, indent=1, sort_keys=True).encode("utf-8"), 0o600)
+        write_atomic(directory / paths.REPO_IDS_NAME, json.dumps(doc, indent=1, sort_keys=True).encode("utf-8"), 0o600)
     except OSError:  # a read-only data dir: this process still remembers the answer
         pass
 

@@ -21,6 +21,7 @@ from tempera.core.episodes import VEC_TABLE, EpisodeStore
 from tempera.core.errors import InvalidInput, NotFound, StorageError
 from tempera.core.forget import table_columns
 from tempera.core.project import project_for_path
+from tempera.core.project_movers import movers
 from tempera.core.textsearch import PROJECT_TOKEN
 
 log = logging.getLogger("tempera")
@@ -48,9 +49,9 @@ def merge_projects(db: Database, source_id: str, target_id: str, *, dry_run: boo
     """Re-key every row of `source_id` to `target_id` in one transaction, then drop the source project: episodes
     (their stored JSON too), FTS rows (the project token), vectors (moved to the target's partition), every table
     with a `project_id` (self-improvement logs, injections, calibration, dream records, and tables added later),
-    the fact graph's stances, and a paused state. A row whose unique slot the target already fills (a triage
-    verdict or reflection of the same day, a template of the same task) keeps the target's. Idempotent: a second
-    run finds nothing left to move."""
+    what the packages above core registered (project_movers.py: the fact graph's stances), and a paused state. A
+    row whose unique slot the target already fills (a triage verdict or reflection of the same day, a template of
+    the same task) keeps the target's. Idempotent: a second run finds nothing left to move."""
     if source_id == target_id:
         raise InvalidInput(f"source and target are the same project ({source_id[:8]}): nothing to merge")
     target = db.one("SELECT name, path FROM projects WHERE id = ?", (target_id,))
@@ -81,10 +82,7 @@ def _count(db: Database, source_id: str, tables: dict[str, set[str]], owned: lis
     if VEC_TABLE in tables:
         counts["vectors"] = int(db.one(f"SELECT COUNT(*) FROM {VEC_TABLE} WHERE project_id = ?", one)[0])
     counts |= {t: int(db.one(f"SELECT COUNT(*) FROM {t} WHERE project_id = ?", one)[0]) for t in owned}
-    if "fact_datoms" in tables:
-        from tempera.facts.store import FactStore  # the core never imports facts up front
-
-        counts["stances"] = len(FactStore(db).project_stances(source_id))
+    counts |= {name: mover.count(db, source_id) for name, mover in movers().items()}
     return counts
 
 
@@ -112,10 +110,8 @@ def _move(
     for table in owned:
         db.execute(f"UPDATE OR IGNORE {table} SET project_id = ? WHERE project_id = ?", (target_id, source_id))
         dropped[table] = db.execute(f"DELETE FROM {table} WHERE project_id = ?", (source_id,)).rowcount
-    if "fact_datoms" in tables:
-        from tempera.facts.store import FactStore
-
-        FactStore(db).move_project(source_id, target_id)
+    for mover in movers().values():
+        mover.move(db, source_id, target_id)
     return dropped
 
 

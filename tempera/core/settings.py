@@ -10,6 +10,7 @@ repeats the daemon timeout's knob, pinned by tests/hooks/test_entry_fuzz.py.
 from __future__ import annotations
 
 import os
+import time
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -83,15 +84,34 @@ def env_overrides(environ: Mapping[str, str], sections: Iterable[str]) -> dict[s
     return out
 
 
+RACY_NS = 2_000_000_000  # a file changed this recently is parsed again even with an unchanged stamp
+
+
 def read_toml(path: Path) -> dict[str, Any]:
-    """config.toml as a document ({} when there is none); a file that is not TOML raises InvalidInput."""
-    if not path.exists():
+    """config.toml as a document ({} when there is none); a file that is not TOML raises InvalidInput.
+
+    Long-lived processes (daemon, MCP server) read it per hook call, so that an edit applies at the next prompt:
+    the parse is kept and served again while the file's (mtime, size, inode) stay the same, so a call costs one
+    stat. A file modified in the last two seconds is parsed again anyway: a second edit in the same clock tick, of
+    the same size, would otherwise hide behind an unchanged stamp (git's "racy" rule)."""
+    try:
+        st = path.stat()
+    except OSError:  # as Path.exists: a file that cannot be looked at is no file
         return {}
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    kept = _PARSED.get(path)
+    if kept is not None and kept[0] == stamp and time.time_ns() - st.st_mtime_ns > RACY_NS:
+        return dict(kept[1])  # `layered` replaces sections, never edits one: a shallow copy keeps the parse intact
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            doc = tomllib.load(fh)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: not valid TOML ({exc})") from exc
+    _PARSED[path] = (stamp, doc)
+    return dict(doc)
+
+
+_PARSED: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
 
 def layered(data: dict[str, Any], environ: Mapping[str, str], sections: Iterable[str]) -> dict[str, Any]:

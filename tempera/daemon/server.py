@@ -88,7 +88,7 @@ class Daemon:
         if not self.acquire_lock():
             log.info("another daemon holds %s; exiting", self.data_dir / paths.DAEMON_LOCK_NAME)
             return 0
-        self.mem = Memory(self.config)
+        self.mem = Memory()  # its config follows config.toml per hook call (Memory.current_config)
         released = jobs.release_leases(self.mem.db.conn)  # we hold the lock: whoever leased them is dead
         if released:
             log.info("took over %s job(s) leased by a daemon that died", released)

@@ -20,6 +20,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tempera.core import paths
 from tempera.core.db import Database, apply_migrations
 from tempera.core.errors import InvalidInput, TemperaError
 from tempera.core.llm import BudgetExceeded
@@ -40,7 +41,6 @@ PHASES: list[Phase] = [
     contradict.PHASE,
     templates.PHASE,
 ]
-LOCK_NAME = "dream.lock"
 EMPTY_SIGNATURE = "0:0::0:0:0"
 
 
@@ -97,7 +97,7 @@ def memory_signature(db: Database) -> str:
 
 @contextmanager
 def cycle_lock(data_dir: Path) -> Iterator[None]:
-    fd = os.open(data_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(data_dir / paths.DREAM_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

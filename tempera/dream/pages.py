@@ -9,9 +9,6 @@ from pathlib import Path
 
 from tempera.core.atomic import write_atomic
 
-REFLECTIONS_DIR = "reflections"
-PATTERNS_DIR = "patterns"
-
 
 def slug(text: str, limit: int = 48) -> str:
     words = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")

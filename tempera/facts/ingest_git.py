@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tempera.core import paths
 from tempera.core.atomic import write_atomic
 from tempera.core.languages import LANGUAGES as SOURCE_LANGUAGES
 from tempera.facts.pycode import ModuleIndex, analyse
@@ -32,7 +33,6 @@ from tempera.facts.values import Keyword
 Fact = tuple[Keyword, Keyword, Any]
 LANGUAGES = {**SOURCE_LANGUAGES, ".md": "markdown"}
 UNSAFE = re.compile(r"[^A-Za-z0-9*+!\-_?<>=.$%&/']")
-STATUS_FILE = "facts-ingest.json"
 
 
 def kw(namespace: str, name: str) -> Keyword:
@@ -163,7 +163,7 @@ def ingest(
 
 
 def status_path(db_path: Path) -> Path:
-    return db_path.parent / STATUS_FILE
+    return db_path.parent / paths.FACTS_INGEST_STATUS_NAME
 
 
 def write_status(path: Path, **fields: Any) -> None:

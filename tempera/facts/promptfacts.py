@@ -23,6 +23,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from tempera.facts.entity_types import PROJECT, STANCES, slug, stance_subject
+from tempera.facts.schema import has_fact_graph
 from tempera.facts.values import Value, decode, ms_to_iso, to_ms
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def prompt_facts(
 ) -> list[str]:
     """Facts about what the prompt names, valid now (or at the moment it asks about), one plain line each; with
     `project_id`, stances of other projects are left out."""
-    if limit <= 0 or not mem.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fact_datoms'"):
+    if limit <= 0 or not has_fact_graph(mem.db):
         return []
     moment = prompt_moment(prompt)
     at = moment.ms if moment else to_ms(now or datetime.now(timezone.utc))

@@ -8,7 +8,7 @@ fact_rules    Datalog rules, one clause per row, kept as canonical EDN text.
 
 from __future__ import annotations
 
-from tempera.core.db import Connection, Migration, run_script
+from tempera.core.db import Connection, Database, Migration, run_script
 from tempera.facts.entity_types import PROJECT, STANCES, STATED_IN, project_key
 from tempera.facts.values import VT
 
@@ -84,6 +84,11 @@ def m002_stances_per_project(conn: Connection) -> None:
             "FROM fact_datoms WHERE e = ? AND a = ':description'",
             (pid, new),
         )
+
+
+def has_fact_graph(db: Database) -> bool:
+    """Has any code made the fact tables in this database yet? (Readers that must not create them ask.)"""
+    return db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fact_datoms'") is not None
 
 
 def rename_entity(conn: Connection, old: str, new: str) -> None:

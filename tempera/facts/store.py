@@ -28,7 +28,7 @@ from tempera.facts.errors import DatalogError, Pos
 from tempera.facts.parser import parse_command, parse_facts, parse_query, parse_rule
 from tempera.facts.planner import plan_query
 from tempera.facts.relations import Program, QueryRelations
-from tempera.facts.schema import MIGRATIONS, rename_entity
+from tempera.facts.schema import MIGRATIONS, has_fact_graph, rename_entity
 from tempera.facts.values import (
     VT,
     Keyword,
@@ -500,3 +500,16 @@ def _split_params(
             raise InvalidInput(f"missing value for :in parameter {spec.var.name}")
         inputs.append(named[name])
     return inputs, named
+
+
+class StanceMover:
+    """The fact graph's part of a project merge (core/project_movers.py; `tempera/__init__.py` registers it): a
+    stance names its project in its entity and its `:project` value, where core's re-keying of `project_id`
+    columns cannot see it. A database without the fact tables is left without them."""
+
+    def count(self, db: Database, source_id: str) -> int:
+        return len(FactStore(db).project_stances(source_id)) if has_fact_graph(db) else 0
+
+    def move(self, db: Database, source_id: str, target_id: str) -> None:
+        if has_fact_graph(db):
+            FactStore(db).move_project(source_id, target_id)

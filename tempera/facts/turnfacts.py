@@ -32,19 +32,37 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from tempera.core.forget import link_fact_tx
 from tempera.core.redact import redact
 from tempera.facts.entity_types import PROJECT, STANCES, STATED_IN, slug, stance_entity
 from tempera.facts.store import FactStore
 from tempera.facts.values import Keyword, Value, decode, to_ms
-from tempera.transcripts.turns import Turn
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
     from tempera.core.models import Episode
-    from tempera.transcripts.capture import CaptureResult
+
+
+class TurnText(Protocol):
+    """What this module reads of a turn: what was said and when. `transcripts/turns.py` `Turn` is one; the fact
+    graph takes no transcript code, so the per-prompt `promptfacts.py` beside it loads none either."""
+
+    @property
+    def kind(self) -> str: ...  # prompt | command | continuation
+    @property
+    def prompt(self) -> str: ...
+    @property
+    def final_text(self) -> str: ...
+    @property
+    def prompt_uuid(self) -> str | None: ...
+    @property
+    def started_at(self) -> datetime | None: ...
+    @property
+    def ended_at(self) -> datetime | None: ...
+
 
 FOR, AGAINST = Keyword(":for"), Keyword(":against")
 SINGLE = (":description", ":polarity", ":subject", ":rationale")  # one current value per entity
@@ -331,7 +349,7 @@ class FactCandidate:
 # -- extraction ------------------------------------------------------------------------------------------------
 
 
-def extract_turn_facts(turn: Turn) -> list[FactCandidate]:
+def extract_turn_facts(turn: TurnText) -> list[FactCandidate]:
     """The stances a turn states, the user's prompt first, then the agent's final text (secrets redacted first).
     One subject keeps one direction per turn: the first statement wins over a later opposite one. A continued
     session's first "prompt" is a compaction summary in the agent's words, not the user's: only its reply counts."""
@@ -454,7 +472,7 @@ class _Writes:
     bounded: list[tuple[list[tuple[Keyword, Keyword, Value]], int]]  # (facts, valid-to)
 
 
-def store_turn_facts(mem: "Memory", turn: Turn, episode: "Episode") -> list[int]:
+def store_turn_facts(mem: "Memory", turn: TurnText, episode: "Episode") -> list[int]:
     """Store the turn's stances valid from the turn's start, with the redacted turn text as the reason; returns the
     fact transactions made (each linked to the episode, so forgetting it undoes them). Idempotent."""
     candidates = extract_turn_facts(turn)
@@ -483,22 +501,21 @@ def store_turn_facts(mem: "Memory", turn: Turn, episode: "Episode") -> list[int]
     return txs
 
 
-def process_capture_facts(mem: "Memory", result: "CaptureResult") -> int:
-    """`store_turn_facts` for every turn whose episode the capture leaves to learn from (`CaptureResult.learning`,
+def process_capture_facts(mem: "Memory", turns: Iterable[TurnText], episodes: Sequence["Episode"]) -> int:
+    """`store_turn_facts` for every turn whose episode a capture leaves to learn from (`CaptureResult.learning`,
     matched to the turns by the prompt record's uuid); returns the number of fact transactions made."""
-    episodes = result.learning
-    if result.dry_run or not episodes:
+    if not episodes:
         return 0
     episode_of = {u: ep for ep in episodes for u in ep.source.record_uuids}
     made = 0
-    for turn in result.session_turns():
+    for turn in turns:
         episode = episode_of.get(turn.prompt_uuid or "")
         if episode is not None:
             made += len(store_turn_facts(mem, turn, episode))
     return made
 
 
-def _reason(turn: Turn) -> str:
+def _reason(turn: TurnText) -> str:
     """The turn's text, redacted before it is clipped (a clipped secret no longer matches its pattern)."""
     text = " ".join(redact(f"User: {turn.prompt}\nAssistant: {turn.final_text}").split())
     return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"

@@ -199,7 +199,7 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
     if hp.event == "SessionStart":
         jobs.enqueue_auto_memory(mem.db.conn, project_id=project.id, cwd=cwd)
         wake()
-    cfg = mem.config.inject
+    cfg = mem.current_config().inject  # as config.toml says now: the gate's kill switch is read per call too
     return context.compose(
         mem.db.conn,
         hp,

@@ -1,6 +1,6 @@
 """The Claude Code plugin's hooks and MCP server, started by the `python3` on PATH with nothing installed.
 
-The plugin's hooks.json and plugin.json run `python3 -I -S <this file> <plugin root> <plugin data> <verb>` (exec
+The hooks and the MCP server in plugin.json run `python3 -I -S <this file> <plugin root> <plugin data> <verb>` (exec
 form, so no shell and no quoting of the paths). Standard library only, and run as a script, never imported: the
 package is not importable here. The first call finds no environment and starts one in the background (a venv in
 ${CLAUDE_PLUGIN_DATA} with the package installed from the plugin's own source and the `offline` extra) and the hook

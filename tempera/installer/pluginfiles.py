@@ -1,6 +1,8 @@
-"""The plugin form's files (hooks/hooks.json, .claude-plugin/plugin.json and marketplace.json at the repository
-root), made from the installer's own hook and server entries, so that the plugin registers what `tempera install`
-registers. The commands run plugin_launcher.py with the `python3` on PATH: a plugin user has nothing else.
+"""The plugin form's files (.claude-plugin/plugin.json and marketplace.json at the repository root), made from the
+installer's own hook and server entries, so that the plugin registers what `tempera install` registers. The hooks
+are inline in plugin.json beside the MCP server (Claude Code's manifest takes both), so the repository has no root
+`hooks/` folder to be mistaken for the `tempera/hooks/` package. The commands run plugin_launcher.py with the
+`python3` on PATH: a plugin user has nothing else.
 
 Regenerate after a change: `python -m tempera.installer.pluginfiles` (a test fails while the files differ).
 """
@@ -27,14 +29,6 @@ DESCRIPTION = (
 )
 
 
-def hooks_json() -> dict[str, Any]:
-    return {
-        "description": "Tempera memory: inject context at session start and on each prompt; capture the work "
-        "at stop, before a compaction and at session end.",
-        "hooks": with_hooks(ABSENT, PROGRAM),
-    }
-
-
 def plugin_json() -> dict[str, Any]:
     return {
         "name": NAME,
@@ -45,6 +39,7 @@ def plugin_json() -> dict[str, Any]:
         "keywords": ["memory", "hooks", "mcp"],
         # pip reaches PyPI when the venv is built; the daemon reaches the API only with `[llm] enabled`
         "network": {"hosts": ["pypi.org", "files.pythonhosted.org", "api.anthropic.com"]},
+        "hooks": with_hooks(ABSENT, PROGRAM),
         "mcpServers": {SERVER_NAME: server_entry(PROGRAM[0], [*PROGRAM[1:], "mcp"])},
     }
 
@@ -60,7 +55,6 @@ def marketplace_json() -> dict[str, Any]:
 
 
 FILES = {
-    "hooks/hooks.json": hooks_json,
     ".claude-plugin/plugin.json": plugin_json,
     ".claude-plugin/marketplace.json": marketplace_json,
 }

@@ -28,7 +28,6 @@ from typing import Any, BinaryIO
 from tempera.core import paths
 from tempera.core.atomic import write_atomic
 
-CACHE_NAME = "mcp-replies.json"
 STATIC = {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 LISTEN, ACKNOWLEDGED = "subscriptions/listen", "notifications/subscriptions/acknowledged"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"  # in each request's _meta, from 2026-07-28 on
@@ -227,7 +226,7 @@ def main() -> None:
     os.umask(0o077)
     signal.signal(signal.SIGINT, _stop)  # before the SDK's event loop starts, so it keeps this handler
     signal.signal(signal.SIGTERM, _stop)
-    replies = Replies(paths.data_dir() / CACHE_NAME, fingerprint())
+    replies = Replies(paths.data_dir() / paths.MCP_REPLIES_NAME, fingerprint())
     wire_in, wire_out = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
     sdk_in, to_sdk = os.pipe()
     from_sdk, sdk_out = os.pipe()

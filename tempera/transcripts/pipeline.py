@@ -51,7 +51,8 @@ def facts(mem: "Memory", result: CaptureResult) -> None:
     """Decisions, preferences, constraints and dependencies stated in the captured turns, as bi-temporal facts."""
     from tempera.facts.turnfacts import process_capture_facts
 
-    process_capture_facts(mem, result)
+    if not result.dry_run:
+        process_capture_facts(mem, result.session_turns(), result.learning)
 
 
 POST_CAPTURE: list[PostCapture] = [self_improve, learn, facts]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tempera.core import paths
 from tempera.core import pause as pausing
 from tempera.core.atomic import write_atomic
 from tempera.dream.pages import write_page
@@ -16,9 +17,9 @@ from tempera.facts.ingest_git import read_status, status_path, write_status
 
 def test_each_writer_leaves_only_its_file_owner_only(data_dir: Path) -> None:
     pausing.pause("p1", "webshop", "/src/webshop", data_dir)
-    page = data_dir / "reflections" / "webshop" / "today.md"
+    page = data_dir / paths.REFLECTIONS_DIR / "webshop" / "today.md"
     write_page(page, "# Today\n")
-    assert sorted(p.name for p in data_dir.rglob("*") if p.is_file()) == ["paused.json", "today.md"]
+    assert sorted(p.name for p in data_dir.rglob("*") if p.is_file()) == [paths.PAUSE_NAME, "today.md"]
     assert {oct(p.stat().st_mode & 0o777) for p in (pausing.pause_path(data_dir), page)} == {"0o600"}
     assert pausing.paused_projects(data_dir)["p1"]["name"] == "webshop" and page.read_text() == "# Today\n"
 
@@ -26,7 +27,7 @@ def test_each_writer_leaves_only_its_file_owner_only(data_dir: Path) -> None:
 def test_a_planted_temp_file_is_neither_followed_nor_reused(tmp_path: Path) -> None:
     """The status file's old temp name was fixed (`<name>.tmp`) and opened without O_EXCL: a symlink left there
     redirected the write. The helper's temp names are unique and created exclusively."""
-    status = status_path(tmp_path / "tempera.db")
+    status = status_path(tmp_path / paths.DB_NAME)
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     os.symlink(victim, status.with_suffix(".tmp"))

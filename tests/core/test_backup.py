@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.conftest import TRANSCRIPTS
 from tests.support.cli import tempera
+from tempera.core import paths
 
 SESSION = TRANSCRIPTS / "spotter" / "tool_heavy.jsonl"
 
@@ -37,7 +38,7 @@ def filled(data_dir: Path, tmp_path: Path) -> dict[str, list[str]]:
     ok("import", "--no-embed", "-q", "--project", str(tmp_path), str(SESSION))
     [first, *_] = json.loads(ok("retrieve", "--all", "--json", "--project", str(tmp_path)))
     ok("feedback", "helpful", "--episodes", first["id"])
-    state = contents(data_dir / "tempera.db")
+    state = contents(data_dir / paths.DB_NAME)
     assert len(state["episodes"]) > 1 and state["feedback_events"]
     return state
 
@@ -46,17 +47,17 @@ def test_backup_forget_restore_round_trip(data_dir: Path, tmp_path: Path) -> Non
     before = filled(data_dir, tmp_path)
     report = json.loads(ok("backup", "--json"))
     made = Path(report["path"])
-    assert made.parent == data_dir / "backups" and made.name.startswith("tempera-")
+    assert made.parent == data_dir / paths.BACKUPS_DIR and made.name.startswith("tempera-")
     assert stat.S_IMODE(made.stat().st_mode) == 0o600
     assert not list(made.parent.glob("*-wal")) and not list(made.parent.glob("*-journal"))
     assert contents(made) == before
 
     ok("forget", "project", str(tmp_path), "--yes")
-    forgotten = contents(data_dir / "tempera.db")
+    forgotten = contents(data_dir / paths.DB_NAME)
     assert forgotten["episodes"] == []
 
     out = json.loads(ok("backup", "--restore", made.name, "--yes", "--json"))
-    assert contents(data_dir / "tempera.db") == before
+    assert contents(data_dir / paths.DB_NAME) == before
     aside = Path(out["kept_aside"])
     assert aside.name.startswith("before-restore-") and contents(aside) == forgotten
     assert stat.S_IMODE(aside.stat().st_mode) == 0o600
@@ -78,7 +79,7 @@ def test_rotation_and_list(data_dir: Path, tmp_path: Path) -> None:
 
 
 def refused(data_dir: Path, source: Path, *needles: str) -> None:
-    db = data_dir / "tempera.db"
+    db = data_dir / paths.DB_NAME
     before = contents(db)
     r = tempera("backup", "--restore", str(source), "--yes")
     assert r.returncode == 1 and r.stderr.startswith("Error: ") and "Traceback" not in r.stderr, r.stderr
@@ -86,7 +87,7 @@ def refused(data_dir: Path, source: Path, *needles: str) -> None:
     for n in needles:
         assert n in r.stderr, r.stderr
     assert contents(db) == before
-    assert not list((data_dir / "backups").glob("before-restore-*"))
+    assert not list((data_dir / paths.BACKUPS_DIR).glob("before-restore-*"))
 
 
 def test_restore_refuses_a_corrupt_file(data_dir: Path, tmp_path: Path) -> None:

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from tests.support.cli import TEMPERA, tempera
+from tempera.core import paths
 
 
 def db_bytes(data_dir: Path) -> bytes:
-    return (data_dir / "tempera.db").read_bytes()
+    return (data_dir / paths.DB_NAME).read_bytes()
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ def test_huge_summary_refused(one_episode: Path, data_dir: Path) -> None:
 
 def test_database_that_is_not_sqlite(data_dir: Path) -> None:
     data_dir.mkdir(parents=True)
-    (data_dir / "tempera.db").write_bytes(b"this is not a database\n" * 10)
+    (data_dir / paths.DB_NAME).write_bytes(b"this is not a database\n" * 10)
     before = db_bytes(data_dir)
     assert_clean_error(tempera("retrieve", "--all"), "not a SQLite database")
     assert_clean_error(tempera("capture", "-s", "anything"), "not a SQLite database")
@@ -69,13 +70,13 @@ def run_read_only(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str
     """Run the CLI with the data dir read-only: chmod for a normal user; root ignores modes, so as root the
     data dir is bind-mounted read-only in a private mount namespace (unshare -m)."""
     if os.geteuid() != 0:
-        os.chmod(data_dir / "tempera.db", 0o400)
+        os.chmod(data_dir / paths.DB_NAME, 0o400)
         os.chmod(data_dir, 0o500)
         try:
             return tempera(*args)
         finally:
             os.chmod(data_dir, 0o700)
-            os.chmod(data_dir / "tempera.db", 0o600)
+            os.chmod(data_dir / paths.DB_NAME, 0o600)
     d = shlex.quote(str(data_dir))
     cmd = " ".join(shlex.quote(a) for a in [*TEMPERA, *args])
     script = f"mount --bind {d} {d} && mount -o remount,bind,ro {d} && exec {cmd}"
@@ -118,7 +119,7 @@ def test_import_on_a_full_disk(one_episode: Path, data_dir: Path) -> None:
 
 def test_files_are_owner_only(one_episode: Path, data_dir: Path) -> None:
     assert data_dir.stat().st_mode & 0o777 == 0o700
-    assert (data_dir / "tempera.db").stat().st_mode & 0o777 == 0o600
+    assert (data_dir / paths.DB_NAME).stat().st_mode & 0o777 == 0o600
 
 
 def test_help_on_every_command() -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from support.gitrepos import captured, found, git, path_id, repo
-from tempera.core.project import CACHE_FILE, find_root, identify, normalise_remote, project_for_path
+from tempera.core import paths
+from tempera.core.project import find_root, identify, normalise_remote, project_for_path
 
 
 def cold_identify(path: Path, **env: str) -> dict[str, str]:
@@ -126,13 +127,13 @@ def test_git_runs_once_per_repository_and_its_absence_is_no_error(
         env.setenv("GIT_OBJECT_DIRECTORY", str(other / ".git" / "objects"))
         first = identify(main)
     assert (first.kind, first.key) == ("commit", git(main, "rev-parse", "HEAD"))
-    cache = json.loads((data_dir / CACHE_FILE).read_text(encoding="utf-8"))
+    cache = json.loads((data_dir / paths.REPO_IDS_NAME).read_text(encoding="utf-8"))
     assert cache[str(main / ".git")]["key"] == first.key
-    assert (data_dir / CACHE_FILE).stat().st_mode & 0o777 == 0o600
+    assert (data_dir / paths.REPO_IDS_NAME).stat().st_mode & 0o777 == 0o600
     cold = cold_identify(tmp_path / "wt", PATH=str(no_git))  # a cold process needs no git: the file answers
     assert (cold["id"], cold["kind"], cold["name"]) == (first.ref.id, "commit", "webshop")
 
-    (data_dir / CACHE_FILE).unlink()
+    (data_dir / paths.REPO_IDS_NAME).unlink()
     assert cold_identify(main, PATH=str(no_git))["kind"] == "path"  # no git, no remote: the main checkout's path
     git(main, "remote", "add", "origin", "git@github.com:acme/webshop.git")
     via_remote = cold_identify(tmp_path / "wt", PATH=str(no_git))  # the config changed: asked again

@@ -3,12 +3,13 @@ index, logs and stances included. Real git, real SQLite with sqlite-vec, the rea
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
 import pytest
 
-from support.gitrepos import git, path_id, repo
+from support.gitrepos import git, path_id, repo, tempera
 from tempera.core import pause
 from tempera.core.capture_input import CaptureInput
 from tempera.core.errors import InvalidInput, NotFound
@@ -125,6 +126,21 @@ def test_old_path_ids_move_to_the_repository_when_memory_opens(tmp_path: Path) -
         assert not any(again.counts.values()) and not any(again.dropped.values())
     with Memory() as mem:
         assert mem.store.count(new.id) == 2 and mem.store.count(old_gone.id) == 1
+
+
+def test_a_process_that_never_loaded_facts_moves_the_stances_too(tmp_path: Path) -> None:
+    """Core imports no facts code: the fact graph's mover comes from `tempera/__init__.py`, so `tempera projects`
+    (a process whose first opening of memory has loaded nothing of facts) moves the stances with the episodes."""
+    main = repo(tmp_path / "webshop")
+    old, new = legacy(main), project_for_path(main)
+    with Memory(use_model=False) as mem:
+        constraint = state_a_constraint(mem, store(mem, old, "Kept the reports on PostgreSQL"))
+    listed = tempera("projects", "--json", check=True)
+    assert [p["id"] for p in json.loads(listed.stdout)] == [new.id]  # the episodes moved
+    with Memory(use_model=False) as mem:
+        moved = stance_entity("constraint", "mysql", new.id)
+        assert FactStore(mem.db).query(f"[:find ?pid :where [{moved} :project ?pid]]").rows == [(new.id,)]
+        assert FactStore(mem.db).query(f"[:find ?d :where [{constraint} :description ?d]]").rows == []
 
 
 def test_a_merge_refuses_what_it_cannot_do(memory: Memory, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tempera.core import paths
 from tests.conftest import REPO, TRANSCRIPTS
 
 # main's last commit with every migration in core/migrations.py (the dream tables, the transcript cursors)
@@ -81,7 +82,7 @@ def _touch_every_package(path: Path) -> None:
 
 def test_a_database_made_before_the_move_opens_unchanged(tmp_path: Path) -> None:
     old = _old_tree(tmp_path / "old")
-    db_path = tmp_path / "data" / "tempera.db"
+    db_path = tmp_path / "data" / paths.DB_NAME
     env = {**os.environ, "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(db_path.parent)}
     built = subprocess.run(
         [sys.executable, "-c", BUILD, str(db_path), str(TRANSCRIPT)],
@@ -109,7 +110,7 @@ def test_a_database_made_before_the_move_opens_unchanged(tmp_path: Path) -> None
 def test_a_new_database_gets_the_schema_the_old_code_built(tmp_path: Path) -> None:
     """Whichever package creates a table, a fresh database ends up with the same tables, indexes and triggers."""
     old = _old_tree(tmp_path / "old")
-    before, after = tmp_path / "before" / "tempera.db", tmp_path / "after" / "tempera.db"
+    before, after = tmp_path / "before" / paths.DB_NAME, tmp_path / "after" / paths.DB_NAME
     env = {**os.environ, "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(before.parent)}
     built = subprocess.run(
         [sys.executable, "-c", BUILD, str(before), str(TRANSCRIPT)],

@@ -13,6 +13,7 @@ import pytest
 from dream_support import write_ledger
 from support.anthropic_stub import AnthropicStub
 
+from tempera.core import paths
 from tempera.core.memory import Memory
 from tempera.transcripts import capture_transcript
 from tempera.transcripts.detect import process_capture
@@ -56,14 +57,14 @@ def _seed(target: Path) -> None:
 def seed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("dream-seed") / "data"
     _seed(target)
-    return target / "tempera.db"
+    return target / paths.DB_NAME
 
 
 @pytest.fixture
 def seeded(seed_db: Path, data_dir: Path) -> Iterator[Memory]:
     """This test's own copy of the seeded database, opened with the embedding model."""
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    shutil.copy(seed_db, data_dir / "tempera.db")
+    shutil.copy(seed_db, data_dir / paths.DB_NAME)
     mem = Memory()
     yield mem
     mem.close()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tempera.core import paths
 from tempera.core.memory import Memory
 from tests.support.cli import tempera
 
@@ -67,7 +68,7 @@ def test_errors_are_one_line(data_dir: Path) -> None:
     assert tempera("dream", "--max-usd", "-1").returncode == 1
     assert tempera("reflect", "--date", "2026-13-01").returncode == 1
     data_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(data_dir / "dream.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(data_dir / paths.DREAM_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # a cycle in another process
         busy = tempera("dream")

@@ -16,6 +16,7 @@ from dream_support import write_ledger
 
 from tests.support.datadir import rows, wait_for
 from tests.support.cli import tempera
+from tempera.core import paths
 
 
 def alive(pid: int) -> bool:
@@ -44,7 +45,7 @@ def daemon(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     try:
         yield claude / "projects"
     finally:
-        pid = int((data_dir / "daemon.lock").read_text().strip())
+        pid = int((data_dir / paths.DAEMON_LOCK_NAME).read_text().strip())
         os.kill(pid, signal.SIGTERM)
         wait_for(lambda: not alive(pid), 15)
 
@@ -62,7 +63,7 @@ def test_new_transcripts_and_an_idle_period_start_the_cycle(daemon: Path, data_d
     reflected = {r[0] for r in rows(data_dir, "SELECT day FROM reflections")}
     assert {"2026-03-01", "2026-03-02"} <= reflected
     assert all(Path(p).is_file() for (p,) in rows(data_dir, "SELECT path FROM reflections"))
-    log = (data_dir / "daemon.log").read_text(encoding="utf-8")
+    log = (data_dir / paths.DAEMON_LOG_NAME).read_text(encoding="utf-8")
     assert f"dream cycle {done[0][0]} (idle) done" in log
     time.sleep(4.0)  # its own writes are no new work: no second cycle
     assert rows(data_dir, "SELECT COUNT(*) FROM dream_cycles") == [(1,)]

@@ -13,6 +13,7 @@ from conftest import NOW
 from dream_support import pages
 from support.anthropic_stub import AnthropicStub
 
+from tempera.core import paths
 from tempera.core.llm import parse_prices
 from tempera.core.memory import Memory
 from tempera.dream import plan_cycle, run_cycle
@@ -199,8 +200,8 @@ def test_budget_exhaustion_mid_cycle_skips_later_phases_and_leaves_nothing_half_
     assert mem.db.one("SELECT COUNT(*) FROM dream_verdicts")[0] == 2
     for table in ("patterns", "contradiction_checks", "reasoning_templates"):
         assert mem.db.one(f"SELECT COUNT(*) FROM {table}")[0] == 0, table
-    assert list(pages(data / "reflections")) == [str(Path(path).relative_to(data / "reflections"))]
-    assert not (data / "patterns").exists()
+    assert list(pages(data / paths.REFLECTIONS_DIR)) == [str(Path(path).relative_to(data / paths.REFLECTIONS_DIR))]
+    assert not (data / paths.PATTERNS_DIR).exists()
     # the next cycle resumes: the paid verdicts are not asked again, the two other days are
     stub.routes = ROUTES
     stub.requests.clear()
@@ -227,7 +228,10 @@ def test_dry_run_prices_the_plan_without_calling_or_writing(seeded: Memory, rout
     mem = fresh(seeded)
     plan = plan_cycle(mem, now=NOW)
     assert stub.requests == []
-    assert not (mem.db.path.parent / "reflections").exists() and not (mem.db.path.parent / "patterns").exists()
+    assert (
+        not (mem.db.path.parent / paths.REFLECTIONS_DIR).exists()
+        and not (mem.db.path.parent / paths.PATTERNS_DIR).exists()
+    )
     estimates = {p.phase: p.estimate_usd for p in plan.phases}
     assert estimates["verify_advance"] == estimates["decay"] == 0
     assert all(estimates[p] > 0 for p in ("reflect", "patterns", "contradict", "templates")), estimates

@@ -10,6 +10,7 @@ import numpy as np
 from conftest import NOW
 from dream_support import pages
 
+from tempera.core import paths
 from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.dream import run_cycle
@@ -84,9 +85,9 @@ def test_reflect_fallback_writes_extractive_reflections_of_the_days_with_signal(
     assert "1 failure" in failed_day and "Files most touched" in failed_day
     verdicts = seeded.db.query("SELECT judged_by, score >= 0.5 FROM dream_verdicts")
     assert verdicts and all(v == ("heuristic", 1) for v in verdicts)
-    before = pages(seeded.db.path.parent / "reflections")
+    before = pages(seeded.db.path.parent / paths.REFLECTIONS_DIR)
     again = run_cycle(seeded, phases=["reflect"], now=NOW)
-    assert not phase(again, "reflect").counts and pages(seeded.db.path.parent / "reflections") == before
+    assert not phase(again, "reflect").counts and pages(seeded.db.path.parent / paths.REFLECTIONS_DIR) == before
 
 
 def test_patterns_fallback_finds_recurring_themes_and_keeps_them_across_cycles(seeded: Memory) -> None:
@@ -103,9 +104,9 @@ def test_patterns_fallback_finds_recurring_themes_and_keeps_them_across_cycles(s
     page = Path(path).read_text(encoding="utf-8")
     assert page.startswith(f"# {label}") and "## Evidence" in page and "Round the totals" in page
     assert "src/ledger/totals.py" in page  # files most touched by the theme
-    before = pages(seeded.db.path.parent / "patterns")
+    before = pages(seeded.db.path.parent / paths.PATTERNS_DIR)
     assert not phase(run_cycle(seeded, phases=["patterns"], now=NOW), "patterns").counts
-    assert pages(seeded.db.path.parent / "patterns") == before
+    assert pages(seeded.db.path.parent / paths.PATTERNS_DIR) == before
     # new evidence joins the theme: the same pattern is updated, its page rewritten, none left behind
     seeded.capture(
         CaptureInput(
@@ -119,7 +120,7 @@ def test_patterns_fallback_finds_recurring_themes_and_keeps_them_across_cycles(s
     assert phase(later, "patterns").counts["themes updated"] >= 1
     active = seeded.db.query("SELECT id, path FROM patterns WHERE active = 1")
     assert pid in {a[0] for a in active}
-    files = {str(p) for p in (seeded.db.path.parent / "patterns").rglob("*.md")}
+    files = {str(p) for p in (seeded.db.path.parent / paths.PATTERNS_DIR).rglob("*.md")}
     assert files == {a[1] for a in active}
 
 

@@ -22,6 +22,7 @@ from claude_cli import ClaudeRun, LiveSession, run, timed_run
 from messages_stub import MessagesStub, Reply
 
 from tests.support.datadir import kill_daemon
+from tempera.core import paths
 
 RUN_TIMEOUT_S = 120.0  # one whole `claude -p` run; a healthy scripted one takes a few seconds
 ALLOWED_TOOLS = "Bash,Write,Edit,Read"
@@ -51,7 +52,7 @@ class Sandbox:
 
     @property
     def hooks_log(self) -> Path:
-        return self.data_dir / "hooks.log"
+        return self.data_dir / paths.HOOK_LOG_NAME
 
     def env(self) -> dict[str, str]:
         """What a user's shell would hold, with HOME and the API pointed into the sandbox."""
@@ -165,7 +166,7 @@ class Sandbox:
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Rows of a query on the data dir's database; [] while the database or its schema does not exist yet
         (the daemon creates them asynchronously)."""
-        db = self.data_dir / "tempera.db"
+        db = self.data_dir / paths.DB_NAME
         if not db.exists():
             return []
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)

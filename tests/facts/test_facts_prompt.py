@@ -4,6 +4,8 @@ project's stances (and global ones)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -182,3 +184,12 @@ def test_the_project_key_is_no_subject_word(two_projects: Memory) -> None:
     assert prompt_words(f"what about {key}") == [key]
     assert prompt_facts(two_projects, f"what about {key}", project_id=SHOP.id, now=NOW) == []
     assert prompt_facts(two_projects, f"what about {key}", now=NOW) == []
+
+
+@pytest.mark.parametrize("module", ["tempera.facts.promptfacts", "tempera.facts.turnfacts"])
+def test_the_fact_graph_loads_no_transcript_code(module: str) -> None:
+    """promptfacts runs per prompt and turnfacts takes turns as plain values (its TurnText), so neither drags the
+    transcript reader into a process: a fresh interpreter importing either has no `tempera.transcripts` module."""
+    code = f"import sys, {module}; print(sorted(m for m in sys.modules if m.startswith('tempera.transcripts')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

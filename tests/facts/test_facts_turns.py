@@ -57,7 +57,7 @@ def turns_of(path: Path) -> list[Turn]:
 def capture(memory: Memory, path: Path) -> CaptureResult:
     """Capture the transcript as the Stop hook does, then store the facts of what it captured."""
     result = capture_transcript(memory, path)
-    process_capture_facts(memory, result)
+    process_capture_facts(memory, result.session_turns(), result.learning)
     return result
 
 
@@ -177,7 +177,7 @@ def test_rerunning_adds_nothing_and_an_older_turn_never_flips_back(memory: Memor
     result = capture(memory, path)
     store = FactStore(memory.db)
     before = store.current_tx()
-    assert process_capture_facts(memory, result) == 0
+    assert process_capture_facts(memory, result.session_turns(), result.learning) == 0
     first, second = turns_of(path)
     episode_of = {ep.source.record_uuids[0]: ep for ep in result.added}
     assert store_turn_facts(memory, first, episode_of[first.prompt_uuid]) == []

@@ -18,6 +18,7 @@ from tests.support.datadir import wait_for
 from tests.conftest import TRANSCRIPTS
 from tests.support.dbcontent import compare, differences, learned
 from tests.support.longsession import write_long_session
+from tempera.core import paths
 from tempera.core.memory import Memory
 from tempera.transcripts.pipeline import capture_and_learn
 
@@ -27,7 +28,7 @@ SID = "crash-session"
 
 
 def count(data_dir: Path, sql: str) -> int:
-    with sqlite3.connect(data_dir / "tempera.db") as conn:
+    with sqlite3.connect(data_dir / paths.DB_NAME) as conn:
         return conn.execute(sql).fetchone()[0]
 
 
@@ -68,7 +69,7 @@ def test_kill_mid_capture_leaves_the_database_of_no_kill(
         m.setenv("TEMPERA_DATA_DIR", str(tmp_path / "reference"))
         with Memory() as mem:
             capture_and_learn(mem, transcript, session_id=SID)
-    expected = learned(tmp_path / "reference" / "tempera.db")
+    expected = learned(tmp_path / "reference" / paths.DB_NAME)
     assert sum(expected["episodes"].values()) == 4 * COPIES
     assert sum(expected["links"].values()) > 0 and sum(expected["calibration"].values()) == 4 * COPIES
 
@@ -78,7 +79,7 @@ def test_kill_mid_capture_leaves_the_database_of_no_kill(
     assert 0 < stored < 4 * COPIES
     start_daemon()
     wait_for(lambda: count(data_dir, "SELECT COUNT(*) FROM jobs WHERE status != 'done'") == 0, timeout=180)
-    got = learned(data_dir / "tempera.db")
+    got = learned(data_dir / paths.DB_NAME)
     table = compare(expected, got)
     assert all(t["missing"] == t["extra"] == 0 for t in table.values()), (table, differences(expected, got))
 

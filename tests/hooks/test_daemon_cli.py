@@ -9,18 +9,19 @@ from pathlib import Path
 
 from tests.support.datadir import wait_for
 from tests.support.cli import tempera
+from tempera.core import paths
 
 
 def test_failed_start_says_why(data_dir: Path) -> None:
     data_dir.mkdir(parents=True)
-    (data_dir / "tempera.db").write_bytes(b"this is not a database\n" * 10)
+    (data_dir / paths.DB_NAME).write_bytes(b"this is not a database\n" * 10)
     started = time.monotonic()
     r = tempera("daemon", "start", "--wait", "30", timeout=90)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.startswith("Error: the daemon failed to start: ") and len(r.stderr.splitlines()) == 1, r.stderr
     assert "is not a SQLite database" in r.stderr
     assert time.monotonic() - started < 20  # it exited: no need to wait out --wait
-    assert "is not a SQLite database" in (data_dir / "daemon.log").read_text()
+    assert "is not a SQLite database" in (data_dir / paths.DAEMON_LOG_NAME).read_text()
 
 
 def test_restore_stops_the_daemon(data_dir: Path, tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
@@ -30,5 +31,5 @@ def test_restore_stops_the_daemon(data_dir: Path, tmp_path: Path, start_daemon) 
     pid = start_daemon()
     r = tempera("backup", "--restore", made, "--yes", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["daemon_stopped"] is True and not (data_dir / "daemon.sock").exists()
+    assert json.loads(r.stdout)["daemon_stopped"] is True and not (data_dir / paths.SOCKET_NAME).exists()
     assert wait_for(lambda: not Path(f"/proc/{pid}").exists(), timeout=20)  # it had let go of the database

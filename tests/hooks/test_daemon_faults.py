@@ -20,6 +20,7 @@ from tests.support.datadir import rows, wait_for
 from transcript_copy import copy_transcript
 
 from tests.conftest import TRANSCRIPTS
+from tempera.core import paths
 from tempera.core.memory import Memory
 from tempera.transcripts import read_transcript, segment_turns
 from tests.support.cli import tempera
@@ -112,7 +113,7 @@ def test_no_daemon_hooks_answer_and_start_it(data_dir: Path, tmp_path: Path) -> 
     )
     assert ep.id[:8] in context_of(r)  # keyword-only answer, in-process
     pid = wait_for(lambda: daemon_pid(data_dir), timeout=30)
-    assert wait_for(lambda: (data_dir / "daemon.sock").exists(), timeout=60)
+    assert wait_for(lambda: (data_dir / paths.SOCKET_NAME).exists(), timeout=60)
     r = run_hook(
         "user-prompt-submit",
         {"session_id": "b", "cwd": str(tmp_path), "prompt": "phoenix server does not start, mix deps"},
@@ -132,20 +133,24 @@ def test_eight_concurrent_stops(data_dir: Path, tmp_path: Path, start_daemon) ->
     assert rows(data_dir, "SELECT COUNT(*) FROM episodes")[0][0] == 8
     logs = "".join(p.read_text() for p in data_dir.glob("*.log"))
     assert "database is locked" not in logs
-    assert "Traceback" not in (data_dir / "hooks.log").read_text() if (data_dir / "hooks.log").exists() else True
+    assert (
+        "Traceback" not in (data_dir / paths.HOOK_LOG_NAME).read_text()
+        if (data_dir / paths.HOOK_LOG_NAME).exists()
+        else True
+    )
 
 
 def test_stale_socket_and_lock_are_recovered(data_dir: Path, start_daemon) -> None:
     data_dir.mkdir(parents=True)
-    (data_dir / "daemon.lock").write_text("999999\n")  # a pid that is not running and holds no flock
+    (data_dir / paths.DAEMON_LOCK_NAME).write_text("999999\n")  # a pid that is not running and holds no flock
     stale = socket.socket(socket.AF_UNIX)
-    stale.bind(str(data_dir / "daemon.sock"))  # a socket file nobody listens on
+    stale.bind(str(data_dir / paths.SOCKET_NAME))  # a socket file nobody listens on
     stale.close()
     pid = start_daemon()
     assert pid != 999999
     r = tempera("daemon", "status", "--json", timeout=30)
     assert json.loads(r.stdout)["running"] is True
-    assert (data_dir / "daemon.sock").stat().st_mode & 0o777 == 0o600
+    assert (data_dir / paths.SOCKET_NAME).stat().st_mode & 0o777 == 0o600
 
 
 def test_second_daemon_exits_while_first_runs(data_dir: Path, start_daemon) -> None:
@@ -167,7 +172,7 @@ def test_idle_exit(data_dir: Path, start_daemon, monkeypatch: pytest.MonkeyPatch
             return True
 
     wait_for(gone, timeout=60)
-    assert not (data_dir / "daemon.sock").exists()
+    assert not (data_dir / paths.SOCKET_NAME).exists()
 
 
 def test_watch_captures_transcripts_without_a_stop_hook(

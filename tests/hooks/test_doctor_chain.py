@@ -13,6 +13,7 @@ from tests.support.datadir import wait_for
 
 from tests.conftest import TRANSCRIPTS
 from tests.support.cli import tempera
+from tempera.core import paths
 
 SMALL = TRANSCRIPTS / "spotter" / "short.jsonl"
 
@@ -43,7 +44,7 @@ def test_doctor_sees_install_daemon_and_hook_errors(home_env: dict[str, str], da
     assert checks["hook errors"]["ok"] is True
     assert code == 0, checks
 
-    (data_dir / "hooks.log").write_text("2026-11-30T00:00:00 pid=1 hook failed:\nTraceback ...\n")
+    (data_dir / paths.HOOK_LOG_NAME).write_text("2026-11-30T00:00:00 pid=1 hook failed:\nTraceback ...\n")
     code, checks = doctor(home_env)
     assert code == 1 and checks["hook errors"]["ok"] is False
 
@@ -68,17 +69,17 @@ def remediate(env: dict[str, str]) -> tuple[int, list[str], dict[str, dict[str, 
 def test_remediate_removes_a_killed_daemons_files_and_installs(home_env: dict[str, str], data_dir: Path) -> None:
     r = tempera("daemon", "start", env=home_env, timeout=120)
     assert r.returncode == 0, r.stderr
-    pid = int((data_dir / "daemon.lock").read_text())
+    pid = int((data_dir / paths.DAEMON_LOCK_NAME).read_text())
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not Path(f"/proc/{pid}").exists())
     _, checks = doctor(home_env)
-    assert checks["daemon files"]["ok"] is False and "daemon.sock" in str(checks["daemon files"]["detail"])
+    assert checks["daemon files"]["ok"] is False and paths.SOCKET_NAME in str(checks["daemon files"]["detail"])
 
     code, actions, checks = remediate(home_env)
-    assert f"removed {data_dir / 'daemon.sock'}, left by a daemon that died" in actions
-    assert f"removed {data_dir / 'daemon.lock'}, left by a daemon that died" in actions
+    assert f"removed {data_dir / paths.SOCKET_NAME}, left by a daemon that died" in actions
+    assert f"removed {data_dir / paths.DAEMON_LOCK_NAME}, left by a daemon that died" in actions
     assert any(a.startswith("installed Tempera's hooks and MCP server (user scope)") for a in actions), actions
-    assert not (data_dir / "daemon.sock").exists() and not (data_dir / "daemon.lock").exists()
+    assert not (data_dir / paths.SOCKET_NAME).exists() and not (data_dir / paths.DAEMON_LOCK_NAME).exists()
     assert checks["daemon files"]["ok"] and checks["claude code (user)"]["ok"], checks
     assert code == 0, checks
     assert remediate(home_env)[1] == []  # nothing left to do
@@ -115,7 +116,7 @@ def test_remediate_reembeds_vectors_of_another_model(home_env: dict[str, str], d
     for summary in ("Fixed the login redirect loop", "Cached the product list for the shop page"):
         r = tempera("capture", "-s", summary, "-p", str(tmp_path), env=home_env, timeout=120)
         assert r.returncode == 0, r.stderr
-    with sqlite3.connect(data_dir / "tempera.db") as conn:  # as a database whose vectors another model made
+    with sqlite3.connect(data_dir / paths.DB_NAME) as conn:  # as a database whose vectors another model made
         conn.execute("UPDATE meta SET value = 'BAAI/bge-small-en-v1.5' WHERE key = 'embedding_model'")
     _, checks = doctor(home_env)
     assert checks["vectors"]["ok"] is False and "BAAI/bge-small-en-v1.5" in str(checks["vectors"]["detail"])

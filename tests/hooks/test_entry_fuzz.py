@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tempera.core import paths
 from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 
@@ -145,14 +146,14 @@ def test_unknown_event_and_kill_switch(data_dir: Path) -> None:
     good = {"session_id": "s", "cwd": "/tmp", "prompt": "login bug"}
     r = run_hook("no-such-event", good)
     assert r.returncode == 0 and r.stdout == b""
-    assert "unknown hook event" in (data_dir / "hooks.log").read_text()
+    assert "unknown hook event" in (data_dir / paths.HOOK_LOG_NAME).read_text()
     for env in ({"TEMPERA_DISABLE": "1"}, {"TEMPERA_GENERAL__DISABLED": "true"}):
         r = run_hook("user-prompt-submit", good, env=env)
         assert r.returncode == 0 and r.stdout == b""
 
 
 def test_kill_switch_in_config_file(data_dir: Path, some_memory: None) -> None:
-    (data_dir / "config.toml").write_text("[general]\ndisabled = true\n")
+    (data_dir / paths.CONFIG_NAME).write_text("[general]\ndisabled = true\n")
     r = run_hook("session-start", {"session_id": "s", "cwd": "/tmp", "source": "startup"})
     assert r.returncode == 0 and r.stdout == b""
 
@@ -175,14 +176,14 @@ def test_warm_relay_answers_as_the_console_entry_does(data_dir: Path, some_memor
     entry = run_hook("user-prompt-submit", {**prompt, "session_id": "b"}, command=ENTRY)
     assert warm.returncode == entry.returncode == 0
     assert "trimming the session cookie" in warm.stdout.decode() and warm.stdout == entry.stdout
-    assert not (data_dir / "hooks.log").exists()  # answered by the daemon, no fallback and no error
+    assert not (data_dir / paths.HOOK_LOG_NAME).exists()  # answered by the daemon, no fallback and no error
 
     r = tempera("pause", "/tmp")
     assert r.returncode == 0, r.stderr
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "c"}).stdout == b""
     tempera("resume", "/tmp", check=True)
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "d"}).stdout != b""
-    (data_dir / "config.toml").write_text("[general]\ndisabled = true\n")
+    (data_dir / paths.CONFIG_NAME).write_text("[general]\ndisabled = true\n")
     assert run_hook("user-prompt-submit", {**prompt, "session_id": "e"}).stdout == b""
 
 
@@ -236,4 +237,6 @@ def test_a_prompt_with_a_lone_surrogate_still_injects(data_dir: Path, some_memor
     start_daemon()
     warm = run_hook("user-prompt-submit", {**prompt, "session_id": "b"})
     assert "trimming the session cookie" in warm.stdout.decode()
-    assert not (data_dir / "hooks.log").exists() or "Traceback" not in (data_dir / "hooks.log").read_text()
+    assert (
+        not (data_dir / paths.HOOK_LOG_NAME).exists() or "Traceback" not in (data_dir / paths.HOOK_LOG_NAME).read_text()
+    )

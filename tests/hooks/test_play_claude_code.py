@@ -17,10 +17,11 @@ from tests.support.datadir import wait_for
 from transcript_copy import copy_transcript, session_of
 
 from tests.conftest import TRANSCRIPTS
+from tempera.core import paths
 
 
 def episode_ids(data_dir: Path) -> list[str]:
-    db = data_dir / "tempera.db"
+    db = data_dir / paths.DB_NAME
     if not db.exists():
         return []
     with sqlite3.connect(db) as conn:
@@ -88,7 +89,9 @@ def test_memory_across_sessions(data_dir: Path, tmp_path: Path) -> None:
 
     again = context_of(run_hook("user-prompt-submit", {**s2, "prompt": "phoenix mix phx.server will not start"}))
     assert ids[0][:8] not in again  # never the same episode twice in one session
-    assert not (data_dir / "hooks.log").exists() or "Traceback" not in (data_dir / "hooks.log").read_text()
+    assert (
+        not (data_dir / paths.HOOK_LOG_NAME).exists() or "Traceback" not in (data_dir / paths.HOOK_LOG_NAME).read_text()
+    )
 
 
 def test_stop_hook_active_does_nothing(data_dir: Path, tmp_path: Path) -> None:
@@ -97,5 +100,5 @@ def test_stop_hook_active_does_nothing(data_dir: Path, tmp_path: Path) -> None:
         "stop", {"session_id": "x", "transcript_path": str(transcript), "cwd": str(tmp_path), "stop_hook_active": True}
     )
     assert r.returncode == 0 and r.stdout == b""
-    assert not (data_dir / "tempera.db").exists()
+    assert not (data_dir / paths.DB_NAME).exists()
     assert daemon_pid(data_dir) is None

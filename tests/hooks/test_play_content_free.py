@@ -11,6 +11,7 @@ from typing import Callable
 import pytest
 from hookrun import context_of, run_hook
 
+from tempera.core import paths
 from tempera.core.memory import Memory
 from tempera.core.models import Episode, Intent, ValidityScope
 from tempera.core.project import project_for_path
@@ -65,7 +66,7 @@ def path(request: pytest.FixtureRequest, data_dir: Path, start_daemon: Callable[
         start_daemon()
     else:  # the spawn guard says a daemon start was just tried: the hooks answer on their keyword path
         data_dir.mkdir(parents=True, exist_ok=True)
-        (data_dir / "daemon.spawn").write_text("test")
+        (data_dir / paths.DAEMON_SPAWN_NAME).write_text("test")
     return str(request.param)
 
 

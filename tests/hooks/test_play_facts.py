@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hookrun import context_of, run_hook
 from tests.support.datadir import wait_for
+from tempera.core import paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
 from transcript_writer import SessionWriter  # noqa: E402
@@ -18,7 +19,7 @@ from transcript_writer import SessionWriter  # noqa: E402
 
 def facts_count(data_dir: Path) -> int:
     try:
-        with sqlite3.connect(data_dir / "tempera.db") as conn:
+        with sqlite3.connect(data_dir / paths.DB_NAME) as conn:
             return int(conn.execute("SELECT COUNT(*) FROM episode_facts").fetchone()[0])
     except sqlite3.OperationalError:
         return 0

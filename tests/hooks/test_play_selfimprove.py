@@ -9,12 +9,13 @@ from pathlib import Path
 from hookrun import context_of, run_hook
 from tests.support.datadir import wait_for
 from transcript_copy import copy_transcript, session_of
+from tempera.core import paths
 
 DATA = Path(__file__).resolve().parents[1] / "selfimprove" / "data"
 
 
 def count(data_dir: Path, sql: str) -> int:
-    db = data_dir / "tempera.db"
+    db = data_dir / paths.DB_NAME
     if not db.exists():
         return 0
     with sqlite3.connect(db) as conn:

@@ -19,6 +19,7 @@ from hookrun import context_of, run_hook
 
 from tests.support.datadir import kill_daemon
 
+from tempera.core import paths
 from tempera.core.directives import directive_reason
 from tempera.core.marker import CLOSE, OPEN, neutralize, strip_injected, wrap
 from tempera.core.memory import Memory
@@ -145,9 +146,9 @@ def _session(path: Path, cwd: Path, case: Case, session_id: str) -> None:
     s.say(f"{reply} {case.text}" if case.where in ("echo", "reply") else reply)
 
 
-def _import(paths: list[Path], data_dir: Path) -> None:
+def _import(session_files: list[Path], data_dir: Path) -> None:
     done = tempera(
-        "import", *map(str, paths), "--json", timeout=300, env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)}
+        "import", *map(str, session_files), "--json", timeout=300, env={**os.environ, "TEMPERA_DATA_DIR": str(data_dir)}
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["files_failed"] == 0, done.stdout
@@ -172,12 +173,12 @@ def poisoned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, P
     """The twenty sessions, imported once into one data dir: (data dir, folder of the projects)."""
     root = tmp_path_factory.mktemp("poison")
     data_dir = root / "tempera-data"
-    paths = []
+    session_files = []
     for i, case in enumerate(CASES):
         sid = f"9f000000-0000-4000-8000-{i:012d}"
-        paths.append(root / "transcripts" / f"{sid}.jsonl")
-        _session(paths[-1], _project(root / "projects", case), case, sid)
-    _import(paths, data_dir)
+        session_files.append(root / "transcripts" / f"{sid}.jsonl")
+        _session(session_files[-1], _project(root / "projects", case), case, sid)
+    _import(session_files, data_dir)
     yield data_dir, root / "projects"
     kill_daemon(data_dir)  # the hooks start one for the data dir when none answers
 
@@ -217,7 +218,7 @@ def test_nothing_injected_as_an_instruction_and_nothing_escapes_the_block(
 ) -> None:
     data_dir, projects = poisoned
     monkeypatch.setenv("TEMPERA_DATA_DIR", str(data_dir))
-    guard = data_dir / "daemon.spawn"
+    guard = data_dir / paths.DAEMON_SPAWN_NAME
     if path == "keyword":
         guard.write_text("held")  # no daemon is started: every call answers on the keyword path
     else:
@@ -246,7 +247,7 @@ def test_the_next_capture_stores_only_the_users_words(poisoned: tuple[Path, Path
         s.prompt(f"{related}\nnow make the {case.topic} total test faster")
         s.say(f"The {case.topic} test runs in 0.1 s now.")
         _import([path], data_dir)
-        with Memory(use_model=False, db_path=data_dir / "tempera.db") as mem:
+        with Memory(use_model=False, db_path=data_dir / paths.DB_NAME) as mem:
             [(data,)] = mem.db.query("SELECT data FROM episodes WHERE session_id = ?", (sid,))
         intent = json.loads(data)["intent"]
         assert intent["raw_prompt"] == f"now make the {case.topic} total test faster", (case.name, intent)

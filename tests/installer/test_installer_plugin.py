@@ -20,17 +20,22 @@ def test_files_are_generated(name: str) -> None:
 
 
 def test_every_event_and_the_server_go_through_the_launcher() -> None:
-    hooks = json.loads(pluginfiles.render("hooks/hooks.json"))["hooks"]
+    manifest = json.loads(pluginfiles.render(".claude-plugin/plugin.json"))
+    hooks = manifest["hooks"]
     assert list(hooks) == list(HOOK_EVENTS)
     for event, verb in HOOK_EVENTS.items():
         [entry] = hooks[event][0]["hooks"]
         assert entry["command"] == "python3" and entry["args"] == [*pluginfiles.PROGRAM[1:], verb]  # exec form
-    manifest = json.loads(pluginfiles.render(".claude-plugin/plugin.json"))
     assert manifest["name"] == "tempera" and manifest["version"] == __version__
     assert manifest["mcpServers"]["tempera"]["args"][-1] == "mcp"
     assert (REPO / pluginfiles.LAUNCHER.replace("${CLAUDE_PLUGIN_ROOT}/", "")).is_file()
     [entry] = json.loads(pluginfiles.render(".claude-plugin/marketplace.json"))["plugins"]
     assert entry["source"] == "./" and entry["name"] == manifest["name"]
+
+
+def test_no_root_hooks_folder_beside_the_hooks_package() -> None:
+    """The plugin's hooks are in its manifest: nothing at the root reads as a second `hooks` package."""
+    assert not (REPO / "hooks").exists() and (REPO / "tempera" / "hooks" / "__init__.py").is_file()
 
 
 def test_the_launcher_needs_only_the_standard_library() -> None:

@@ -15,6 +15,7 @@ from stdio_session import connect, server_env
 
 from support.datafiles import stored_bytes
 from support.secrets import SECRETS, found_in, plant_in_session
+from tempera.core import paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
@@ -70,7 +71,7 @@ def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
     _cli(data_dir, "export", "--format", "markdown", "-o", str(data_dir / "export.md"))
     _cli(data_dir, "backup")
-    assert list((data_dir / "backups").glob("*.db"))
+    assert list((data_dir / paths.BACKUPS_DIR).glob("*.db"))
     raw = stored_bytes(data_dir)
     assert b"REDACTED" in raw
     assert found_in(raw) == []
@@ -94,6 +95,6 @@ async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Pa
                 )
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
     _cli(data_dir, "backup")
-    assert list((data_dir / "backups").glob("*.db"))
+    assert list((data_dir / paths.BACKUPS_DIR).glob("*.db"))
     raw = stored_bytes(data_dir)
     assert found_in(raw) == []

@@ -16,7 +16,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from stdio_session import SERVER, STEP_SECONDS, connect, server_env
 
-from tempera.mcp_server.warmstart import CACHE_NAME, fingerprint
+from tempera.core import paths
+from tempera.mcp_server.warmstart import fingerprint
 
 
 def _tool_dump(tools: list) -> list[dict]:  # type: ignore[type-arg]
@@ -29,7 +30,7 @@ async def test_second_start_lists_what_the_first_recorded_and_still_serves_calls
 ) -> None:
     async with connect(data_dir, project_dir) as client:
         first = _tool_dump((await client.session.list_tools()).tools)
-    recorded = json.loads((data_dir / CACHE_NAME).read_text(encoding="utf-8"))
+    recorded = json.loads((data_dir / paths.MCP_REPLIES_NAME).read_text(encoding="utf-8"))
     assert recorded["fingerprint"] == fingerprint()
     assert any(name.endswith(" tools/list") for name in recorded["results"])
     assert any(name.endswith(" initialize") for name in recorded["results"])
@@ -45,7 +46,7 @@ async def test_recorded_list_is_what_is_served(data_dir: Path, project_dir: Path
     """Proof the answer comes from the record and not from the SDK: a marked record is what the client sees."""
     async with connect(data_dir, project_dir) as client:
         await client.session.list_tools()
-    path = data_dir / CACHE_NAME
+    path = data_dir / paths.MCP_REPLIES_NAME
     doc = json.loads(path.read_text(encoding="utf-8"))
     name = next(n for n in doc["results"] if n.endswith(" tools/list"))
     doc["results"][name]["tools"][0]["description"] = "Call MARKED"
@@ -57,7 +58,7 @@ async def test_recorded_list_is_what_is_served(data_dir: Path, project_dir: Path
 
 @pytest.mark.anyio
 async def test_a_record_from_other_code_is_ignored_and_replaced(data_dir: Path, project_dir: Path) -> None:
-    path = data_dir / CACHE_NAME
+    path = data_dir / paths.MCP_REPLIES_NAME
     data_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(
         json.dumps(
@@ -92,13 +93,15 @@ async def _stateless_session(data_dir: Path, cwd: Path) -> tuple[list[dict], dic
 @pytest.mark.anyio
 async def test_stateless_protocol_is_answered_from_the_record_too(data_dir: Path, project_dir: Path) -> None:
     first_tools, _ = await _stateless_session(data_dir, project_dir)
-    names = json.loads((data_dir / CACHE_NAME).read_text(encoding="utf-8"))["results"]
+    names = json.loads((data_dir / paths.MCP_REPLIES_NAME).read_text(encoding="utf-8"))["results"]
     assert {n.split(" ")[0] for n in names} == {"2026-07-28"}
     assert any(n.endswith(" server/discover") for n in names)
     assert any(" subscriptions/listen " in n for n in names)
     listed = next(n for n in names if n.endswith(" tools/list"))
     names[listed]["tools"][0]["description"] = "Call MARKED"  # proof that the next list comes from the record
-    (data_dir / CACHE_NAME).write_text(json.dumps({"fingerprint": fingerprint(), "results": names}), encoding="utf-8")
+    (data_dir / paths.MCP_REPLIES_NAME).write_text(
+        json.dumps({"fingerprint": fingerprint(), "results": names}), encoding="utf-8"
+    )
     second_tools, status = await _stateless_session(data_dir, project_dir)
     assert second_tools[0]["description"] == "Call MARKED" and second_tools[1:] == first_tools[1:]
     assert status["project"]["name"] == "webshop"  # the call behind the relay reached the SDK server

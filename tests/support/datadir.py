@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from tempera.core import paths
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, interval: float = 0.1) -> Any:
@@ -24,14 +25,14 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, interval: floa
 
 
 def rows(data_dir: Path, sql: str) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(data_dir / "tempera.db") as conn:
+    with sqlite3.connect(data_dir / paths.DB_NAME) as conn:
         return conn.execute(sql).fetchall()
 
 
 def daemon_pid(data_dir: Path) -> int | None:
     """The pid in the data dir's daemon lock, None when no daemon holds it."""
     try:
-        return int((data_dir / "daemon.lock").read_text().strip() or 0) or None
+        return int((data_dir / paths.DAEMON_LOCK_NAME).read_text().strip() or 0) or None
     except (OSError, ValueError):
         return None
 

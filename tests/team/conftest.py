@@ -19,6 +19,7 @@ import psycopg
 import pytest
 from teamdb import Dev, Team
 
+from tempera.core import paths
 from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef
 from tempera.team import pgdb
@@ -66,7 +67,7 @@ def devs(tmp_path: Path, team: Team) -> Iterator[Callable[..., Dev]]:
         role = f"{name}_{team.dbname[-6:]}"
         team.add_member(role, [project] if member_of is None else member_of)
         data_dir = tmp_path / f"dev-{name}"
-        mem = Memory(db_path=data_dir / "tempera.db")
+        mem = Memory(db_path=data_dir / paths.DB_NAME)
         mem.store.ensure_project(project)
         dev = Dev(role, data_dir, mem)
         dev.state.set_link(team.dsn(role), role)

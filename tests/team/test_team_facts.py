@@ -11,6 +11,7 @@ import pytest
 from teamdb import Dev, Team
 from test_team_sync import OPS, WEB, episode, local_ids, sync
 
+from tempera.core import paths
 from tempera.core import pause
 from tempera.core.forget import Selector, link_fact_tx
 from tempera.core.memory import Memory
@@ -115,7 +116,7 @@ def test_facts_leave_redacted_and_never_from_a_paused_project(devs: Callable[...
 def second_machine(alice: Dev, team: Team) -> Dev:
     """Alice's other data dir (a second laptop, or one restored from a backup): same role, its own machine id."""
     data_dir = alice.data_dir.parent / "dev-alice-2"
-    mem = Memory(db_path=data_dir / "tempera.db")
+    mem = Memory(db_path=data_dir / paths.DB_NAME)
     mem.store.ensure_project(WEB)
     dev = Dev(alice.role, data_dir, mem)
     dev.state.set_link(team.dsn(alice.role), alice.role)

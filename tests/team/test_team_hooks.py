@@ -16,6 +16,7 @@ from pathlib import Path
 
 from teamdb import Team
 
+from tempera.core import paths
 from tempera.team.pgschema import FACT_TABLES, SHARED_TABLES
 
 from tests.hooks.hookrun import context_of, run_hook
@@ -59,7 +60,7 @@ def dev_env(data_dir: Path) -> dict[str, str]:
 
 def local(data_dir: Path, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
     try:
-        with sqlite3.connect(data_dir / "tempera.db") as conn:
+        with sqlite3.connect(data_dir / paths.DB_NAME) as conn:
             return conn.execute(sql, params).fetchall()
     except sqlite3.OperationalError:  # not created yet
         return []

@@ -14,6 +14,7 @@ import pytest
 from uibrowser import CHROMIUM, CHROMIUM_ARGS, Page
 from uiseed import Seeded, seed
 
+from tempera.core import paths
 from tempera.core.memory import Memory
 
 
@@ -26,7 +27,7 @@ def seeded(memory: Memory, tmp_path: Path) -> Seeded:
 def ui(seeded: Seeded, data_dir: Path) -> Iterator[Any]:
     from tempera.ui.server import UiServer
 
-    server = UiServer(0, db_path=data_dir / "tempera.db")
+    server = UiServer(0, db_path=data_dir / paths.DB_NAME)
     server.start()
     yield server
     server.stop()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from tempera.core import paths
 from tempera.core.capture_input import CaptureInput
 from tempera.core.forget import link_fact_tx
 from tempera.core.learning.evidence import Evidence, replace_evidence
@@ -188,7 +189,7 @@ def _dream_and_jobs(mem: Memory, marker_id: str, data_dir: Path) -> None:
 
     apply_migrations(mem.db, MIGRATIONS)  # the dream package's tables, as a cycle would have made them
     ep = mem.store.get(marker_id)
-    page = data_dir / "reflections" / "webshop-today.md"
+    page = data_dir / paths.REFLECTIONS_DIR / "webshop-today.md"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(f"# Today\n\nThe {MARKER} stampede was fixed.\n", encoding="utf-8")
     with mem.db.transaction():

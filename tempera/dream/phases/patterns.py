@@ -19,11 +19,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from tempera.core import paths
 from tempera.core.learning.retire import retired_ids
 from tempera.dream.budget import json_reply
 from tempera.dream.clustering import MAX_ITEMS, average_linkage
 from tempera.dream.digest import day_start_utc, local_day
-from tempera.dream.pages import PATTERNS_DIR, project_dir, remove_page, slug, write_page
+from tempera.dream.pages import project_dir, remove_page, slug, write_page
 from tempera.dream.phase import DreamContext, Phase, PhaseReport, Plan
 from tempera.dream.vectors import TextItem, distinctive_terms, item_vectors, terms
 
@@ -232,7 +233,8 @@ def _write(ctx: DreamContext, theme: Theme, report: PhaseReport) -> None:
     label, summary, labelled_by, cost = _label(ctx, theme)
     token = hashlib.sha1("\n".join(theme.keys).encode()).hexdigest()[:8]
     path = str(
-        project_dir(ctx.data_dir, PATTERNS_DIR, theme.project_name, theme.project_id) / f"{slug(label)}-{token}.md"
+        project_dir(ctx.data_dir, paths.PATTERNS_DIR, theme.project_name, theme.project_id)
+        / f"{slug(label)}-{token}.md"
     )
     if theme.match is not None and theme.match["label"] == label:
         path = theme.match["path"]  # same theme, same label: the page keeps its name

@@ -16,9 +16,10 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
+from tempera.core import paths
 from tempera.dream.budget import json_reply
 from tempera.dream.digest import DayDigest, gather, local_day
-from tempera.dream.pages import REFLECTIONS_DIR, project_dir, write_page
+from tempera.dream.pages import project_dir, write_page
 from tempera.dream.phase import DreamContext, Phase, PhaseReport, Plan
 
 TRIAGE_TOKENS = 120
@@ -175,7 +176,7 @@ def _reflect(ctx: DreamContext, digest: DayDigest, score: float, report: PhaseRe
     title, body, model, cost = _compose(ctx, digest)
     written_by, byline = ("llm", f"written by {model}") if model else ("extractive", "extractive")
     path = (
-        project_dir(ctx.data_dir, REFLECTIONS_DIR, digest.project_name, digest.project_id)
+        project_dir(ctx.data_dir, paths.REFLECTIONS_DIR, digest.project_name, digest.project_id)
         / f"{digest.day.isoformat()}.md"
     )
     write_page(path, page_text(digest, title, body, byline, score))
