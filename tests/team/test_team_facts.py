@@ -17,7 +17,7 @@ from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef
 from tempera.facts.store import FactStore
 from tempera.facts.values import VT
-from tempera.team import pgdb
+from tempera.team import pgdb, service
 from tempera.team.errors import TeamError
 from tempera.team.pgschema import FACT_TABLES, SHARED_TABLES
 from tempera.team.sync import TeamSync
@@ -242,3 +242,28 @@ def test_a_team_database_older_than_this_tempera_is_named(devs: Callable[..., De
     with pytest.raises(TeamError, match="team.002_facts_and_forgetting"):
         sync(alice, "push")
     assert "tempera team init" in str(alice.state.runs()["push"]["error"])
+
+
+def test_team_status_counts_facts_and_tombstones(devs: Callable[..., Dev], team: Team) -> None:
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    ep = alice.mem.store.add(episode(WEB, "Decided the checkout service stores carts in postgres"))
+    stated_in(alice, ep.id, '[[:service/checkout :uses "postgres"] [:service/checkout :owner "payments"]]', "turn")
+    later = alice.mem.store.add(episode(WEB, "Pasted a customer's address into the session"))
+    sync(alice, "push")
+    sync(bob, "pull")
+    from tempera.team.local import forget
+
+    forget(alice.mem.db, Selector("episode", later.id))
+
+    def counts(dev: Dev) -> dict[str, object]:
+        (p,) = service.status(dev.mem)["projects"]
+        return {k: p[k] for k in ("facts_pushed", "facts_pulled", "tombstones_waiting")}
+
+    assert counts(alice) == {"facts_pushed": 2, "facts_pulled": 0, "tombstones_waiting": 1}
+    assert counts(bob) == {"facts_pushed": 0, "facts_pulled": 2, "tombstones_waiting": 0}
+    assert "2 facts pushed, 0 pulled; 1 tombstone waiting for the next push" in cli(alice, "team", "status").stdout
+    sync(alice, "push")
+    status = service.status(alice.mem)
+    assert status["projects"][0]["tombstones_waiting"] == 0
+    assert {k: status["team"][WEB.id][k] for k in ("facts", "tombstones")} == {"facts": 2, "tombstones": 1}
+    assert "team has 1 episodes, 2 facts, 1 tombstones" in cli(bob, "team", "status").stdout
