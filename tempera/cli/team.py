@@ -156,9 +156,13 @@ def _render_status(d: dict[str, Any]) -> None:
     team_counts = d.get("team", {})
     for p in d["projects"]:
         remote = team_counts.get(p["id"], {})
+        waiting = p["tombstones_waiting"]
         click.echo(
             f"  {p['name']} ({p['id'][:8]}){' PAUSED: pushes nothing' if p['paused'] else ''}: "
-            f"{p['own']} own, {p['pulled']} pulled here; team has {remote.get('episodes', 0)}"
+            f"{p['own']} own, {p['pulled']} pulled here; {p['facts_pushed']} facts pushed, {p['facts_pulled']} pulled"
+            + (f"; {waiting} tombstone{'s' if waiting != 1 else ''} waiting for the next push" if waiting else "")
+            + f"; team has {remote.get('episodes', 0)} episodes, {remote.get('facts', 0)} facts, "
+            f"{remote.get('tombstones', 0)} tombstones"
         )
     for direction, r in sorted(d["runs"].items()):
         lag = f", last success {r['lag_seconds']}s ago" if r["lag_seconds"] is not None else ", never succeeded"
@@ -173,8 +177,8 @@ def _render_status(d: dict[str, Any]) -> None:
 @team.command("status")
 @json_option
 def status(as_json: bool) -> None:
-    """Show the link, the shared projects (own, pulled and team counts), the last push and pull with their lag
-    and errors."""
+    """Show the link, the shared projects (own and pulled episodes and facts, tombstones waiting to be sent, the
+    team's episodes, facts and tombstones), the last push and pull with their lag and errors."""
     service = _service()
     with open_memory(use_model=False) as mem:
         emit(service.status(mem), as_json, _render_status)

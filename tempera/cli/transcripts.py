@@ -12,6 +12,7 @@ import click
 
 from tempera.cli.common import emit, json_option, open_memory
 from tempera.core.errors import InvalidInput, NotFound
+from tempera.transcripts.capture import PAUSED
 from tempera.transcripts.pipeline import capture_and_learn
 from tempera.transcripts.importer import (
     FileOutcome,
@@ -38,6 +39,8 @@ def _result_line(path: Path, result: FileOutcome) -> str:
         return f"{path}: no activity since the given date, skipped"
     if isinstance(result, Exception):
         return f"{path}: failed ({failure_text(result)}), the other files go on"
+    if result.paused:
+        return f"{path}: {PAUSED}, nothing stored"
     c = result.counts()
     return (
         f"{path}: {c['turns']} prompts, {c['units']} work units, +{c['added']} added, {c['updated']} updated, "
@@ -72,6 +75,8 @@ def _render_table(report: ImportReport) -> None:
     ]
     if t["files_skipped_since"]:
         rows.insert(1, ("files before --since", t["files_skipped_since"]))
+    if t["files_paused"]:
+        rows.insert(1, ("files paused", t["files_paused"]))
     if report.failures:
         rows.insert(1, ("files failed", len(report.failures)))
     click.echo(("Dry run (nothing stored)\n" if report.dry_run else "") + "-" * 34)

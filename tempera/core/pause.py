@@ -2,7 +2,9 @@
 
 The hooks read this on every turn, before anything else, so it is a file and not a table: when no project is
 paused the file does not exist and the check is one failed `open`. A paused project gets no injected context and
-nothing captured, by the hooks and by the daemon's capture jobs, until it is resumed.
+nothing captured, by the hooks and by every capture of a transcript (the daemon's jobs, `tempera import`, `tempera
+capture --session`: `transcripts/capture.py` decides it once the transcript's project is known), until it is
+resumed.
 """
 
 from __future__ import annotations

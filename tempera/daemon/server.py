@@ -2,7 +2,8 @@
 
 It keeps the embedder and database open, answers hook requests in milliseconds, works the durable job queue,
 watches transcript folders, re-executes itself when the installed package version changes, and exits after a
-configurable idle period. A crashed daemon leaves a stale socket and lock file; the next one recovers both.
+configurable idle period, or once what it runs from is gone (an uninstalled plugin took its venv or its root). A
+crashed daemon leaves a stale socket and lock file; the next one recovers both.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tempera.core.vecindex import VectorCache
 log = logging.getLogger("tempera.daemon")
 FAILED = "daemon failed:"  # starts the log line that `tempera daemon start` shows when the daemon dies
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a hook's 4 MB stdin as a JSON string with every character escaped
+PLUGIN_ROOT_ENV = "TEMPERA_PLUGIN_ROOT"  # the Claude Code plugin's root, set by installer/plugin_launcher.py (a copy)
 
 
 def installed_version() -> str:
@@ -36,6 +38,18 @@ def installed_version() -> str:
         return metadata.version("tempera-memory")
     except metadata.PackageNotFoundError:
         return __version__
+
+
+def install_paths(data_dir: Path) -> list[Path]:
+    """What this daemon runs from, of those there now: its interpreter, the package, its data dir and, when the
+    Claude Code plugin started it, the plugin's root. Uninstalling the plugin removes its root and its data dir
+    (the venv the interpreter is in); a daemon left running then serves nobody."""
+    import tempera
+
+    found = [Path(sys.executable), Path(tempera.__file__).parent, data_dir]
+    if os.environ.get(PLUGIN_ROOT_ENV):
+        found.append(Path(os.environ[PLUGIN_ROOT_ENV]))
+    return [p for p in found if p.exists()]
 
 
 class Daemon:
@@ -46,6 +60,7 @@ class Daemon:
         self.wake = threading.Event()
         self.last_activity = time.monotonic()
         self.started_version = installed_version()
+        self.install = install_paths(data_dir)
         self.restart = False
         self._lock_fd: int | None = None
         self._request_lock = threading.Lock()
@@ -192,7 +207,11 @@ class Daemon:
             now = time.monotonic()
             if now >= next_version_check:
                 next_version_check = now + every
-                if installed_version() != self.started_version:
+                gone = next((p for p in self.install if not p.exists()), None)
+                if gone is not None:
+                    log.info("its install is gone (%s was removed): exiting", gone)
+                    self.stop.set()
+                elif installed_version() != self.started_version:
                     self.restart = True
                     self.stop.set()
             if self._idle_expired() and self._queue_idle():

@@ -14,30 +14,19 @@ from tempera.core import jobs
 from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.transcripts import automemory
-from tempera.transcripts.capture import transcript_project
+from tempera.transcripts.capture import PAUSED
 from tempera.transcripts.pipeline import capture_and_learn
-from tempera.transcripts.reader import read_transcript
 
 log = logging.getLogger("tempera.daemon")
-
-
-def capture_paused(mem: Memory, path: Path) -> bool:
-    """Whether the transcript's project is paused (`tempera pause`); it is only read when some project is."""
-    from tempera.core.pause import paused_projects
-
-    paused = paused_projects(mem.db.path.parent)
-    if not paused:
-        return False
-    return transcript_project(mem, read_transcript(path), None).id in paused
 
 
 def handle_capture(mem: Memory, payload: dict[str, Any]) -> dict[str, Any]:
     path = Path(str(payload.get("transcript_path") or ""))
     if not path.is_file():
         return {"skipped": f"transcript {path} does not exist"}
-    if capture_paused(mem, path):
-        return {"skipped": "capture is paused for this project"}
     result = capture_and_learn(mem, path, session_id=payload.get("session_id") or None)
+    if result.paused:
+        return {"skipped": PAUSED}
     return {
         "added": len(result.added),
         "updated": len(result.updated),

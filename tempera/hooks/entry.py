@@ -69,6 +69,13 @@ def _answer_without_daemon(settings: HookSettings) -> gate.Answer:
     return answer
 
 
+def log_no_answer(event_arg: str, why: str) -> None:
+    """Say in hooks.log why a daemon that was there gave no answer (the hook answers without it), as a "daemon
+    error" line, which `tempera doctor` counts; no daemon at all is the ordinary cold path and is not logged."""
+    if why:
+        gate.log(f"{event_arg}: daemon error: {why}; answered without the daemon")
+
+
 def run_payload(event_arg: str, raw: bytes, *, daemon_failed: bool) -> None:
     """One hook call on the stdin already read: through the daemon unless it failed already (relay.py asked it),
     else answered here. Failures propagate to the caller, which logs them."""
@@ -81,10 +88,11 @@ def run_payload(event_arg: str, raw: bytes, *, daemon_failed: bool) -> None:
     if not daemon_failed:
         from tempera.hooks.relay import ask_daemon
 
-        out = ask_daemon(os.fsencode(paths.socket_path()), event_arg, raw, settings.daemon_timeout)
+        out, why = ask_daemon(os.fsencode(paths.socket_path()), event_arg, raw, settings.daemon_timeout)
         if out is not None:
             _write(out)
             return
+        log_no_answer(event_arg, why)
     os.umask(0o077)
     _write(
         gate.output_bytes(

@@ -7,7 +7,8 @@ importing the package (site, .pth files, json, pathlib, tomllib) costs several t
 exactly what `tempera-hook` runs (`tempera.inject.gate.handle`), kill switch and pause included.
 
 When the daemon does not answer, this process loads `site` after all and runs `tempera-hook`'s own path on the
-stdin it already read, told that the daemon failed: keyword-only answer in-process and the daemon started.
+stdin it already read, told that the daemon failed: keyword-only answer in-process and the daemon started. A daemon
+that was there and failed (an error answer, a drop mid-request, too slow) leaves a line in hooks.log saying which.
 Run directly, not imported: its only import of the package happens in that fallback.
 """
 
@@ -78,8 +79,9 @@ def read_stdin() -> bytes:
     return stdin.buffer.read(MAX_STDIN_BYTES + 1)
 
 
-def ask_daemon(sock_path: bytes, event: str, raw: bytes, wait: float) -> bytes | None:
-    """The bytes the hook must print, or None when the daemon is absent, slow or failed."""
+def ask_daemon(sock_path: bytes, event: str, raw: bytes, wait: float) -> "tuple[bytes | None, str]":
+    """The bytes the hook must print, or None and why the daemon gave none ('' when no daemon listens: the cold
+    path, nothing to report)."""
     text = raw.decode("utf-8", "replace") if len(raw) <= MAX_STDIN_BYTES else ""
     request = (
         '{"op": "hook", "event": '
@@ -89,11 +91,14 @@ def ask_daemon(sock_path: bytes, event: str, raw: bytes, wait: float) -> bytes |
         + "}\n"
     ).encode("ascii")
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    chunks = []
     try:
         s.settimeout(wait)
-        s.connect(sock_path)
+        try:
+            s.connect(sock_path)
+        except OSError:
+            return None, ""
         s.sendall(request)
-        chunks = []
         size = 0
         while size <= MAX_REPLY_BYTES:
             chunk = s.recv(65536)
@@ -101,22 +106,29 @@ def ask_daemon(sock_path: bytes, event: str, raw: bytes, wait: float) -> bytes |
                 break
             chunks.append(chunk)
             size += len(chunk)
-    except OSError:
-        return None
+    except TimeoutError:
+        return None, "the daemon did not answer within " + str(wait) + " s"
+    except OSError as exc:
+        return None, "the daemon failed mid-request (" + str(exc) + ")"
     finally:
         s.close()
     reply = b"".join(chunks)
     status, _, out = reply.partition(b"\n")
-    return out if status == b"ok" else None
+    if status == b"ok":
+        return out, ""
+    if not reply:
+        return None, "the daemon closed the connection without an answer"
+    return None, "the daemon answered an error: " + status[:500].decode("utf-8", "replace")
 
 
-def fallback(event: str, raw: bytes) -> None:
-    """`tempera-hook`'s own path, with the packages `site` makes importable."""
+def fallback(event: str, raw: bytes, why: str) -> None:
+    """`tempera-hook`'s own path, with the packages `site` makes importable; `why` the daemon did not answer."""
     import site
 
     site.main()
-    from tempera.hooks.entry import run_payload
+    from tempera.hooks.entry import log_no_answer, run_payload
 
+    log_no_answer(event, why)
     run_payload(event, raw, daemon_failed=True)
 
 
@@ -146,9 +158,9 @@ def main(argv: list[str]) -> None:
     event = argv[1] if len(argv) > 1 else ""
     raw = read_stdin()
     directory = data_dir(env)
-    out = ask_daemon(directory + b"/" + SOCKET_NAME, event, raw, timeout(env, directory))
+    out, why = ask_daemon(directory + b"/" + SOCKET_NAME, event, raw, timeout(env, directory))
     if out is None:
-        fallback(event, raw)
+        fallback(event, raw, why)
     else:
         write_all(out)
 

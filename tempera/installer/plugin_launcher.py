@@ -7,7 +7,9 @@ ${CLAUDE_PLUGIN_DATA} with the package installed from the plugin's own source an
 answers at once with nothing; once the file `ready` names the venv, every hook becomes the venv's Python running the
 same relay (`-I -S .../tempera/hooks/relay.py <verb>`) that `tempera install` registers, and the MCP server the
 venv's `tempera-mcp`. A new plugin version (another root or version) builds a new venv in the background while
-the old one keeps serving, so an update never leaves a session without memory.
+the old one keeps serving, so an update never leaves a session without memory. Both run with the plugin root in
+TEMPERA_PLUGIN_ROOT, which the daemon they start inherits: once the root or the venv is removed (the plugin was
+uninstalled), that daemon exits.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ LOG = "setup.log"
 FAILED = "setup.failed"  # when the last setup failed: retried after RETRY_AFTER_S, not on every hook
 RETRY_AFTER_S = 600
 HOOK_VERBS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
+PLUGIN_ROOT_ENV = "TEMPERA_PLUGIN_ROOT"  # daemon/server.py: its daemon exits once this root is removed
 SKIPPED_SOURCES = (".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "tests", "evals", "docs")
 
 
@@ -168,13 +171,18 @@ def setup(root: str, data: str) -> None:
     log(data, f"ready in {time.monotonic() - started:.0f}s: {ready['relay']}")
 
 
+def _env(root: str) -> dict[str, str]:
+    """The environment the venv's processes run in: the plugin root named, for the daemon they start."""
+    return {**os.environ, PLUGIN_ROOT_ENV: os.path.realpath(root)}
+
+
 def hook(root: str, data: str, verb: str) -> None:
     """The relay of the venv in use (stdin untouched, so it reads Claude Code's payload), or nothing yet."""
     ready = read_ready(data)
     if ready is None or ready["source"] != source_id(root):
         start_setup(root, data)
     if ready is not None:
-        os.execv(ready["python"], [ready["python"], "-I", "-S", ready["relay"], verb])
+        os.execve(ready["python"], [ready["python"], "-I", "-S", ready["relay"], verb], _env(root))
 
 
 def mcp(root: str, data: str) -> None:
@@ -187,7 +195,7 @@ def mcp(root: str, data: str) -> None:
             f"session (progress in {os.path.join(data, LOG)})\n"
         )
         sys.exit(1)
-    os.execv(ready["mcp"], [ready["mcp"]])
+    os.execve(ready["mcp"], [ready["mcp"]], _env(root))
 
 
 def main(argv: list[str]) -> None:

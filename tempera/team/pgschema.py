@@ -299,7 +299,32 @@ def m002_facts_and_forgetting(conn: Connection) -> None:
     _policies(conn, FACT_TABLES)
 
 
+def m003_bury_closed_copies(conn: Connection) -> None:
+    """A tombstone also buries the closed copies later transactions made of the episode's facts (same fact and
+    valid-from, a valid-to: a later turn superseded it) and the retractions of any of them, as a local forget
+    does (`core/forget.py` `_fact_copies`): each copy carries what the forgotten episode said."""
+    conn.execute("""
+    CREATE OR REPLACE FUNCTION tempera.bury() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path = pg_catalog, tempera AS $$
+    DECLARE gone text[];
+    BEGIN
+        DELETE FROM tempera.episodes WHERE id = NEW.episode_id;
+        DELETE FROM tempera.evidence WHERE episode_id = NEW.episode_id;
+        DELETE FROM tempera.links WHERE src_id = NEW.episode_id OR dst_id = NEW.episode_id;
+        DELETE FROM tempera.log_entries WHERE episode_id = NEW.episode_id;
+        SELECT array_agg(c.uid) INTO gone FROM tempera.facts o JOIN tempera.facts c ON c.op = 'assert'
+            AND c.e = o.e AND c.a = o.a AND c.vt = o.vt AND c.v IS NOT DISTINCT FROM o.v
+            AND c.valid_from = o.valid_from AND (c.uid = o.uid OR (c.valid_to IS NOT NULL AND c.at >= o.at))
+            WHERE o.episode_id = NEW.episode_id AND o.op = 'assert';
+        DELETE FROM tempera.facts
+            WHERE episode_id = NEW.episode_id OR uid = ANY (gone) OR (op = 'retract' AND datom = ANY (gone));
+        RETURN NULL;
+    END $$;
+    """)
+
+
 MIGRATIONS: list[PgMigration] = [
     ("team.001_shared_memory", m001_shared_memory),
     ("team.002_facts_and_forgetting", m002_facts_and_forgetting),
+    ("team.003_bury_closed_copies", m003_bury_closed_copies),
 ]

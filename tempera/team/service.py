@@ -73,7 +73,8 @@ def _lag_seconds(ok_at: object) -> float | None:
 
 
 def status(mem: Memory, *, remote: bool = True) -> dict[str, Any]:
-    """Link, shared projects (local and pulled counts, paused), last runs with lag and errors, team counts."""
+    """Link, shared projects (own and pulled episodes and facts, tombstones waiting, paused), last runs with lag
+    and errors, the team's counts (episodes, facts, tombstones) per project."""
     state = TeamState(mem.db)
     link = state.link()
     if link is None:
@@ -85,6 +86,11 @@ def status(mem: Memory, *, remote: bool = True) -> dict[str, Any]:
         local = mem.db.one(
             f"SELECT COUNT(*), COALESCE(SUM({NOT_PULLED}), 0) FROM episodes e WHERE project_id = ?", (pid,)
         )
+        facts = mem.db.one(
+            "SELECT COALESCE(SUM(pulled = 0), 0), COALESCE(SUM(pulled = 1), 0) FROM team_facts WHERE project_id = ?",
+            (pid,),
+        )
+        waiting = mem.db.one("SELECT COUNT(*) FROM team_tombstones WHERE project_id = ?", (pid,))
         projects.append(
             {
                 "id": pid,
@@ -93,6 +99,9 @@ def status(mem: Memory, *, remote: bool = True) -> dict[str, Any]:
                 "episodes": int(local[0]),
                 "own": int(local[1]),
                 "pulled": int(local[0]) - int(local[1]),
+                "facts_pushed": int(facts[0]),
+                "facts_pulled": int(facts[1]),
+                "tombstones_waiting": int(waiting[0]),
             }
         )
     runs = state.runs()
@@ -109,14 +118,27 @@ def status(mem: Memory, *, remote: bool = True) -> dict[str, Any]:
     if remote:
         try:
             with pgdb.session(link.dsn) as conn:
-                rows = conn.execute(
-                    "SELECT project_id, count(*), count(*) FILTER (WHERE author = current_user) "
-                    "FROM tempera.episodes GROUP BY project_id"
-                ).fetchall()
-            out["team"] = {r[0]: {"episodes": r[1], "yours": r[2]} for r in rows}
+                out["team"] = _team_counts(conn)
         except (TeamError, psycopg.Error) as exc:
             out["team_error"] = str(exc).strip()
     return out
+
+
+def _team_counts(conn: psycopg.Connection) -> dict[str, dict[str, int]]:
+    """Per project the member can see: episodes (and how many are this role's), fact events, tombstones."""
+    counts: dict[str, dict[str, int]] = {}
+    for sql, keys in (
+        (
+            "SELECT project_id, count(*), count(*) FILTER (WHERE author = current_user) FROM tempera.episodes "
+            "GROUP BY project_id",
+            ("episodes", "yours"),
+        ),
+        ("SELECT project_id, count(*) FROM tempera.facts GROUP BY project_id", ("facts",)),
+        ("SELECT project_id, count(*) FROM tempera.tombstones GROUP BY project_id", ("tombstones",)),
+    ):
+        for pid, *values in conn.execute(sql).fetchall():
+            counts.setdefault(pid, {"episodes": 0, "yours": 0, "facts": 0, "tombstones": 0}).update(zip(keys, values))
+    return counts
 
 
 def doctor_check(mem: Memory) -> tuple[bool, str]:

@@ -20,7 +20,8 @@ push side marks what it sent (`team_facts`) instead of keeping a number: SQLite 
 `forget` deleted.
 
 A forgotten episode leaves a tombstone (queued by `local.forget`, sent by the next push, even of a paused
-project): the team database deletes the episode and everything about it and refuses it from then on;
+project): the team database deletes the episode and everything about it (the closed copies later turns made of
+its facts too) and refuses it from then on;
 teammates' next pull forgets it as `tempera forget` would.
 """
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from tempera.core.errors import InvalidInput, NotFound
 from tempera.core.llm import LLM, Budget, llm_enabled
 from tempera.core.models import Episode
+from tempera.core.pause import paused_projects
 from tempera.core.project import ProjectRef, find_root, project_for_name, project_for_path
 from tempera.transcripts import cursor as cursors
 from tempera.transcripts.draft import draft_episode
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from tempera.core.memory import Memory
 
 log = logging.getLogger("tempera.transcripts")
+PAUSED = "capture is paused for this project"  # what each capture path reports for a paused project's transcript
 CHUNK = 32  # episodes per write transaction (embedding happens inside it, so keep it short)
 
 
@@ -53,6 +55,7 @@ class CaptureResult:
     roots: list[str] = field(default_factory=list)  # the checkouts the session worked in (`checkout_roots`)
     llm_cost_usd: float = 0.0
     dry_run: bool = False
+    paused: bool = False  # the project is paused (`tempera pause`): nothing was captured, the cursor did not move
     segmented: list[Turn] = field(default_factory=list, repr=False)  # every turn of the transcript as read
     # what the steps after capture run on: the added and updated episodes, and any an earlier capture of this
     # transcript stored but did not finish learning from (it was killed); in the order stored
@@ -79,6 +82,7 @@ class CaptureResult:
             "not_prompts": dict(self.not_prompts),
             "bytes": self.bytes_read,
             "llm_cost_usd": round(self.llm_cost_usd, 6),
+            "paused": self.paused,
         }
 
 
@@ -180,7 +184,8 @@ def capture_transcript(
     use_llm: bool | None = None,
     dry_run: bool = False,
 ) -> CaptureResult:
-    """Capture the turns of one transcript that are new (or grew) since this session's cursor."""
+    """Capture the turns of one transcript that are new (or grew) since this session's cursor; nothing when its
+    project is paused (the one place every capture path decides it, once the project is known)."""
     path = Path(path).expanduser()
     transcript = read_transcript(path)
     turns = segment_turns(transcript)
@@ -202,6 +207,9 @@ def capture_transcript(
         dry_run=dry_run,
         segmented=turns,
     )
+    if ref.id in paused_projects(mem.db.path.parent):  # "store nothing from here", a dry run included
+        result.paused = True
+        return result
     cur = cursors.load(mem.db, key, sid)
     plan = _plan(units, cur)
     existing = _stored(mem, cur.episode_id) if plan.grown else None

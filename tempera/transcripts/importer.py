@@ -89,6 +89,7 @@ class ImportReport:
     skipped: int = 0
     lines_skipped: int = 0
     files_skipped_since: int = 0
+    files_paused: int = 0  # sessions of paused projects: read, nothing stored
     failures: list[tuple[str, str]] = field(default_factory=list)  # (path, "ExceptionType: message")
     unknown_types: Counter[str] = field(default_factory=Counter)
     not_prompts: Counter[str] = field(default_factory=Counter)
@@ -97,6 +98,9 @@ class ImportReport:
     results: list[CaptureResult] = field(default_factory=list)
 
     def add(self, result: CaptureResult) -> None:
+        if result.paused:
+            self.files_paused += 1
+            return
         self.files += 1
         self.sessions.add(result.session_id or result.path)
         self.turns += result.turns
@@ -123,6 +127,7 @@ class ImportReport:
             "episodes_skipped": self.skipped,
             "lines_skipped": self.lines_skipped,
             "files_skipped_since": self.files_skipped_since,
+            "files_paused": self.files_paused,
             "files_failed": len(self.failures),
             "failures": [{"path": path, "error": error} for path, error in self.failures],
             "unknown_types": dict(self.unknown_types),

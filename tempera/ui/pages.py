@@ -59,6 +59,7 @@ def _hit_row(hit: Any) -> dict[str, Any]:
         **hit.as_dict(),
         "keyword_rank": hit.keyword_rank,
         "vector_rank": hit.vector_rank,
+        "names_rank": hit.names_rank,
         "matched_terms": hit.matched_terms,
         "verification_weight": hit.episode.outcome.verification.weight,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime, timedelta, timezone
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef
 from tempera.facts.store import FactStore
 from tempera.facts.values import VT
-from tempera.team import pgdb
+from tempera.team import pgdb, service
 from tempera.team.errors import TeamError
 from tempera.team.pgschema import FACT_TABLES, SHARED_TABLES
 from tempera.team.sync import TeamSync
@@ -243,3 +244,65 @@ def test_a_team_database_older_than_this_tempera_is_named(devs: Callable[..., De
     with pytest.raises(TeamError, match="team.002_facts_and_forgetting"):
         sync(alice, "push")
     assert "tempera team init" in str(alice.state.runs()["push"]["error"])
+
+
+def test_team_status_counts_facts_and_tombstones(devs: Callable[..., Dev], team: Team) -> None:
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    ep = alice.mem.store.add(episode(WEB, "Decided the checkout service stores carts in postgres"))
+    stated_in(alice, ep.id, '[[:service/checkout :uses "postgres"] [:service/checkout :owner "payments"]]', "turn")
+    later = alice.mem.store.add(episode(WEB, "Pasted a customer's address into the session"))
+    sync(alice, "push")
+    sync(bob, "pull")
+    from tempera.team.local import forget
+
+    forget(alice.mem.db, Selector("episode", later.id))
+
+    def counts(dev: Dev) -> dict[str, object]:
+        (p,) = service.status(dev.mem)["projects"]
+        return {k: p[k] for k in ("facts_pushed", "facts_pulled", "tombstones_waiting")}
+
+    assert counts(alice) == {"facts_pushed": 2, "facts_pulled": 0, "tombstones_waiting": 1}
+    assert counts(bob) == {"facts_pushed": 0, "facts_pulled": 2, "tombstones_waiting": 0}
+    assert "2 facts pushed, 0 pulled; 1 tombstone waiting for the next push" in cli(alice, "team", "status").stdout
+    sync(alice, "push")
+    status = service.status(alice.mem)
+    assert status["projects"][0]["tombstones_waiting"] == 0
+    assert {k: status["team"][WEB.id][k] for k in ("facts", "tombstones")} == {"facts": 2, "tombstones": 1}
+    assert "team has 1 episodes, 2 facts, 1 tombstones" in cli(bob, "team", "status").stdout
+
+
+def test_forget_takes_the_closed_copies_of_its_facts_from_the_team(devs: Callable[..., Dev], team: Team) -> None:
+    """A later turn that supersedes a forgotten episode's fact leaves a closed copy of it (same fact, a valid-to):
+    it carries what the forgotten episode said, so it goes from the team and every teammate's machine too."""
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    gone = alice.mem.store.add(episode(WEB, "The customer export goes to acme-billing.example"))
+    stated_in(alice, gone.id, '[[:service/export :target "acme-billing.example"]]', "the export turn")
+    later = alice.mem.store.add(episode(WEB, "The customer export now goes to the ledger service"))
+    tx = (
+        facts(alice)
+        .change(
+            add='[[:service/export :target "ledger"]]',
+            close='[[:service/export :target "acme-billing.example"]]',
+            at=datetime.now(timezone.utc) + timedelta(hours=1),  # after the fact became valid: its copy ends there
+            reason="the export moved",
+        )
+        .tx
+    )
+    assert tx is not None
+    link_fact_tx(alice.mem.db, later.id, tx)
+    sync(alice, "push")
+    sync(bob, "pull")
+    assert "acme-billing" in str(facts(bob).history(":service/export").rows)
+
+    from tempera.team.local import forget
+
+    forget(alice.mem.db, Selector("episode", gone.id))
+    assert "acme-billing" not in str(facts(alice).history(":service/export").rows)  # gone here, copies too
+    sync(alice, "push")
+    assert "acme-billing" not in dump(team)
+    sync(bob, "pull")
+    assert "acme-billing" not in str(facts(bob).history(":service/export").rows)
+    carol = devs("carol", WEB)  # joins after the forget
+    sync(carol, "pull")
+    seen = str(facts(carol).history(":service/export").rows)
+    assert "ledger" in seen and "acme-billing" not in seen  # the later turn's own fact came, not the copy

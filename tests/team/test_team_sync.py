@@ -34,6 +34,24 @@ def sync(dev: Dev, direction: str = "sync", *, batch: int = 200) -> dict[str, in
     return report.pushed if direction == "push" else report.pulled
 
 
+def link_and_log(dev: Dev, later: Episode, earlier: Episode) -> None:
+    """A session link from `later` to `earlier` and a mistakes-log row of `later`, as a session's capture makes."""
+    dev.mem.db.execute(
+        "INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
+        "VALUES (?, ?, 'continuation', 1.0, '2026-01-01T00:00:00+00:00')",
+        (later.id, earlier.id),
+    )
+    add_entry(
+        dev.mem.db,
+        MISTAKES,
+        WEB,
+        {"category": "wrong-file", "description": "edited the built bundle", "correction": "edit src/session.ts"},
+        files=["src/session.ts"],
+        scope=ValidityScope(),
+        episode_id=later.id,
+    )
+
+
 def local_ids(dev: Dev, project: ProjectRef) -> list[str]:
     return [r[0] for r in dev.mem.db.query("SELECT id FROM episodes WHERE project_id = ?", (project.id,))]
 
@@ -68,20 +86,7 @@ def test_teammates_memory_arrives_with_its_author_and_utility_merges(devs: Calla
 
     # session links and the self-improvement logs travel too, once each
     later = alice.mem.store.add(episode(WEB, "Session cookie now rotates on login"))
-    alice.mem.db.execute(
-        "INSERT INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
-        "VALUES (?, ?, 'continuation', 1.0, '2026-01-01T00:00:00+00:00')",
-        (later.id, mine.id),
-    )
-    add_entry(
-        alice.mem.db,
-        MISTAKES,
-        WEB,
-        {"category": "wrong-file", "description": "edited the built bundle", "correction": "edit src/session.ts"},
-        files=["src/session.ts"],
-        scope=ValidityScope(),
-        episode_id=later.id,
-    )
+    link_and_log(alice, later, mine)
     assert sync(alice, "push") == {
         "tombstones": 0,
         "episodes": 1,

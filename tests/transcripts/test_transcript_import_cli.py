@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from transcript_paths import REAL, TRANSCRIPTS
+from tempera.core import pause as pausing
+from tempera.core.project import project_for_path
 from tests.support.cli import tempera
 
 
@@ -73,3 +75,21 @@ def test_bad_paths_and_dates_are_one_line_errors(tmp_path: Path) -> None:
 def test_help_names_the_default_folder() -> None:
     out = tempera("import", "--help").stdout
     assert "CLAUDE_CONFIG_DIR" in out and "--since" in out and "--dry-run" in out
+
+
+def test_a_paused_project_is_neither_imported_nor_captured(claude_dir: Path) -> None:
+    """A paused project means "store nothing from here": import (dry run too) and `capture --session` skip its
+    sessions and say so, and the other projects' sessions are still captured."""
+    spotter = project_for_path("/home/marco/projects/spotter")  # the working directory of both spotter sessions
+    pausing.pause(spotter.id, spotter.name, spotter.path)
+    folder = str(claude_dir / "projects")
+    dry = json.loads(tempera("import", folder, "--dry-run", "--json", "--no-embed").stdout)
+    assert (dry["files_paused"], dry["episodes_added"]) == (2, 3)
+    real = json.loads(tempera("import", folder, "--json", "--no-embed").stdout)
+    assert (real["files_paused"], real["episodes_added"]) == (2, 3)  # the 3 turns of the unpaused project
+    one = tempera("capture", "--session", str(claude_dir / "projects" / "-home-marco-projects-spotter" / "short.jsonl"))
+    assert one.returncode == 0, one.stderr
+    assert "capture is paused for this project, nothing stored" in one.stdout
+    pausing.resume(spotter.id)
+    again = json.loads(tempera("import", folder, "--json", "--no-embed").stdout)
+    assert (again["files_paused"], again["episodes_added"]) == (0, 3)  # resumed: spotter's turns come in now

@@ -18,8 +18,9 @@ from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.daemon.worker import handle_capture
-from tempera.transcripts import capture_transcript
+from tempera.transcripts.reader import read_transcript
 from tempera.transcripts.resume import resume_project
+from tempera.transcripts.turns import segment_turns
 from tests.conftest import TRANSCRIPTS
 
 PROMPT = "the login redirect loop is back: sanitize the return url again"
@@ -100,7 +101,7 @@ def test_the_daemon_skips_paused_projects_and_resume_skips_the_paused_turns(
     pausing.pause_project(memory.store, ref.id)
     time.sleep(0.01)
     _transcript_until(transcript, 39)  # the second turn happens while paused
-    assert len(capture_transcript(memory, transcript, dry_run=True).added) == 1  # it would be captured...
+    assert len(segment_turns(read_transcript(transcript))) == 2  # it would be captured...
     _, record, moved = resume_project(memory, ref.id)
     assert record is not None and moved == 1
     assert handle_capture(memory, {"transcript_path": str(transcript)})["added"] == 0  # ...but resume skipped it
