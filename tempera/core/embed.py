@@ -38,6 +38,14 @@ class ModelSpec:
 EMBED_BATCH = 1
 BATCH_SESSIONS = max(1, min(2, os.cpu_count() or 1))
 PARALLEL_FROM = 8  # texts in one call before a second session is worth loading
+# A query longer than the model's window is embedded in chunks and the chunk vectors averaged (`embed_query`).
+# The window: 256 word pieces, all-MiniLM-L6-v2's trained sequence length (its tokenizer cuts a text at 512, so
+# the rest of a long prompt is never read, and pieces past 256 were never trained on); two go to [CLS] and [SEP].
+QUERY_WINDOW = 254
+# At most 1,016 word pieces, about the 4,000 characters of prose the keyword side reads (textsearch.QUERY_CHARS):
+# a chunk costs ~90 ms on a busy 2-core machine (a 9.6k-character prompt: 217 ms in one run cut at 512 pieces,
+# 1,010 ms in 11 chunks), and the hook answers within inject.daemon_timeout_seconds (2 s) or falls back.
+QUERY_MAX_CHUNKS = 4
 
 
 def _cached_fastembed_dir(cache_dir: Path, model: str) -> Path | None:
@@ -107,6 +115,7 @@ class Embedder:
         self._query_model: Any = None
         self._query_lock = threading.Lock()
         self.query_session = False  # the daemon turns it on; one-shot processes load one session, not two
+        self._counter: Any = None  # the tokenizer that cuts a long query into chunks (`_word_pieces`)
 
     def _load(self, threads: int | None = None) -> Any:
         from fastembed import TextEmbedding
@@ -189,10 +198,63 @@ class Embedder:
         if not self.query_session:
             return self.embed([text])[0]
         with self._query_lock:
-            if self._query_model is None:
-                self._query_model = self._checked_load(1)
-            vec = next(iter(self._query_model.embed([text if text.strip() else "(empty)"])))
+            vec = next(iter(self._query_session().embed([text if text.strip() else "(empty)"])))
         return np.asarray(vec, dtype=np.float32)
+
+    def _query_session(self) -> Any:
+        """The daemon's query session, loaded on first use (caller holds the query lock)."""
+        if self._query_model is None:
+            self._query_model = self._checked_load(1)
+        return self._query_model
+
+    def embed_query(self, text: str) -> "np.ndarray":
+        """A prompt's vector: `embed_one`, or for a prompt longer than the model's window (a pasted plan, a log)
+        the normalised mean of its chunks' vectors, so that all of it counts and not only its start. A short
+        prompt costs one model run, as before; only a long one pays a run per chunk."""
+        import numpy as np
+
+        chunks = self._chunks(text)
+        if len(chunks) == 1:
+            return self.embed_one(text)
+        mean = np.mean([self.embed_one(c) for c in chunks], axis=0)
+        return np.asarray(mean / (np.linalg.norm(mean) or 1.0), dtype=np.float32)
+
+    def _chunks(self, text: str) -> list[str]:
+        """The text cut at word-piece boundaries into at most QUERY_MAX_CHUNKS equal parts of at most
+        QUERY_WINDOW word pieces (the whole text when it fits, or when the model's tokenizer is not reachable)."""
+        if len(text) <= QUERY_WINDOW:  # a word piece covers at least one character
+            return [text]
+        counter = self._word_pieces()
+        if counter is None:
+            return [text]
+        offsets = counter.encode(text, add_special_tokens=False).offsets
+        if len(offsets) <= QUERY_WINDOW:
+            return [text]
+        n = min(QUERY_MAX_CHUNKS, -(-len(offsets) // QUERY_WINDOW))
+        size = -(-len(offsets) // n) if n < QUERY_MAX_CHUNKS else QUERY_WINDOW
+        starts = [offsets[i][0] for i in range(0, min(len(offsets), n * size), size)]
+        ends = [*starts[1:], offsets[min(len(offsets), n * size) - 1][1]]
+        return [text[a:b] for a, b in zip(starts, ends)]
+
+    def _word_pieces(self) -> Any:
+        """The model's own tokenizer without truncation or padding, to count a text's word pieces."""
+        if self._counter is None:
+            if self.query_session:
+                with self._query_lock:
+                    model = self._query_session()
+            else:
+                with self._lock:
+                    model = self._batch_sessions(1)[0]
+            tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
+            if tokenizer is None:
+                return None
+            from tokenizers import Tokenizer
+
+            counter = Tokenizer.from_str(tokenizer.to_str())
+            counter.no_truncation()
+            counter.no_padding()
+            self._counter = counter
+        return self._counter
 
 
 _CACHE: dict[tuple[str, str], Embedder] = {}

@@ -234,7 +234,7 @@ def retrieve(
     vectors: dict[int, np.ndarray] = {}
     if use_vec:
         assert store.embedder is not None
-        qvec = query_vector if query_vector is not None else store.embedder.embed_one(query)
+        qvec = query_vector if query_vector is not None else store.embedder.embed_query(query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
         vec = _vector_matches(found, cfg, mode)
     names = (

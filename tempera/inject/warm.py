@@ -102,7 +102,7 @@ def candidates(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str])
     cfg = mem.config.inject
     if cfg.max_episodes == 0 or not textsearch.content_terms(prompt):
         return [], False
-    qvec = mem.embedder.embed_one(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
+    qvec = mem.embedder.embed_query(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
     hits = retrieve(
         mem.store,
         prompt,
