@@ -20,6 +20,7 @@ RELAY = str(Path(tempera.hooks.__file__).with_name("relay.py"))
 
 
 def run_case(event: str, data: bytes, relay: bool = False) -> dict[str, object]:
+    sys.stdout.flush()  # else the child inherits the unwritten result lines and its flush sends them to its pipe
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     pid = os.fork()
