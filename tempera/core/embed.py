@@ -207,10 +207,17 @@ class Embedder:
             self._query_model = self._checked_load(1)
         return self._query_model
 
+    def warm(self) -> None:
+        """Load what a prompt and a capture need before the first one arrives (the daemon's start): the query and
+        batch sessions, and the word-piece counter that cuts a long prompt, so no hook call pays for loading."""
+        self.embed_one("warm up")
+        self.embed(["warm up"])
+        self._word_pieces()
+
     def embed_query(self, text: str) -> "np.ndarray":
         """A prompt's vector: `embed_one`, or for a prompt longer than the model's window (a pasted plan, a log)
-        the normalised mean of its chunks' vectors, so that all of it counts and not only its start. A short
-        prompt costs one model run, as before; only a long one pays a run per chunk."""
+        the normalised mean of its chunks' vectors, so that its first QUERY_MAX_CHUNKS windows count and not only
+        its start. A short prompt costs one model run, as before; only a long one pays a run per chunk."""
         import numpy as np
 
         chunks = self._chunks(text)

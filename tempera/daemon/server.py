@@ -110,8 +110,7 @@ class Daemon:
         self.mem.store.vector_cache = VectorCache()  # requests search vectors in memory (vecindex.py)
         if self.mem.embedder is not None:
             self.mem.embedder.query_session = True
-            self.mem.embedder.embed_one("warm up")  # the prompts' session
-            self.mem.embedder.embed(["warm up"])  # the captures' session
+            self.mem.embedder.warm()
         srv = self._bind()
         log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
         # the job handlers' imports (the transcripts package) happen here, before any thread: two threads importing
