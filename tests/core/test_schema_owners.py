@@ -37,10 +37,14 @@ print(json.dumps({"module": tempera.__file__, "added": len(added)}))
 
 
 def _old_tree(dest: Path) -> Path:
-    """The package as it was before the move, from git (the test needs the repository's history)."""
+    """The package as it was before the move, from git. The test needs the repository's history, and fails naming
+    that (never a skip): a shallow clone would otherwise pass without testing the upgrade."""
     archive = subprocess.run(["git", "-C", str(REPO), "archive", BEFORE_THE_MOVE, "tempera"], capture_output=True)
     if archive.returncode != 0:
-        pytest.skip(f"commit {BEFORE_THE_MOVE[:8]} is not in this checkout's history")
+        pytest.fail(
+            f"commit {BEFORE_THE_MOVE[:8]} is not in this checkout's history (a shallow clone? "
+            f"`git fetch --unshallow`): {archive.stderr.decode(errors='replace').strip()}"
+        )
     dest.mkdir(parents=True, exist_ok=True)
     # tar(1), not tarfile: extractall's `filter` needs Python 3.11.4, and Debian's python3 is 3.11.2
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
