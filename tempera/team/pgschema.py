@@ -323,8 +323,54 @@ def m003_bury_closed_copies(conn: Connection) -> None:
     """)
 
 
+def m004_guard_buried_copies(conn: Connection) -> None:
+    """A closed copy pushed after the tombstone stays out, as the forgotten episode's own rows do.
+
+    A teammate who pulled the episode's fact and superseded it before pulling the tombstone pushes a closed copy
+    under their own episode, which the episode-id guard lets in. A tombstone now also keeps a digest of each fact
+    the episode asserted (sha256 of fact, valid-from and value: not the text, which is what was forgotten, and
+    readable by no member), and a guard drops a later closed copy whose digest matches. Trigger names sort so:
+    the digests are kept before `tombstones_bury` deletes the facts, the guard runs after `facts_stamp`."""
+    conn.execute("""
+    CREATE TABLE tempera.buried_facts (
+        digest text PRIMARY KEY,
+        at bigint NOT NULL
+    );
+    CREATE FUNCTION tempera.fact_digest(e text, a text, vt smallint, v jsonb, valid_from bigint) RETURNS text
+        LANGUAGE sql IMMUTABLE SET search_path = pg_catalog AS $$
+        SELECT encode(sha256(convert_to(concat_ws(chr(31), e, a, vt::text, v::text, valid_from::text), 'UTF8')),
+                      'hex')
+    $$;
+    CREATE FUNCTION tempera.keep_buried_digests() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path = pg_catalog, tempera AS $$
+    BEGIN
+        INSERT INTO tempera.buried_facts(digest, at)
+            SELECT tempera.fact_digest(e, a, vt, v, valid_from), min(at)
+            FROM tempera.facts WHERE episode_id = NEW.episode_id AND op = 'assert'
+            GROUP BY 1 ON CONFLICT (digest) DO UPDATE SET at = least(buried_facts.at, excluded.at);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER tombstones_buried_digests AFTER INSERT ON tempera.tombstones
+        FOR EACH ROW EXECUTE FUNCTION tempera.keep_buried_digests();
+    CREATE FUNCTION tempera.unburied() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path = pg_catalog, tempera AS $$
+    BEGIN
+        IF NEW.op = 'assert' AND NEW.valid_to IS NOT NULL AND EXISTS (
+            SELECT 1 FROM tempera.buried_facts b
+            WHERE b.digest = tempera.fact_digest(NEW.e, NEW.a, NEW.vt, NEW.v, NEW.valid_from) AND NEW.at >= b.at
+        ) THEN
+            RETURN NULL;
+        END IF;
+        RETURN NEW;
+    END $$;
+    CREATE TRIGGER facts_unburied BEFORE INSERT OR UPDATE ON tempera.facts
+        FOR EACH ROW EXECUTE FUNCTION tempera.unburied();
+    """)
+
+
 MIGRATIONS: list[PgMigration] = [
     ("team.001_shared_memory", m001_shared_memory),
     ("team.002_facts_and_forgetting", m002_facts_and_forgetting),
     ("team.003_bury_closed_copies", m003_bury_closed_copies),
+    ("team.004_guard_buried_copies", m004_guard_buried_copies),
 ]

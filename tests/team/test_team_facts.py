@@ -271,15 +271,11 @@ def test_team_status_counts_facts_and_tombstones(devs: Callable[..., Dev], team:
     assert "team has 1 episodes, 2 facts, 1 tombstones" in cli(bob, "team", "status").stdout
 
 
-def test_forget_takes_the_closed_copies_of_its_facts_from_the_team(devs: Callable[..., Dev], team: Team) -> None:
-    """A later turn that supersedes a forgotten episode's fact leaves a closed copy of it (same fact, a valid-to):
-    it carries what the forgotten episode said, so it goes from the team and every teammate's machine too."""
-    alice, bob = devs("alice", WEB), devs("bob", WEB)
-    gone = alice.mem.store.add(episode(WEB, "The customer export goes to acme-billing.example"))
-    stated_in(alice, gone.id, '[[:service/export :target "acme-billing.example"]]', "the export turn")
-    later = alice.mem.store.add(episode(WEB, "The customer export now goes to the ledger service"))
+def move_the_export(dev: Dev) -> None:
+    """A later turn supersedes the export target: it closes the old fact, which leaves a closed copy of it."""
+    later = dev.mem.store.add(episode(WEB, "The customer export now goes to the ledger service"))
     tx = (
-        facts(alice)
+        facts(dev)
         .change(
             add='[[:service/export :target "ledger"]]',
             close='[[:service/export :target "acme-billing.example"]]',
@@ -289,7 +285,16 @@ def test_forget_takes_the_closed_copies_of_its_facts_from_the_team(devs: Callabl
         .tx
     )
     assert tx is not None
-    link_fact_tx(alice.mem.db, later.id, tx)
+    link_fact_tx(dev.mem.db, later.id, tx)
+
+
+def test_forget_takes_the_closed_copies_of_its_facts_from_the_team(devs: Callable[..., Dev], team: Team) -> None:
+    """A later turn that supersedes a forgotten episode's fact leaves a closed copy of it (same fact, a valid-to):
+    it carries what the forgotten episode said, so it goes from the team and every teammate's machine too."""
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    gone = alice.mem.store.add(episode(WEB, "The customer export goes to acme-billing.example"))
+    stated_in(alice, gone.id, '[[:service/export :target "acme-billing.example"]]', "the export turn")
+    move_the_export(alice)
     sync(alice, "push")
     sync(bob, "pull")
     assert "acme-billing" in str(facts(bob).history(":service/export").rows)
@@ -306,3 +311,28 @@ def test_forget_takes_the_closed_copies_of_its_facts_from_the_team(devs: Callabl
     sync(carol, "pull")
     seen = str(facts(carol).history(":service/export").rows)
     assert "ledger" in seen and "acme-billing" not in seen  # the later turn's own fact came, not the copy
+
+
+def test_a_closed_copy_pushed_after_the_forget_stays_out(devs: Callable[..., Dev], team: Team) -> None:
+    """Bob pulled a fact and superseded it in his own turn; before he pulls Alice's tombstone he pushes his closed
+    copy, which carries what the forgotten episode said: the team drops it, as it drops the episode's own rows."""
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    gone = alice.mem.store.add(episode(WEB, "The customer export goes to acme-billing.example"))
+    stated_in(alice, gone.id, '[[:service/export :target "acme-billing.example"]]', "the export turn")
+    sync(alice, "push")
+    sync(bob, "pull")
+    move_the_export(bob)
+
+    from tempera.team.local import forget
+
+    forget(alice.mem.db, Selector("episode", gone.id))
+    sync(alice, "push")  # the tombstone first
+    sync(bob, "push")  # then Bob's turn, made before he saw it
+    assert "acme-billing" not in dump(team)
+    assert "ledger" in dump(team)  # his own fact came
+    carol = devs("carol", WEB)
+    sync(carol, "pull")
+    seen = str(facts(carol).history(":service/export").rows)
+    assert "ledger" in seen and "acme-billing" not in seen
+    sync(bob, "pull")
+    assert "acme-billing" not in str(facts(bob).history(":service/export").rows)
