@@ -1,6 +1,6 @@
 """Real-session eval (issue #15): does memory captured from real Claude Code sessions come back when it matters?
 
-    python evals/real_sessions.py [--data DIR] [--json PATH] [--limit N] [--skip-hook] [--split PAST:END]
+    python evals/real_sessions.py [--data DIR] [--json PATH] [--limit N] [--skip-hook] [--split PAST:END] [--explain]
 
 Not a test: it reads the shared data set (`$TEMPERA_SHARED_DIR/data/transcripts`, default `../shared/...`, or
 `--data`), never copies it, and writes only to temporary directories (its own data dir, Claude config dir and a
@@ -15,6 +15,10 @@ temporary git repository standing for the project; `~/.tempera` and `~/.claude` 
     Retrieval (`tempera.core.retrieve`, limit 10) in keyword, vector and hybrid mode and a most-recent baseline:
     hit@5, MRR@10. The same prompts and ~20 unrelated ones go through the installed UserPromptSubmit command
     (relay.py, warm daemon): how often the injection names a relevant episode, how often it injects nothing.
+    `--explain` prints each hybrid miss (no relevant episode in the top 5): the prompt, the best relevant
+    episode's rank in each list down to EXPLAIN_DEPTH, its embedded text and word pieces, its cosine to the
+    prompt by each part of it (the embedded text, the intent, the summary, its files' names: would a vector of
+    one part match better?), and the hybrid hits that outranked it.
 (b) Spotter: the two `spotter/` transcripts are imported; the paraphrased questions of
     `evals/fixtures/spotter_queries.jsonl` go through the hook and hybrid retrieval: per-session recall (the
     share of a session's questions whose injection, top hit or top 5 names an episode of that session; with
@@ -48,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from tempera.core import paths
+from tempera.core.episodes import VEC_TABLE
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import project_for_path
@@ -62,6 +67,7 @@ PAST_SHARE = 0.7
 LIMIT = 10
 K = 5
 MIN_PROMPT_CHARS = 15
+EXPLAIN_DEPTH = 50  # how far down each list --explain looks for a miss's relevant episodes
 GOALS = {"hybrid hit@5": 0.6, "hook-useful": 0.5, "unrelated inject nothing": 1.0}
 
 NOT_PROMPTS = (
@@ -381,7 +387,11 @@ def code_state() -> dict[str, Any]:
 
 # -- (a) future files -----------------------------------------------------------------------------------------------
 def future_files(
-    data: Path, limit: int | None, skip_hook: bool, split: tuple[float, float] = (PAST_SHARE, 1.0)
+    data: Path,
+    limit: int | None,
+    skip_hook: bool,
+    split: tuple[float, float] = (PAST_SHARE, 1.0),
+    explain: bool = False,
 ) -> dict[str, Any]:
     base = data / "entire-cli"
     rows = load_sessions(base / "sessions.tsv")
@@ -415,6 +425,8 @@ def future_files(
             }
             log(f"{len(scored)} future sessions with a relevant past episode; retrieval ...")
             out["retrieval"] = retrieval_figures(mem, project_id, scored)
+            if explain:
+                out["misses"] = explain_misses(mem, project_id, scored, episodes)
         if not skip_hook:
             with Daemon(box) as daemon:
                 out["hook"] = hook_figures(daemon, scored, [e.id for e in episodes])
@@ -475,6 +487,77 @@ def retrieval_figures(mem: Memory, project_id: str, cases: list[dict[str, Any]])
         }
         c["ranks"]["most recent"] = first_rank(recent, rel)
     return {m: rank_metrics([c["ranks"][m] for c in cases]) for m in [*modes, "most recent"]}
+
+
+def name_words(files: list[str]) -> str:
+    """A unit's file names as words (`manual_commit_condensation.go` -> `manual commit condensation`)."""
+    stems = (re.sub(r"\.\w+$", "", f.rsplit("/", 1)[-1]) for f in files)
+    return " ".join(dict.fromkeys(re.sub(r"[_\-.]+", " ", re.sub(r"([a-z])([A-Z])", r"\1 \2", s)) for s in stems))
+
+
+def explain_misses(
+    mem: Memory, project_id: str, cases: list[dict[str, Any]], episodes: list[Episode]
+) -> list[dict[str, Any]]:
+    """Why each hybrid miss missed: where its relevant episodes rank in each list, what the best of them holds
+    and how near each part of it is to the prompt, and what outranked it."""
+    import numpy as np
+
+    assert mem.embedder is not None, "--explain needs the embedding model"
+    by_id = {e.id: e for e in episodes}
+    stored = {
+        e: np.frombuffer(v, dtype=np.float32)
+        for e, v in mem.db.query(
+            f"SELECT e.id, v.embedding FROM episodes e JOIN {VEC_TABLE} v ON v.rowid = e.rowid WHERE e.project_id = ?",
+            (project_id,),
+        )
+    }
+    counter = mem.embedder._word_pieces()
+    out = []
+    for c in cases:
+        if c["ranks"].get("hybrid") and c["ranks"]["hybrid"] <= K:
+            continue
+        rel = set(c["relevant"])
+        lists = {
+            m: [
+                h.episode.id
+                for h in retrieve(
+                    mem.store, c["prompt"], project_id=project_id, cfg=mem.config.retrieval, limit=EXPLAIN_DEPTH, mode=m
+                )
+            ]
+            for m in ("keyword", "vector", "hybrid")
+        }
+        qvec = mem.embedder.embed_query(c["prompt"])
+        cos = {e: float(v @ qvec) for e, v in stored.items()}
+        ranked = next((lst for lst in (lists["hybrid"], lists["vector"], lists["keyword"]) if rel & set(lst)), [])
+        best = by_id[next((e for e in ranked if e in rel), max(rel, key=lambda e: cos.get(e, -1.0)))]
+        parts = {
+            "embedded text": best.embed_text(),
+            "intent": best.intent.extracted or best.intent.raw_prompt[:500],
+            "summary": best.summary,
+            "file names": name_words(best.context.files_modified + best.context.files_read) or "(none)",
+        }
+        part_cos = [float(v @ qvec) for v in mem.embedder.embed(list(parts.values()))]
+        hyb = lists["hybrid"]
+        out.append(
+            {
+                "session_id": c["session_id"],
+                "prompt": c["prompt"][:300],
+                "prompt_chars": len(c["prompt"]),
+                "relevant": len(rel),
+                "ranks": {m: first_rank(lst, rel) for m, lst in lists.items()},
+                "best": best.id,
+                "best_files": best.context.files_modified[:6],
+                "best_embedded_text": parts["embedded text"][:400],
+                "best_word_pieces": len(counter.encode(parts["embedded text"]).ids) if counter else None,
+                "cosine": {k: round(v, 3) for k, v in zip(parts, part_cos)},
+                "nearest_cosine": round(max(cos.values(), default=0.0), 3),
+                "outranked_by": [
+                    {"id": e, "cosine": round(cos.get(e, 0.0), 3), "summary": by_id[e].summary.splitlines()[0][:160]}
+                    for e in (hyb[: hyb.index(best.id)] if best.id in hyb else hyb)[:3]
+                ],
+            }
+        )
+    return out
 
 
 def hook_figures(daemon: Daemon, cases: list[dict[str, Any]], known: list[str]) -> dict[str, Any]:
@@ -594,6 +677,8 @@ def print_report(r: dict[str, Any]) -> None:
             f"{h['unrelated_chars_median']:.0f} chars"
         )
         print(f"  hooks.log lines: {h['hooks_log_lines']}")
+    if "misses" in f:
+        print_misses(f["misses"])
     sp = r["spotter"]
     print(f"\n== (b) spotter: {sp['import']['episodes']} episodes from {sp['import']['sessions']} transcripts")
     print(f"{'session':<40}{'queries':>8}{'episodes':>9}{'hybrid@1':>10}{'hybrid@5':>10}{'hook':>7}")
@@ -602,6 +687,21 @@ def print_report(r: dict[str, Any]) -> None:
             f"{sid[:8] + ' ' + row['origin']:<40}{row['queries']:>8}{sp['episodes_per_session'].get(sid, 0):>9}"
             f"{row['hybrid@1']:>10.3f}{row['hybrid@5']:>10.3f}{row.get('hook', float('nan')):>7.3f}"
         )
+
+
+def print_misses(misses: list[dict[str, Any]]) -> None:
+    """--explain: one block per hybrid miss."""
+    print(f"\n== hybrid misses ({len(misses)}): ranks of the best relevant episode down to {EXPLAIN_DEPTH}")
+    for m in misses:
+        ranks = ", ".join(f"{k} {v or '-'}" for k, v in m["ranks"].items())
+        print(f"\n{m['session_id'][:8]} ({m['prompt_chars']} chars, {m['relevant']} relevant; {ranks})")
+        print(f"  prompt: {' '.join(m['prompt'].split())[:240]}")
+        print(f"  best relevant {m['best'][:8]} ({m['best_word_pieces']} word pieces) files {m['best_files']}")
+        print(f"    embedded: {' | '.join(m['best_embedded_text'].splitlines())[:300]}")
+        cosines = ", ".join(f"{k} {v:.3f}" for k, v in m["cosine"].items())
+        print(f"    cosine to the prompt: {cosines} (the nearest episode: {m['nearest_cosine']:.3f})")
+        for o in m["outranked_by"]:
+            print(f"  above it: {o['id'][:8]} cosine {o['cosine']:.3f}: {o['summary']}")
 
 
 def _split(text: str) -> tuple[float, float]:
@@ -623,6 +723,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write every figure (and each query's ranks) here")
     ap.add_argument("--limit", type=int, help="use only the first N future sessions (a quick run)")
     ap.add_argument("--skip-hook", action="store_true", help="retrieval only: no daemon, no hook calls")
+    ap.add_argument("--explain", action="store_true", help="print why each hybrid miss missed (see the docstring)")
     ap.add_argument(
         "--split",
         type=_split,
@@ -635,7 +736,7 @@ def main() -> None:
     started = time.perf_counter()
     report: dict[str, Any] = {
         "code": code_state(),
-        "future_files": future_files(a.data, a.limit, a.skip_hook, a.split),
+        "future_files": future_files(a.data, a.limit, a.skip_hook, a.split, a.explain),
         "spotter": spotter(a.data, a.skip_hook),
     }
     report["seconds"] = round(time.perf_counter() - started, 1)
