@@ -3,6 +3,7 @@ refit-gate."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -295,6 +296,7 @@ def refit_gate(write: bool, as_json: bool) -> None:
     """
     from tempera.core import paths
     from tempera.core.config import set_keys
+    from tempera.core.settings import ENV_PREFIX
     from tempera.inject.gatefit import refit
 
     with open_memory(use_model=False) as mem:
@@ -303,7 +305,13 @@ def refit_gate(write: bool, as_json: bool) -> None:
     written = write and report.better
     if written:
         set_keys(paths.config_path(), "inject", {"gate_weights": report.refit})
-    out = {**report.as_dict(), "written": written, "config": str(paths.config_path())}
+    env = f"{ENV_PREFIX}INJECT__GATE_WEIGHTS"
+    out = {
+        **report.as_dict(),
+        "written": written,
+        "config": str(paths.config_path()),
+        "env_override": env in os.environ,
+    }
 
     def render(d: dict[str, Any]) -> None:
         click.echo(
@@ -334,6 +342,8 @@ def refit_gate(write: bool, as_json: bool) -> None:
             click.echo(f"  {label:<24}{cells[0]:>9}{cells[1]:>9}")
         if d["written"]:
             click.echo(f"written to {d['config']} (inject.gate_weights)")
+            if d["env_override"]:
+                click.echo(f"{env} is set in this environment and overrides the file")
         elif not d["better"]:
             click.echo("the refit predicts the held-out verdicts no better: the current weights stay")
         else:

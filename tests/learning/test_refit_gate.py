@@ -7,6 +7,7 @@ its later sessions are the real transcripts of tests/data, the prompts go throug
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -140,6 +141,13 @@ def test_refit_reports_held_out_figures_and_writes_only_when_asked(
     assert kept == [line for line in text.splitlines() if not line.startswith("# gate_weights = ")]
     assert f"gate_weights = [{', '.join(map(str, report['refit']))}]" in after.splitlines()
     assert load_config().inject.gate_weights == report["refit"] and load_config().inject.budget_chars == 1500
+
+    # as text, with the weights in use set by the environment, which the file cannot override
+    env = {**os.environ, "TEMPERA_INJECT__GATE_WEIGHTS": ", ".join(map(str, InjectConfig().gate_weights))}
+    shown = tempera("refit-gate", "--write", env=env, check=True).stdout
+    assert f"refit:   {report['refit']}" in shown and "log loss" in shown and "written to" in shown
+    assert "TEMPERA_INJECT__GATE_WEIGHTS is set in this environment and overrides the file" in shown
+    assert config.read_text() == after
 
     # the next prompt is gated with the refit weights
     hp = HookPayload(
