@@ -285,8 +285,9 @@ def refit_gate(write: bool, as_json: bool) -> None:
     Each episode injected at a prompt is logged with the gate's P(relevant) and its features; capturing the turn
     that followed judges it used or ignored. This fits the logistic weights on the earlier sessions and compares
     them with the current ones on the latest (about 30 % of the judged rows): log loss, calibration, accuracy.
-    With --write, and only when the refit predicts the held-out verdicts better, the weights go to config.toml
-    (its comments and other keys kept); the bar (inject.gate_bar) stays.
+    With --write, and only when the refit predicts the held-out verdicts better (log loss) and ranks them at least
+    as well (AUC), the weights go to config.toml (its comments and other keys kept); the bar (inject.gate_bar)
+    stays, so check how many held-out injections the refit still keeps at it.
 
     \b
     Selection bias: only hits that cleared the gate were shown, so only they have verdicts. The refit learns to
@@ -345,7 +346,9 @@ def refit_gate(write: bool, as_json: bool) -> None:
             if d["env_override"]:
                 click.echo(f"{env} is set in this environment and overrides the file")
         elif not d["better"]:
-            click.echo("the refit predicts the held-out verdicts no better: the current weights stay")
+            click.echo(
+                "the refit predicts the held-out verdicts no better, or ranks them worse: the current weights stay"
+            )
         else:
             click.echo("add --write to save the refit weights to config.toml")
 

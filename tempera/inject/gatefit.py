@@ -161,8 +161,12 @@ class Refit:
 
     @property
     def better(self) -> bool:
-        """The refit predicts the held-out verdicts better (lower log loss) than the weights in use."""
-        return self.held_out_refit.log_loss < self.held_out_current.log_loss
+        """The refit predicts the held-out verdicts better (lower log loss) than the weights in use, and ranks them
+        at least as well (AUC). Log loss alone is not enough: "used" is rarer than the "relevant" the shipped weights
+        were fitted to, so a refit that only lowers every P wins on log loss while the gate, at the same bar, drops
+        injections that were used as often as those it keeps (seen on the replayed entire-cli sessions)."""
+        now, new = self.held_out_current, self.held_out_refit
+        return new.log_loss < now.log_loss and (new.auc or 0.0) >= (now.auc or 0.0)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "better": self.better}
