@@ -326,7 +326,7 @@ def refit_gate(write: bool, as_json: bool) -> None:
         )
         click.echo(f"features: intercept, {', '.join(d['features'])}")
         click.echo(f"current: {d['current']}\nrefit:   {d['refit']}")
-        click.echo(f"held out ({d['held_out_current']['rows']} rows)      current    refit")
+        click.echo(f"  {'held out, ' + str(d['held_out_current']['rows']) + ' rows':<24}{'current':>9}{'refit':>9}")
         for key, label in (
             ("used_share", "used share"),
             ("mean_p", "mean P"),
