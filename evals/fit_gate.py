@@ -42,7 +42,7 @@ from tempera.core.config import InjectConfig  # noqa: E402
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.project import ProjectRef, project_for_path  # noqa: E402
 from tempera.evaluation.harness import load_corpus, load_fixture  # noqa: E402
-from tempera.inject import render, warm  # noqa: E402
+from tempera.inject import gatefit, render, warm  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 QUERIES = REPO / "evals" / "fixtures" / "queries.jsonl"
@@ -154,23 +154,6 @@ def _half(i: int) -> str:
 
 
 # -- the fit -------------------------------------------------------------------------------------------------------
-def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = L2) -> np.ndarray:
-    """Weighted logistic regression by Newton's method; returns intercept then one weight per column."""
-    a = np.hstack([np.ones((len(x), 1)), x])
-    beta = np.zeros(a.shape[1])
-    reg = l2 * np.eye(a.shape[1])
-    reg[0, 0] = 0.0
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(a @ beta)))
-        grad = a.T @ (w * (p - y)) + reg @ beta
-        hess = (a * (w * p * (1 - p))[:, None]).T @ a + reg
-        step = np.linalg.solve(hess, grad)
-        beta -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return beta
-
-
 def training_set(pools: list[Pool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows, ys, ws = [], [], []
     sizes = {s: sum(1 for p in pools if p.source == s and p.features) for s in ("real", "coding", "negative")}
@@ -198,8 +181,7 @@ def chosen(pool: Pool, weights: list[float] | None, bar: float, share: float) ->
         ]
         return keep[: InjectConfig().max_episodes]
     p = warm.gate_probability(np.array(pool.features), weights)
-    keep = max(bar, share * float(p.max()))
-    return [i for i, q in enumerate(p) if q >= keep][: InjectConfig().max_episodes]
+    return warm.choose(p, [False] * len(p), bar=bar, top_share=share, limit=InjectConfig().max_episodes)
 
 
 def figures(pools: list[Pool], weights: list[float] | None, bar: float, share: float) -> dict[str, dict[str, float]]:
@@ -237,7 +219,7 @@ def fit(pools: list[Pool]) -> dict[str, Any]:
     share that loses nothing on it."""
     dev = [p for p in pools if p.split == "dev"]
     x, y, w = training_set(dev)
-    weights = [round(float(b), 4) for b in fit_logistic(x, y, w)]
+    weights = [round(float(b), 4) for b in gatefit.fit_logistic(x, y, w, L2)]
     unrelated = [p for p in dev if p.prompt in rs.UNRELATED and p.features]
     silent = [
         b for b in BARS if all(float(warm.gate_probability(np.array(p.features), weights).max()) < b for p in unrelated)

@@ -1,7 +1,9 @@
-"""Commands of the learning loop: propagate, decay, advance-verification, review, prune, trends, explain."""
+"""Commands of the learning loop: propagate, decay, advance-verification, review, prune, trends, explain,
+refit-gate."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -274,4 +276,87 @@ def _evidence_line(evidence: dict[str, Any]) -> str:
     return ", ".join(f"{k}={str(evidence[k])[:60]}" for k in keys if k in evidence)
 
 
-COMMANDS = [propagate, decay, advance_verification, review, prune, trends, explain]
+@click.command("refit-gate")
+@click.option("--write", is_flag=True, help="Save the refit weights to config.toml when they beat the current ones.")
+@json_option
+def refit_gate(write: bool, as_json: bool) -> None:
+    """Refit the prompt gate's weights (inject.gate_weights) on your own injections, judged used or ignored.
+
+    Each episode injected at a prompt is logged with the gate's P(relevant) and its features; capturing the turn
+    that followed judges it used or ignored. This fits the logistic weights on the earlier sessions and compares
+    them with the current ones on the latest (about 30 % of the judged rows): log loss, calibration, accuracy.
+    With --write, and only when the refit predicts the held-out verdicts better (log loss) and ranks them at least
+    as well (AUC), the weights go to config.toml (its comments and other keys kept); the bar (inject.gate_bar)
+    stays, so check how many held-out injections the refit still keeps at it.
+
+    \b
+    Selection bias: only hits that cleared the gate were shown, so only they have verdicts. The refit learns to
+    rank and calibrate what the gate lets through, not what it keeps out; it is pulled toward the current weights,
+    and "used" (the turn touched its files, commands or words) is a proxy for "relevant", not the same thing.
+    It needs 70 used and 70 ignored injections to fit on (10 per weight) and 10 of each to check on.
+    """
+    from tempera.core import paths
+    from tempera.core.config import set_keys
+    from tempera.core.settings import ENV_PREFIX
+    from tempera.inject.gatefit import refit
+
+    with open_memory(use_model=False) as mem:
+        cfg = mem.config.inject
+        report = refit(mem.db, list(cfg.gate_weights), cfg.gate_bar)
+    written = write and report.better
+    if written:
+        set_keys(paths.config_path(), "inject", {"gate_weights": report.refit})
+    env = f"{ENV_PREFIX}INJECT__GATE_WEIGHTS"
+    out = {
+        **report.as_dict(),
+        "written": written,
+        "config": str(paths.config_path()),
+        "env_override": env in os.environ,
+    }
+
+    def render(d: dict[str, Any]) -> None:
+        click.echo(
+            f"fit on {d['fit_rows']} judged injection(s) of {d['fit_sessions']} session(s); checked on the latest "
+            f"{d['held_out_sessions']} session(s)"
+            + (
+                f"; {d['without_features']} judged without the gate's features (older, or keyword-only), left out"
+                if d["without_features"]
+                else ""
+            )
+        )
+        click.echo(f"features: intercept, {', '.join(d['features'])}")
+        click.echo(f"current: {d['current']}\nrefit:   {d['refit']}")
+        click.echo(f"  {'held out, ' + str(d['held_out_current']['rows']) + ' rows':<24}{'current':>9}{'refit':>9}")
+        for key, label in (
+            ("used_share", "used share"),
+            ("mean_p", "mean P"),
+            ("calibration_error", "calibration error"),
+            ("log_loss", "log loss"),
+            ("brier", "Brier"),
+            ("accuracy", "accuracy (P >= 0.5)"),
+            ("auc", "AUC"),
+            ("kept_at_bar", f"kept at bar {d['bar']}"),
+            ("used_share_kept", "used share, kept"),
+            ("used_share_dropped", "used share, dropped"),
+        ):
+            cells = [_cell(d[f"held_out_{w}"][key]) for w in ("current", "refit")]
+            click.echo(f"  {label:<24}{cells[0]:>9}{cells[1]:>9}")
+        if d["written"]:
+            click.echo(f"written to {d['config']} (inject.gate_weights)")
+            if d["env_override"]:
+                click.echo(f"{env} is set in this environment and overrides the file")
+        elif not d["better"]:
+            click.echo(
+                "the refit predicts the held-out verdicts no better, or ranks them worse: the current weights stay"
+            )
+        else:
+            click.echo("add --write to save the refit weights to config.toml")
+
+    emit(out, as_json, render)
+
+
+def _cell(value: float | int | None) -> str:
+    return "-" if value is None else str(value) if isinstance(value, int) else f"{value:.3f}"
+
+
+COMMANDS = [propagate, decay, advance_verification, review, prune, trends, explain, refit_gate]

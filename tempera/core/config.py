@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import os
+import re
+import stat
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -210,7 +213,8 @@ class InjectConfig(_Section):
         min_length=len(GATE_WEIGHTS),
         max_length=len(GATE_WEIGHTS),
         description="P(relevant) of a hit at UserPromptSubmit: logistic regression, intercept then the weights of "
-        "inject/warm.py GATE_FEATURES; refit with evals/fit_gate.py",
+        "inject/warm.py GATE_FEATURES; fitted by evals/fit_gate.py, refit on your own injections with "
+        "`tempera refit-gate`",
     )
     gate_bar: float = Field(
         GATE_BAR, ge=0, le=1, description="A hit is injected only when its P(relevant) is at least this"
@@ -359,12 +363,64 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
     """Defaults, then the TOML file, then env overrides; a bad value names its key."""
     path = path or paths.config_path()
     data = settings.layered(settings.read_toml(path), os.environ if environ is None else environ, Config.model_fields)
+    return _validated(data, f"from {path} or TEMPERA_* env")
+
+
+def _validated(data: dict[str, Any], where_from: str) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput(f"config {where}: {first['msg']} (from {path} or TEMPERA_* env)") from exc
+        raise InvalidInput(f"config {where}: {first['msg']} ({where_from})") from exc
+
+
+def set_keys(path: Path, section: str, values: dict[str, float | list[float]]) -> None:
+    """Set keys of one section of config.toml and keep the rest of the file as it was written (comments, order, the
+    other keys): a key's line is replaced where it stands, a commented-out default (`# key = ...`, as `tempera
+    init` writes them) becomes the key's line, else the key goes at the end of its section, and a missing section
+    at the end of the file. The new text must parse, hold the values and validate before it replaces the file
+    (atomically, its mode kept); otherwise InvalidInput, and the file stays as it was."""
+    from tempera.core.atomic import write_atomic
+
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    lines = old.splitlines()
+    for name, value in values.items():
+        lines = _set_line(lines, section, name, _toml_item(name, value))
+    text = "\n".join(lines) + "\n"
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{path}: could not set [{section}] {', '.join(values)} in its text ({exc})") from exc
+    if any(doc.get(section, {}).get(name) != value for name, value in values.items()):
+        raise InvalidInput(f"{path}: [{section}] is written in a form this edit does not handle; set it by hand")
+    _validated(doc, f"as it would be written to {path}")
+    write_atomic(path, text.encode("utf-8"), stat.S_IMODE(path.stat().st_mode) if path.exists() else None)
+
+
+_SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$")
+
+
+def _set_line(lines: list[str], section: str, name: str, item: str) -> list[str]:
+    headers = {i: m.group(1) for i, line in enumerate(lines) if (m := _SECTION.match(line))}
+    start = next((i for i, name_ in headers.items() if name_ == section), None)
+    if start is None:
+        return [*lines, *([""] if lines and lines[-1].strip() else []), f"[{section}]", item]
+    end = next((i for i in headers if i > start), len(lines))
+    key = re.compile(rf"^\s*{re.escape(name)}\s*=")
+    for i in range(start + 1, end):
+        if key.match(lines[i]):
+            last, depth = i, lines[i].count("[") - lines[i].count("]")
+            while depth > 0 and last + 1 < end:  # an array written over several lines
+                last += 1
+                depth += lines[last].count("[") - lines[last].count("]")
+            return [*lines[:i], item, *lines[last + 1 :]]
+    commented = re.compile(rf"^\s*#\s*{re.escape(name)}\s*=")
+    for i in range(start + 1, end):
+        if commented.match(lines[i]):
+            return [*lines[:i], item, *lines[i + 1 :]]
+    last = max(i for i in range(start, end) if lines[i].strip())
+    return [*lines[: last + 1], item, *lines[last + 1 :]]
 
 
 def to_toml(config: Config, *, commented: bool = False) -> str:

@@ -94,13 +94,11 @@ def read_toml(path: Path) -> dict[str, Any]:
     the parse is kept and served again while the file's (mtime, size, inode) stay the same, so a call costs one
     stat. A file modified in the last two seconds is parsed again anyway: a second edit in the same clock tick, of
     the same size, would otherwise hide behind an unchanged stamp (git's "racy" rule)."""
-    try:
-        st = path.stat()
-    except OSError:  # as Path.exists: a file that cannot be looked at is no file
+    stamp = file_stamp(path)
+    if stamp is None:
         return {}
-    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
     kept = _PARSED.get(path)
-    if kept is not None and kept[0] == stamp and time.time_ns() - st.st_mtime_ns > RACY_NS:
+    if kept is not None and kept[0] == stamp and settled(stamp):
         return dict(kept[1])  # `layered` replaces sections, never edits one: a shallow copy keeps the parse intact
     try:
         with path.open("rb") as fh:
@@ -112,6 +110,31 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 _PARSED: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """The file's (mtime, size, inode); None when there is none (as Path.exists: a file that cannot be looked at is
+    no file)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def settled(stamp: tuple[int, int, int]) -> bool:
+    """Whether an unchanged stamp proves an unchanged file: not for a file modified in the last RACY_NS."""
+    return time.time_ns() - stamp[0] > RACY_NS
+
+
+def config_key(environ: Mapping[str, str]) -> tuple[Any, ...] | None:
+    """What the layered config depends on: config.toml's stamp and the TEMPERA_* environment; None while the file
+    is too fresh for its stamp to prove anything (`settled`)."""
+    stamp = file_stamp(paths.config_path())
+    if stamp is not None and not settled(stamp):
+        return None
+    # the keys first, the values of ours only: os.environ decodes what it yields, and most of it is not ours
+    return stamp, tuple((k, environ[k]) for k in sorted(k for k in environ if k.startswith(ENV_PREFIX)))
 
 
 def layered(data: dict[str, Any], environ: Mapping[str, str], sections: Iterable[str]) -> dict[str, Any]:

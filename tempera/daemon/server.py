@@ -162,16 +162,18 @@ class Daemon:
             self.watcher = None
 
     def _start_dream(self) -> None:
-        """The dream cycle's own thread (tempera.dream.scheduler): it runs after idle periods and nightly."""
+        """The dream cycle's own thread (tempera.dream.scheduler): it runs after idle periods and nightly, with the
+        config of each moment; whether it runs at all (`dream.schedule`) is decided at the daemon's start."""
         if not self.config.dream.schedule:
             return
         from tempera.dream.scheduler import DreamScheduler
 
-        self.dream = DreamScheduler(self.data_dir, self.config, lambda: self.last_activity)
+        self.dream = DreamScheduler(self.data_dir, lambda: self.last_activity)
         self.dream.start()
 
     def _start_team(self) -> None:
-        """The team sync thread (tempera.daemon.teamsync), when the `team` extra is installed."""
+        """The team sync thread (tempera.daemon.teamsync), when the `team` extra is installed and `team.sync_seconds`
+        is on at the daemon's start (the thread then follows the setting's edits)."""
         if self.config.team.sync_seconds <= 0:
             return
         try:
@@ -180,7 +182,7 @@ class Daemon:
             from tempera.daemon.teamsync import TeamSyncer
         except ImportError:
             return
-        self.team = TeamSyncer(self.config)
+        self.team = TeamSyncer()
         self.team.start()
 
     def _touch(self) -> None:
@@ -284,7 +286,9 @@ class Daemon:
 
     # -- jobs -----------------------------------------------------------------------------------
     def _work_loop(self, work_one: Callable[[Memory], bool]) -> None:
-        mem = Memory(self.config)  # its own connection (the embedder is shared): jobs never wait behind requests
+        # its own connection (the embedder is shared): jobs never wait behind requests; its config follows
+        # config.toml per job (work_one)
+        mem = Memory()
         try:
             while not self.stop.is_set():
                 try:

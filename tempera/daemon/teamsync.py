@@ -11,7 +11,6 @@ import logging
 import threading
 from typing import Any
 
-from tempera.core.config import Config
 from tempera.core.memory import Memory
 
 log = logging.getLogger("tempera.daemon")
@@ -19,8 +18,7 @@ FIRST_SYNC_SECONDS = 5.0  # soon after the daemon starts, then every team.sync_s
 
 
 class TeamSyncer:
-    def __init__(self, config: Config):
-        self.config = config
+    def __init__(self) -> None:
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="team", daemon=True)
         self.pool: Any = None
@@ -70,12 +68,16 @@ class TeamSyncer:
             log.info("team sync: pushed %s, pulled %s", report.pushed, report.pulled)
 
     def _loop(self) -> None:
-        mem = Memory(self.config)
-        wait = min(self.config.team.sync_seconds, FIRST_SYNC_SECONDS)
+        """Ticks with config.toml as it is at each (`Memory.current_config`): an edited `team.sync_seconds` sets the
+        next wait; 0 (only by hand) pauses the thread, which looks again every FIRST_SYNC_SECONDS."""
+        mem = Memory()
+        wait = min(mem.config.team.sync_seconds, FIRST_SYNC_SECONDS)
         try:
             while not self.stop_event.wait(timeout=wait):
-                self.tick(mem)
-                wait = self.config.team.sync_seconds
+                every = mem.current_config().team.sync_seconds
+                if every > 0:
+                    self.tick(mem)
+                wait = every if every > 0 else FIRST_SYNC_SECONDS
         finally:
             mem.close()
             if self.pool is not None:

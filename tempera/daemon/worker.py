@@ -53,8 +53,9 @@ HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
 
 
 def work_one(mem: Memory) -> bool:
-    """Lease and run one job; False when the queue has nothing ready."""
-    cfg = mem.config.daemon
+    """Lease and run one job with config.toml as it is now (`Memory.current_config`: an edit reaches the next job
+    without a restart); False when the queue has nothing ready."""
+    cfg = mem.current_config().daemon
     job = jobs.lease(mem.db.conn, cfg.job_lease_seconds)
     if job is None:
         return False

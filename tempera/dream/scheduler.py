@@ -25,7 +25,6 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from tempera.core import paths
-from tempera.core.config import Config
 from tempera.core.memory import Memory
 from tempera.dream.cycle import CycleBusy, last_cycle, last_signature, memory_signature, run_cycle
 
@@ -56,9 +55,8 @@ class _Marker(FileSystemEventHandler):
 
 
 class DreamScheduler:
-    def __init__(self, data_dir: Path, config: Config, last_activity: Callable[[], float]):
+    def __init__(self, data_dir: Path, last_activity: Callable[[], float]):
         self.data_dir = data_dir
-        self.config = config
         self.last_activity = last_activity
         self.stopping = threading.Event()
         self.dirty = threading.Event()
@@ -76,11 +74,7 @@ class DreamScheduler:
         except Exception as exc:  # without events the signature is checked on every tick instead
             log.warning("dream: file watch unavailable (%s); polling instead", exc)
         self.thread.start()
-        log.info(
-            "dream scheduler on: idle %.1f min, nightly %s",
-            self.config.dream.idle_minutes,
-            self.config.dream.nightly_time or "off",
-        )
+        log.info("dream scheduler on (dream.idle_minutes and dream.nightly_time as config.toml says at each tick)")
 
     def mark_pending(self) -> None:
         """New transcripts arrived (the daemon's watcher saw them): maybe new work."""
@@ -97,20 +91,22 @@ class DreamScheduler:
         return time.monotonic() - self.last_activity()
 
     def _trigger(self, mem: Memory, pending: bool) -> str | None:
-        if self._idle_seconds() < self.config.dream.idle_minutes * 60:
+        cfg = mem.config.dream
+        if self._idle_seconds() < cfg.idle_minutes * 60:
             return None
         if pending:
             return "idle"
         last = last_cycle(mem.db)
         started = datetime.fromisoformat(last["started_at"]).astimezone() if last else None
-        return "nightly" if nightly_due(self.config.dream.nightly_time, datetime.now().astimezone(), started) else None
+        return "nightly" if nightly_due(cfg.nightly_time, datetime.now().astimezone(), started) else None
 
     def _loop(self) -> None:
-        tick = max(0.5, min(15.0, self.config.dream.idle_minutes * 60 / 4))
-        mem = Memory(self.config)
+        """Each tick, and the cycle it may start, read config.toml as it is then (`Memory.current_config`): an edit
+        of the idle time, the nightly time or the budget applies without a restart."""
+        mem = Memory()
         pending = False
         try:
-            while not self.stopping.wait(tick):
+            while not self.stopping.wait(max(0.5, min(15.0, mem.current_config().dream.idle_minutes * 60 / 4))):
                 if self.dirty.is_set() or self.observer is None:
                     self.dirty.clear()
                     pending = pending or memory_signature(mem.db) != last_signature(mem.db)

@@ -5,13 +5,15 @@ log read only this. Standard library only: the cold path runs in the hook proces
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tempera.core.defaults import AUTO_MEMORY_ORIGIN
 from tempera.core.project import ProjectRef, relative_to
 
 PROMPT_CHARS = 1000  # of the request, enough to tell whether the summary opens with it
-SCORE_KEYS = ("score", "relevance", "salience", "similarity", "bm25", "utility", "latency_ms")  # what the log keeps
+# what the log keeps; `p_relevant` and `gate` (its features by name) are what the UserPromptSubmit gate saw, so a
+# user can refit the gate on the verdicts capture later gives these rows (`tempera refit-gate`, inject/gatefit.py)
+SCORE_KEYS = ("score", "relevance", "salience", "similarity", "bm25", "utility", "latency_ms", "p_relevant", "gate")
 
 
 class InjectHit(NamedTuple):
@@ -34,8 +36,10 @@ class InjectHit(NamedTuple):
     bm25: float | None = None
     matched_terms: int | None = None
     latency_ms: float | None = None
+    p_relevant: float | None = None  # the gate's estimate (inject/warm.py), on the warm path with a prompt vector
+    gate: dict[str, float] | None = None  # the gate's features, by their names in inject/warm.py GATE_FEATURES
 
-    def scores(self) -> dict[str, float]:
+    def scores(self) -> dict[str, Any]:
         """The numbers that put it there, for the injection log."""
         return {k: v for k in SCORE_KEYS if (v := getattr(self, k)) is not None}
 

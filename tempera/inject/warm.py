@@ -14,7 +14,6 @@ import numpy as np
 
 from tempera.core import jobs, textsearch
 from tempera.core.brief import Brief, prompt_brief, session_start
-from tempera.core.config import InjectConfig
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, project_for_path
@@ -119,14 +118,14 @@ def candidates(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str])
     return hits, qvec is not None
 
 
-def choose(hits: list[Hit], p: "np.ndarray", exclude: set[str], cfg: InjectConfig) -> list[Hit]:
-    """The hits worth their room, in hybrid's order: P(relevant) at least `gate_bar`, and at least `gate_top_share`
-    of the best P among the hits not yet shown. Room left in the budget is no reason to fill it: an item far less
-    likely than the best one costs the agent reading for little expected value."""
-    fresh = [(h, float(q)) for h, q in zip(hits, p) if h.episode.id not in exclude]
-    best = max((q for _, q in fresh), default=0.0)
-    bar = max(cfg.gate_bar, cfg.gate_top_share * best)
-    return [h for h, q in fresh if q >= bar][: cfg.max_episodes]
+def choose(p: "np.ndarray", shown_before: list[bool], *, bar: float, top_share: float, limit: int) -> list[int]:
+    """The indexes of the hits worth their room, in hybrid's order: P(relevant) at least `bar` (`gate_bar`), and at
+    least `top_share` (`gate_top_share`) of the best P among the hits not yet shown. Room left in the budget is no
+    reason to fill it: an item far less likely than the best one costs the agent reading for little expected value."""
+    fresh = [i for i, seen in enumerate(shown_before) if not seen]
+    best = max((float(p[i]) for i in fresh), default=0.0)
+    keep = max(bar, top_share * best)
+    return [i for i in fresh if p[i] >= keep][:limit]
 
 
 def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[InjectHit]:
@@ -135,18 +134,25 @@ def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[st
     `min_keyword_hits` distinct prompt terms, as on the keyword-only path."""
     cfg = mem.config.inject
     hits, with_vector = candidates(mem, prompt, project, exclude)
-    if with_vector:
-        chosen = choose(hits, gate_probability(gate_features(hits, prompt), cfg.gate_weights), exclude, cfg)
-    else:
+    if not with_vector:
         fresh = [h for h in hits if h.episode.id not in exclude and h.matched_terms >= cfg.min_keyword_hits]
-        chosen = fresh[: cfg.max_episodes]
-    return [shown(h, project) for h in chosen]
+        return [shown(h, project) for h in fresh[: cfg.max_episodes]]
+    features = gate_features(hits, prompt)
+    p = gate_probability(features, cfg.gate_weights)
+    seen = [h.episode.id in exclude for h in hits]
+    picked = choose(p, seen, bar=cfg.gate_bar, top_share=cfg.gate_top_share, limit=cfg.max_episodes)
+    return [shown(hits[i], project, gate=(float(p[i]), features[i])) for i in picked]
 
 
-def shown(h: Hit, project: ProjectRef) -> InjectHit:
-    """A retrieval hit as the hook renders and logs it, with the numbers that put it there."""
+def shown(h: Hit, project: ProjectRef, gate: tuple[float, "np.ndarray"] | None = None) -> InjectHit:
+    """A retrieval hit as the hook renders and logs it, with the numbers that put it there; `gate`: its P(relevant)
+    and gate features, logged so that the verdicts capture gives it can refit the gate (inject/gatefit.py)."""
     scores = {"relevance": h.relevance, "salience": h.salience, "similarity": h.similarity, "bm25": h.bm25}
-    return episode_hit(h.episode, project, score=h.score, **scores)
+    hit = episode_hit(h.episode, project, score=h.score, **scores)
+    if gate is None:
+        return hit
+    p, row = gate
+    return hit._replace(p_relevant=round(p, 4), gate={k: round(float(v), 4) for k, v in zip(GATE_FEATURES, row)})
 
 
 def _given_keys(mem: Memory, session_id: str) -> set[str]:

@@ -1,11 +1,13 @@
 """The daemon dreams by itself: transcripts dropped into the watched Claude Code folder are captured, and once the
-daemon has been idle for dream.idle_minutes (3 s here) the cycle runs, once, and is logged."""
+daemon has been idle for dream.idle_minutes (3 s here) the cycle runs, once, and is logged; an edit of that setting
+in config.toml applies without a restart."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import signal
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,3 +69,30 @@ def test_new_transcripts_and_an_idle_period_start_the_cycle(daemon: Path, data_d
     assert f"dream cycle {done[0][0]} (idle) done" in log
     time.sleep(4.0)  # its own writes are no new work: no second cycle
     assert rows(data_dir, "SELECT COUNT(*) FROM dream_cycles") == [(1,)]
+
+
+def test_an_edited_idle_time_applies_without_a_restart(data_dir: Path, tmp_path: Path) -> None:
+    from tempera.core.capture_input import CaptureInput
+    from tempera.core.memory import Memory
+
+    with Memory(use_model=False) as mem:  # work the daemon finds at its start
+        mem.capture(CaptureInput(summary="Moved the ledger export to the nightly job.", project=str(tmp_path)))
+    config = data_dir / paths.CONFIG_NAME
+    config.write_text('[dream]\nidle_minutes = 60\nnightly_time = ""\n')
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    assert tempera("daemon", "start", timeout=90, env=env).returncode == 0
+    pid = int((data_dir / paths.DAEMON_LOCK_NAME).read_text().strip())
+    try:
+        config.write_text('[dream]\nidle_minutes = 0.05\nnightly_time = ""\n')  # the start read an hour
+
+        def cycles() -> list[tuple[str]]:
+            try:
+                return rows(data_dir, "SELECT trigger FROM dream_cycles WHERE status = 'done'")
+            except sqlite3.OperationalError:  # the dream's tables are made when it first looks
+                return []
+
+        assert wait_for(cycles, 60) == [("idle",)]
+        assert int((data_dir / paths.DAEMON_LOCK_NAME).read_text().strip()) == pid
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        wait_for(lambda: not alive(pid), 15)

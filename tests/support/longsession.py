@@ -69,15 +69,16 @@ def _shifted(value: str, by: timedelta) -> str:
     return (at + by).isoformat().replace("+00:00", "Z") if at else value
 
 
-def repeated_records(src: Path, copies: int, *, session_id: str, cwd: str) -> Iterator[dict[str, Any]]:
-    """The records of `copies` copies of `src`, in order, as one session in `cwd`."""
+def repeated_records(src: Path, copies: int, *, session_id: str, cwd: str, first: int = 0) -> Iterator[dict[str, Any]]:
+    """The records of `copies` copies of `src`, in order, as one session in `cwd`; the copies are numbered from
+    `first` (copy 0 keeps the source's ids and times), so sessions made of different numbers never share an id."""
     base = _records(src)
     ids: set[str] = set()
     _ids(base, ids)
     stamps = [s for s in (_stamp(r.get("timestamp")) for r in base if r.get("timestamp")) if s]
     span = (max(stamps) - min(stamps) if stamps else timedelta(0)) + timedelta(minutes=1)
     last_uuid: str | None = None
-    for n in range(copies):
+    for n in range(first, first + copies):
         suffix = f"-r{n}" if n else ""
         first_root = True
         for raw in base:
@@ -95,10 +96,10 @@ def repeated_records(src: Path, copies: int, *, session_id: str, cwd: str) -> It
                 last_uuid = rec["uuid"]
 
 
-def write_long_session(src: Path, dst: Path, copies: int, *, session_id: str, cwd: Path) -> Path:
+def write_long_session(src: Path, dst: Path, copies: int, *, session_id: str, cwd: Path, first: int = 0) -> Path:
     """`repeated_records` written to `dst` (a JSONL transcript)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     with dst.open("w", encoding="utf-8") as out:
-        for rec in repeated_records(src, copies, session_id=session_id, cwd=str(cwd)):
+        for rec in repeated_records(src, copies, session_id=session_id, cwd=str(cwd), first=first):
             out.write(json.dumps(rec) + "\n")
     return dst
