@@ -715,6 +715,18 @@ def _split(text: str) -> tuple[float, float]:
     return past, end
 
 
+def add_split_option(ap: argparse.ArgumentParser, verb: str) -> None:
+    """`--split PAST:END`, the time split of the entire-cli sessions (this eval's and learning_replay.py's)."""
+    ap.add_argument(
+        "--split",
+        type=_split,
+        default=(PAST_SHARE, 1.0),
+        metavar="PAST:END",
+        help=f"{verb} the sessions before share PAST, query those from PAST to END "
+        f"(default {PAST_SHARE}:1.0; 0.5:0.7 is the dev split)",
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -724,14 +736,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="use only the first N future sessions (a quick run)")
     ap.add_argument("--skip-hook", action="store_true", help="retrieval only: no daemon, no hook calls")
     ap.add_argument("--explain", action="store_true", help="print why each hybrid miss missed (see the docstring)")
-    ap.add_argument(
-        "--split",
-        type=_split,
-        default=(PAST_SHARE, 1.0),
-        metavar="PAST:END",
-        help=f"import the sessions before share PAST, query those from PAST to END "
-        f"(default {PAST_SHARE}:1.0; 0.5:0.7 is the dev split)",
-    )
+    add_split_option(ap, "import")
     a = ap.parse_args()
     started = time.perf_counter()
     report: dict[str, Any] = {
