@@ -259,9 +259,10 @@ def retrieve(
 
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
     w_kw = _keyword_weight(cfg, terms, hits.get(kw[0][0]) if kw else None) if mode == "hybrid" else 0.0
-    for h in hits.values():
+    lists = _fusion_lists(cfg, kw, vec if use_vec else None, named, w_kw) if mode == "hybrid" else []
+    for rowid, h in hits.items():
         if mode == "hybrid":
-            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec, w_kw, bool(named))
+            h.relevance = _fuse(rowid, lists, cfg.rrf_k)
         elif mode == "vector":
             h.relevance = max(0.0, h.similarity or 0.0)
         else:
@@ -317,21 +318,53 @@ def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> 
     return base + (cfg.hybrid_keyword_max_weight - base) * max(0.0, coverage - 0.5) / 0.5
 
 
-def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float, named: bool) -> float:
-    """RRF (k from config) normalised to [0, 1]. The keyword list counts with its own weight, and only for hits
-    whose BM25 is within `hybrid_keyword_min_ratio` of the best one: a weak lexical overlap (a paraphrase that
-    shares two generic words) must not outvote the embedding. When the prompt names files or identifiers, the
-    episodes naming them are a third list (`hybrid_names_weight`)."""
-    k = cfg.rrf_k
-    w_vec = 1.0 if use_vec else 0.0
-    w_names = cfg.hybrid_names_weight if named else 0.0
-    kw_ok = h.keyword_rank is not None and (h.bm25 or 0.0) >= cfg.hybrid_keyword_min_ratio * top_bm25
-    rrf = (
-        (w_kw / (k + h.keyword_rank) if kw_ok and h.keyword_rank else 0.0)
-        + (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0)
-        + (w_names / (k + h.names_rank) if h.names_rank else 0.0)
-    )
-    return rrf / ((w_kw + w_vec + w_names) / (k + 1))
+def _tied(found: list[tuple[int, float]], cfg: RetrievalConfig, power: float) -> dict[int, tuple[int, float]]:
+    """rowid -> (rank, strength) in one list, best first. Equal scores share a rank (two texts holding the same
+    terms score the same BM25): the list's order among them is arbitrary, so evidence and freshness decide. A drop
+    of more than `hybrid_gap_tolerance` between neighbours is a gap, and every hit below it counts (below / above) ^
+    `power` of its rank's term: the nearest embedding at 0.43 and the next at 0.32 are clearly apart, not one rank,
+    while a slope of small steps (0.65, 0.60, 0.56, 0.52, 0.48: five comparably relevant fixes) stays ranks only."""
+    out: dict[int, tuple[int, float]] = {}
+    rank, above, strength = 0, 0.0, 1.0
+    for i, (rowid, s) in enumerate(found, 1):
+        if i == 1 or s < above:
+            rank = i
+        if i > 1 and above > 0 and s < above * (1.0 - cfg.hybrid_gap_tolerance):
+            strength *= (max(0.0, s) / above) ** power
+        out[rowid], above = (rank, strength), s
+    return out
+
+
+def _fusion_lists(
+    cfg: RetrievalConfig,
+    kw: list[tuple[int, float]],
+    vec: list[tuple[int, float]] | None,
+    named: list[tuple[int, float]],
+    w_kw: float,
+) -> list[tuple[float, dict[int, tuple[int, float]]]]:
+    """Hybrid's lists with their weights (`_tied` ranks): BM25 (`w_kw`; only the hits within
+    `hybrid_keyword_min_ratio` of the best, its gap rule: a weak lexical overlap, a paraphrase sharing two generic
+    words, must not outvote the embedding), the vector list (1, when vectors are in use: None when not; its gaps
+    count with `hybrid_vector_gap_power`) and, when the prompt names files or identifiers, the episodes naming them
+    (`hybrid_names_weight`)."""
+    top = kw[0][1] if kw else 0.0
+    strong = [(r, s) for r, s in kw if s >= cfg.hybrid_keyword_min_ratio * top]
+    out = [(w_kw, _tied(strong, cfg, 0.0))]
+    if vec is not None:
+        out.append((1.0, _tied(vec, cfg, cfg.hybrid_vector_gap_power)))
+    if named:
+        out.append((cfg.hybrid_names_weight, _tied(named, cfg, 0.0)))
+    return out
+
+
+def _fuse(rowid: int, lists: list[tuple[float, dict[int, tuple[int, float]]]], k: int) -> float:
+    """Weighted RRF (k = `rrf_k`) over `_tied` ranks, each list's term times its strength, normalised to [0, 1]."""
+    total = 0.0
+    for w, found in lists:
+        if rowid in found:
+            rank, strength = found[rowid]
+            total += w * strength / (k + rank)
+    return total / (sum(w for w, _ in lists) / (k + 1))
 
 
 def _matched(ep: Episode, terms: list[str]) -> int:
