@@ -93,19 +93,6 @@ class RetrievalConfig(_Section):
         description="A BM25 hit counts in hybrid fusion only "
         "when its score is at least this share of the best BM25 score",
     )
-    hybrid_gap_tolerance: float = Field(
-        0.1,
-        ge=0,
-        lt=1,
-        description="In hybrid fusion a drop of more than this share between neighbours in the vector list is a gap "
-        "(smaller steps are ranks only; fitted by evals/fit_fusion.py)",
-    )
-    hybrid_vector_gap_power: float = Field(
-        4.0,
-        ge=0,
-        description="A vector hit below a gap counts (cosine below / cosine above) to this power of its rank's "
-        "RRF term: an embedding clearly nearer than the rest stands out (0 = ranks only; evals/fit_fusion.py)",
-    )
     hybrid_vector_min_ratio: float = Field(
         0.7,
         ge=0,

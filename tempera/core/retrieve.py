@@ -318,20 +318,16 @@ def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> 
     return base + (cfg.hybrid_keyword_max_weight - base) * max(0.0, coverage - 0.5) / 0.5
 
 
-def _tied(found: list[tuple[int, float]], cfg: RetrievalConfig, power: float) -> dict[int, tuple[int, float]]:
-    """rowid -> (rank, strength) in one list, best first. Equal scores share a rank (two texts holding the same
-    terms score the same BM25): the list's order among them is arbitrary, so evidence and freshness decide. A drop
-    of more than `hybrid_gap_tolerance` between neighbours is a gap, and every hit below it counts (below / above) ^
-    `power` of its rank's term: the nearest embedding at 0.43 and the next at 0.32 are clearly apart, not one rank,
-    while a slope of small steps (0.65, 0.60, 0.56, 0.52, 0.48: five comparably relevant fixes) stays ranks only."""
-    out: dict[int, tuple[int, float]] = {}
-    rank, above, strength = 0, 0.0, 1.0
+def _tied(found: list[tuple[int, float]]) -> dict[int, int]:
+    """rowid -> rank in one list, best first, equal scores sharing a rank (two texts holding the same terms score
+    the same BM25): the list's order among them is arbitrary, so evidence and freshness decide, whatever the lists'
+    weights."""
+    out: dict[int, int] = {}
+    rank, above = 0, 0.0
     for i, (rowid, s) in enumerate(found, 1):
         if i == 1 or s < above:
             rank = i
-        if i > 1 and above > 0 and s < above * (1.0 - cfg.hybrid_gap_tolerance):
-            strength *= (max(0.0, s) / above) ** power
-        out[rowid], above = (rank, strength), s
+        out[rowid], above = rank, s
     return out
 
 
@@ -341,29 +337,23 @@ def _fusion_lists(
     vec: list[tuple[int, float]] | None,
     named: list[tuple[int, float]],
     w_kw: float,
-) -> list[tuple[float, dict[int, tuple[int, float]]]]:
-    """Hybrid's lists with their weights (`_tied` ranks): BM25 (`w_kw`; only the hits within
-    `hybrid_keyword_min_ratio` of the best, its gap rule: a weak lexical overlap, a paraphrase sharing two generic
-    words, must not outvote the embedding), the vector list (1, when vectors are in use: None when not; its gaps
-    count with `hybrid_vector_gap_power`) and, when the prompt names files or identifiers, the episodes naming them
-    (`hybrid_names_weight`)."""
+) -> list[tuple[float, dict[int, int]]]:
+    """Hybrid's lists with their weights and `_tied` ranks: BM25 (`w_kw`; only the hits within
+    `hybrid_keyword_min_ratio` of the best: a weak lexical overlap, a paraphrase sharing two generic words, must not
+    outvote the embedding), the vector list (1, when vectors are in use: None when not) and, when the prompt names
+    files or identifiers, the episodes naming them (`hybrid_names_weight`)."""
     top = kw[0][1] if kw else 0.0
-    strong = [(r, s) for r, s in kw if s >= cfg.hybrid_keyword_min_ratio * top]
-    out = [(w_kw, _tied(strong, cfg, 0.0))]
+    out = [(w_kw, _tied([(r, s) for r, s in kw if s >= cfg.hybrid_keyword_min_ratio * top]))]
     if vec is not None:
-        out.append((1.0, _tied(vec, cfg, cfg.hybrid_vector_gap_power)))
+        out.append((1.0, _tied(vec)))
     if named:
-        out.append((cfg.hybrid_names_weight, _tied(named, cfg, 0.0)))
+        out.append((cfg.hybrid_names_weight, _tied(named)))
     return out
 
 
-def _fuse(rowid: int, lists: list[tuple[float, dict[int, tuple[int, float]]]], k: int) -> float:
-    """Weighted RRF (k = `rrf_k`) over `_tied` ranks, each list's term times its strength, normalised to [0, 1]."""
-    total = 0.0
-    for w, found in lists:
-        if rowid in found:
-            rank, strength = found[rowid]
-            total += w * strength / (k + rank)
+def _fuse(rowid: int, lists: list[tuple[float, dict[int, int]]], k: int) -> float:
+    """Weighted RRF (k = `rrf_k`) over `_tied` ranks, normalised to [0, 1]."""
+    total = sum(w / (k + ranks[rowid]) for w, ranks in lists if rowid in ranks)
     return total / (sum(w for w, _ in lists) / (k + 1))
 
 
