@@ -308,9 +308,10 @@ def _in_time(
 
 
 def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> float:
-    """The BM25 list's weight for this query: `hybrid_keyword_weight`, rising to 1 with the share of the query's
-    terms the best BM25 hit contains. A question that names its subject (an error code, a person, a file) is
-    answered by the words themselves; a paraphrase shares only a couple of generic words with its answer."""
+    """The BM25 list's weight for this query: `hybrid_keyword_weight`, rising to `hybrid_keyword_max_weight` with the
+    share of the query's terms the best BM25 hit contains. A question that names its subject (an error code, a
+    person, a file) is answered by the words themselves; a paraphrase shares only a couple of generic words with its
+    answer."""
     base = cfg.hybrid_keyword_weight
     if top is None or not terms:
         return base
