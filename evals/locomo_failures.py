@@ -22,7 +22,7 @@ import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -143,22 +143,32 @@ def _lists(h: Hit) -> str:
 def cross_validate(mem: Memory, queries: list[dict[str, Any]], units: Any, cfg: RetrievalConfig, spec: str) -> None:
     """Leave one conversation out: the value best on four conversations (any@5 + any@10), scored on the fifth."""
     key, _, values = spec.partition("=")
-    field = RetrievalConfig.model_fields[key]
-    cast = type(field.default) if field.default is not None else float
-    grid = [cast(v) if cast is not bool else v.lower() == "true" for v in values.split(",")]
+    grid = [setting(key, v) for v in values.split(",")]
     ranks = {
         v: [first_hit(run(mem, q, cfg.model_copy(update={key: v}), "hybrid"), q, units) for q in queries] for v in grid
     }
     kw = [first_hit(run(mem, q, cfg, "keyword"), q, units) for q in queries]
-    samples = sorted({q["sample"] for q in queries})
     print(f"\n{key}: whole-set hybrid any@5 / any@10 per value (keyword {recall(kw, 5):.3f} / {recall(kw, 10):.3f})")
     for v in grid:
         print(f"  {v!s:<8} {recall(ranks[v], 5):.3f} / {recall(ranks[v], 10):.3f}")
+    leave_one_out(
+        [q["sample"] for q in queries], ranks, kw, lambda v, fit: sum(recall([ranks[v][i] for i in fit], k) for k in K)
+    )
+
+
+def leave_one_out(
+    samples: list[str],
+    ranks: dict[Any, list[int | None]],
+    kw: list[int | None],
+    objective: Callable[[Any, list[int]], float],
+) -> None:
+    """For each conversation, the setting (a key of `ranks`, each question's first evidence rank) with the best
+    objective on the other conversations' questions (their indexes), scored on it; prints the held-out mean."""
     held: dict[str, list[float]] = defaultdict(list)
-    for s in samples:
-        fit = [i for i, q in enumerate(queries) if q["sample"] != s]
-        test = [i for i, q in enumerate(queries) if q["sample"] == s]
-        best = max(grid, key=lambda v: sum(recall([ranks[v][i] for i in fit], k) for k in K))
+    for s in sorted(set(samples)):
+        fit = [i for i, x in enumerate(samples) if x != s]
+        test = [i for i, x in enumerate(samples) if x == s]
+        best = max(ranks, key=lambda v: objective(v, fit))
         for k in K:
             held[f"hybrid@{k}"].append(recall([ranks[best][i] for i in test], k))
             held[f"keyword@{k}"].append(recall([kw[i] for i in test], k))
@@ -169,20 +179,37 @@ def cross_validate(mem: Memory, queries: list[dict[str, Any]], units: Any, cfg: 
     print("  mean over held-out conversations: " + ", ".join(f"{k} {sum(v) / len(v):.3f}" for k, v in held.items()))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments this script and evals/fit_fusion.py share: the data, the reused run, settings for every run."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--workdir", type=Path, required=True, help="an `evals/locomo.py --workdir` run")
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE retrieval setting for every run")
+    return ap
+
+
+def settings(items: list[str]) -> RetrievalConfig:
+    """The product's retrieval config with `--set KEY=VALUE` items applied."""
+    cfg = load_config().retrieval
+    for item in items:
+        key, _, value = item.partition("=")
+        cfg = cfg.model_copy(update={key: setting(key, value)})
+    return cfg
+
+
+def setting(key: str, text: str) -> Any:
+    default = RetrievalConfig.model_fields[key].default
+    return text.lower() == "true" if isinstance(default, bool) else type(default)(text)
+
+
+def main() -> None:
+    ap = parser(__doc__)
     ap.add_argument("--cv", action="append", default=[], help="KEY=V1,V2,... chosen by leave-one-conversation-out")
     ap.add_argument("--show", type=int, default=20, help="lost questions printed in full")
     ap.add_argument("--no-analysis", action="store_true")
     a = ap.parse_args()
     mem, queries, units = load(a.data, a.workdir)
-    cfg = load_config().retrieval
-    for item in a.set:
-        key, _, value = item.partition("=")
-        cfg = cfg.model_copy(update={key: type(getattr(cfg, key))(value)})
+    cfg = settings(a.set)
     if not a.no_analysis:
         analyse(mem, queries, units, cfg, a.show)
     for spec in a.cv:

@@ -84,10 +84,10 @@ class RetrievalConfig(_Section):
     )
     hybrid_keyword_weight: float = Field(0.5, ge=0, description="Weight of the BM25 list in hybrid RRF (vector = 1)")
     hybrid_keyword_max_weight: float = Field(
-        1.0,
+        2.0,
         ge=0,
         description="The BM25 list's weight when its best hit "
-        "holds every query term (it rises from hybrid_keyword_weight above half)",
+        "holds every query term (it rises from hybrid_keyword_weight above half; evals/fit_fusion.py)",
     )
     hybrid_keyword_min_ratio: float = Field(
         0.5,

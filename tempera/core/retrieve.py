@@ -259,9 +259,10 @@ def retrieve(
 
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
     w_kw = _keyword_weight(cfg, terms, hits.get(kw[0][0]) if kw else None) if mode == "hybrid" else 0.0
-    for h in hits.values():
+    lists = _fusion_lists(cfg, kw, vec if use_vec else None, named, w_kw) if mode == "hybrid" else []
+    for rowid, h in hits.items():
         if mode == "hybrid":
-            h.relevance = _weighted_rrf(h, cfg, top_bm25, use_vec, w_kw, bool(named))
+            h.relevance = _fuse(rowid, lists, cfg.rrf_k)
         elif mode == "vector":
             h.relevance = max(0.0, h.similarity or 0.0)
         else:
@@ -307,9 +308,10 @@ def _in_time(
 
 
 def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> float:
-    """The BM25 list's weight for this query: `hybrid_keyword_weight`, rising to 1 with the share of the query's
-    terms the best BM25 hit contains. A question that names its subject (an error code, a person, a file) is
-    answered by the words themselves; a paraphrase shares only a couple of generic words with its answer."""
+    """The BM25 list's weight for this query: `hybrid_keyword_weight`, rising to `hybrid_keyword_max_weight` with the
+    share of the query's terms the best BM25 hit contains. A question that names its subject (an error code, a
+    person, a file) is answered by the words themselves; a paraphrase shares only a couple of generic words with its
+    answer."""
     base = cfg.hybrid_keyword_weight
     if top is None or not terms:
         return base
@@ -317,21 +319,43 @@ def _keyword_weight(cfg: RetrievalConfig, terms: list[str], top: Hit | None) -> 
     return base + (cfg.hybrid_keyword_max_weight - base) * max(0.0, coverage - 0.5) / 0.5
 
 
-def _weighted_rrf(h: Hit, cfg: RetrievalConfig, top_bm25: float, use_vec: bool, w_kw: float, named: bool) -> float:
-    """RRF (k from config) normalised to [0, 1]. The keyword list counts with its own weight, and only for hits
-    whose BM25 is within `hybrid_keyword_min_ratio` of the best one: a weak lexical overlap (a paraphrase that
-    shares two generic words) must not outvote the embedding. When the prompt names files or identifiers, the
-    episodes naming them are a third list (`hybrid_names_weight`)."""
-    k = cfg.rrf_k
-    w_vec = 1.0 if use_vec else 0.0
-    w_names = cfg.hybrid_names_weight if named else 0.0
-    kw_ok = h.keyword_rank is not None and (h.bm25 or 0.0) >= cfg.hybrid_keyword_min_ratio * top_bm25
-    rrf = (
-        (w_kw / (k + h.keyword_rank) if kw_ok and h.keyword_rank else 0.0)
-        + (w_vec / (k + h.vector_rank) if h.vector_rank else 0.0)
-        + (w_names / (k + h.names_rank) if h.names_rank else 0.0)
-    )
-    return rrf / ((w_kw + w_vec + w_names) / (k + 1))
+def _tied(found: list[tuple[int, float]]) -> dict[int, int]:
+    """rowid -> rank in one list, best first, equal scores sharing a rank (two texts holding the same terms score
+    the same BM25): the list's order among them is arbitrary, so evidence and freshness decide, whatever the lists'
+    weights."""
+    out: dict[int, int] = {}
+    rank, above = 0, 0.0
+    for i, (rowid, s) in enumerate(found, 1):
+        if i == 1 or s < above:
+            rank = i
+        out[rowid], above = rank, s
+    return out
+
+
+def _fusion_lists(
+    cfg: RetrievalConfig,
+    kw: list[tuple[int, float]],
+    vec: list[tuple[int, float]] | None,
+    named: list[tuple[int, float]],
+    w_kw: float,
+) -> list[tuple[float, dict[int, int]]]:
+    """Hybrid's lists with their weights and `_tied` ranks: BM25 (`w_kw`; only the hits within
+    `hybrid_keyword_min_ratio` of the best: a weak lexical overlap, a paraphrase sharing two generic words, must not
+    outvote the embedding), the vector list (1, when vectors are in use: None when not) and, when the prompt names
+    files or identifiers, the episodes naming them (`hybrid_names_weight`)."""
+    top = kw[0][1] if kw else 0.0
+    out = [(w_kw, _tied([(r, s) for r, s in kw if s >= cfg.hybrid_keyword_min_ratio * top]))]
+    if vec is not None:
+        out.append((1.0, _tied(vec)))
+    if named:
+        out.append((cfg.hybrid_names_weight, _tied(named)))
+    return out
+
+
+def _fuse(rowid: int, lists: list[tuple[float, dict[int, int]]], k: int) -> float:
+    """Weighted RRF (k = `rrf_k`) over `_tied` ranks, normalised to [0, 1]."""
+    total = sum(w / (k + ranks[rowid]) for w, ranks in lists if rowid in ranks)
+    return total / (sum(w for w, _ in lists) / (k + 1))
 
 
 def _matched(ep: Episode, terms: list[str]) -> int:
