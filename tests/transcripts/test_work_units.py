@@ -53,6 +53,8 @@ def test_a_test_run_turning_green_cuts_after_the_task_items() -> None:
     assert units[1].prompt == "Fix GetSessionDir calls (resume.go, rewind.go, session.go)"
     runs = [r.passed for u in units[:3] for r in u.test_runs]
     assert False in runs and units[3].test_runs[-1].passed
+    # the green-tests unit is about the task item in progress, not the turn's prompt or the agent's remark
+    assert units[3].unit.intent == units[3].prompt == "Run tests to verify fixes"
 
 
 def test_a_commit_closes_a_unit_and_is_named_in_its_summary(kw_memory: Memory, tmp_path: Path) -> None:
@@ -61,7 +63,11 @@ def test_a_commit_closes_a_unit_and_is_named_in_its_summary(kw_memory: Memory, t
     assert units[0].unit.commits == ["fix: address PR review feedback on gitutil package"]
     added = capture_transcript(kw_memory, copy("58e50d6c-lines-4-157", tmp_path)).added
     assert "Committed: fix: address PR review feedback on gitutil package." in added[0].summary
-    assert added[0].outcome.commit and added[1].summary.startswith("let me reply to the PR comment threads")
+    assert added[0].outcome.commit
+    # the unit after the commit opens with the agent's interim remark; its intent is the turn's request instead
+    assert units[1].messages[1].text.startswith("Now let me reply to the PR comment threads.")
+    assert units[1].unit.intent == units[1].unit.turn_prompt == "/github-pr-review"
+    assert added[1].intent.extracted == "/github-pr-review" and "let me reply" not in added[1].summary
 
 
 def test_the_compaction_summary_closes_one_unit_and_opens_the_next(kw_memory: Memory, tmp_path: Path) -> None:
