@@ -57,6 +57,32 @@ def test_a_test_run_turning_green_cuts_after_the_task_items() -> None:
     assert units[3].unit.intent == units[3].prompt == "Run tests to verify fixes"
 
 
+def _todo(s: SessionWriter, item: str) -> None:
+    s.tool("TodoWrite", {"todos": [{"content": item, "status": "in_progress", "activeForm": item}]}, "Todos updated")
+
+
+@pytest.mark.parametrize(("todo_now", "intent"), [(False, "fix the lint errors"), (True, "Fix lint in logger.go")])
+def test_a_task_item_an_earlier_turn_left_in_progress_does_not_name_new_work(
+    tmp_path: Path, todo_now: bool, intent: str
+) -> None:
+    s = SessionWriter(tmp_path / "s.jsonl", cwd="/Users/dev/cli")
+    s.prompt("rename the checkpoint helper")
+    _todo(s, "Rename the checkpoint helper")
+    s.say("Renamed it.")
+    s.prompt("fix the lint errors")
+    if todo_now:
+        _todo(s, "Fix lint in logger.go")
+    s.bash("go test ./...", "--- FAIL: TestLogger (0.00s)\nFAIL", ok=False)
+    for i in range(8):
+        s.tool("Read", {"file_path": f"/Users/dev/cli/logging/f{i}.go"}, "package logging")
+    s.bash("go test ./...", "ok  \tgithub.com/dev/cli/logging\t0.2s")
+    s.tool("Bash", {"command": "go vet ./..."}, "", text="All tests pass. Let me run vet too:")
+    s.say("Lint is clean.")
+    units = [u for u in work_units(segment_turns(read_transcript(s.path))) if u.index == 1]
+    assert [u.unit.reason for u in units] == ["prompt", "tests"]
+    assert units[1].unit.intent == intent  # not "Rename the checkpoint helper", nor the agent's "All tests pass."
+
+
 def test_a_commit_closes_a_unit_and_is_named_in_its_summary(kw_memory: Memory, tmp_path: Path) -> None:
     units = units_of("58e50d6c-lines-4-157")
     assert [u.unit.reason for u in units] == ["prompt", "commit"]
