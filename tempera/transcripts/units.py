@@ -9,6 +9,9 @@ A unit ends, and the next begins, at:
 - a test run that passes after one in the same unit failed;
 - a clear change of the files being edited: an edit in a directory the unit has not edited, after three edits in
   others.
+A unit's intent says what its work was, never the agent's interim remark ("All tests pass. Let me run lint:"): the
+task item it started or worked on (an item left in progress by an earlier turn counts only once a task tool runs
+in this one), else the compaction summary's "current work" of the turn, else the turn's prompt.
 Every rule looks only at what came before, so a unit's first record never moves when the transcript grows and the
 capture cursor works unit by unit as it did turn by turn (a unit's first record stands for the turn's prompt).
 Except at a compaction, a cut needs the unit so far to hold MIN_CALLS tool calls, so a short turn stays one
@@ -29,29 +32,29 @@ from tempera.transcripts.turns import ToolCall, Turn, UnitInfo, clean_text, deri
 
 MIN_CALLS = 8  # tool calls a unit holds before anything but a compaction may close it
 FILE_SHIFT_EDITS = 3  # edits a unit has made before a new directory counts as a change of subject
-INTENT_CHARS = 300
 _TASK_ID = re.compile(r"Task #(\w+)")
-_OPENER = re.compile(r"^(?:(?:ok(?:ay)?|now|great|perfect|good|alright|all right|excellent|done)[,.!]?\s+)+", re.I)
 
 
 @dataclass
 class _Tasks:
     """Task items as the session goes: TodoWrite's list, and TaskCreate subjects by id (TaskUpdate names ids)."""
 
-    todo_current: str | None = None
+    current: str | None = None  # the item in progress (TodoWrite's, or the task TaskUpdate last started)
+    touched: bool = False  # a task tool ran in the turn being cut: `current` is not left over from an earlier one
     todo_done: set[str] = field(default_factory=set)
     subjects: dict[str, str] = field(default_factory=dict)
 
     def started_and_done(self, call: ToolCall) -> tuple[str | None, list[str]]:
         """The item this call put in progress (if it changed) and the items it completed."""
+        self.touched = self.touched or call.name in ("TodoWrite", "TaskCreate", "TaskUpdate")
         if call.name == "TodoWrite":
             todos = [t for t in call.input.get("todos") or [] if isinstance(t, dict)]
             current = next((str(t.get("content") or "") for t in todos if t.get("status") == "in_progress"), None)
             done = [str(t.get("content") or "") for t in todos if t.get("status") == "completed"]
             new_done = [d for d in done if d and d not in self.todo_done]
             self.todo_done.update(new_done)
-            started = current if current and current != self.todo_current else None
-            self.todo_current = current
+            started = current if current and current != self.current else None
+            self.current = current
             return started, new_done
         if call.name == "TaskCreate":
             task_id = _task_id(call)
@@ -61,8 +64,10 @@ class _Tasks:
             subject = self.subjects.get(str(call.input.get("taskId") or ""), "")
             status = call.input.get("status")
             if subject and status == "in_progress":
+                self.current = subject
                 return subject, []
             if subject and status == "completed":
+                self.current = None if self.current == subject else self.current
                 return None, [subject]
         return None, []
 
@@ -81,6 +86,8 @@ class _Cut:
     at: int  # index into the turn's records where the unit starts
     reason: str
     intent: str = ""
+    first_item: str = ""  # the first task item started in the unit
+    carried: str = ""  # the item in progress where the unit starts, else the turn's compaction's current work
     done: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
     compact_summary: str = ""
@@ -130,6 +137,7 @@ def _cuts(turn: Turn, tasks: _Tasks) -> list[_Cut]:
     cuts = [_Cut(0, "prompt", turn.prompt)]
     unit = _Unit()
     pending: _Cut | None = None
+    work = ""  # "current work" of the turn's latest compaction
     for i, r in enumerate(records):
         if i in starts and i > 0:
             if pending is not None:
@@ -139,6 +147,8 @@ def _cuts(turn: Turn, tasks: _Tasks) -> list[_Cut]:
             elif _files_shift(r, unit, calls):
                 cuts.append(_Cut(i, "files"))
                 unit = _Unit()
+            if cuts[-1].at == i:
+                cuts[-1].carried = (tasks.current if tasks.touched else None) or work
         if r.type == "assistant":
             for block in r.tool_uses:
                 unit.calls += 1
@@ -149,7 +159,7 @@ def _cuts(turn: Turn, tasks: _Tasks) -> list[_Cut]:
         elif _is_compaction(r) and (unit.calls or pending is not None):
             text = clean_text(r.text) if r.type == "user" else ""
             if text:
-                cuts[-1].compact_summary = current_work(text)
+                cuts[-1].compact_summary = work = current_work(text)
             pending = _Cut(0, "compaction", next_step(text) if text else (pending.intent if pending else ""))
         for block in r.tool_results if r.type == "user" else []:
             call = calls.get(block.tool_id or "")
@@ -169,6 +179,7 @@ def _after_call(call: ToolCall, tasks: _Tasks, unit: _Unit, current: _Cut, pendi
     """What one finished call says: an item started or done, a commit, tests back to green."""
     started, done = tasks.started_and_done(call)
     current.done.extend(done)
+    current.first_item = current.first_item or started or ""
     ready = unit.calls >= MIN_CALLS
     if started and ready:
         if pending is None:
@@ -216,18 +227,10 @@ def _unit_turn(turn: Turn, records: list[Record], position: int, until_line: int
     return unit
 
 
-def _opening_intent(unit: Turn) -> str:
-    """What the agent said it would do first in this unit, when it said something substantive."""
-    for message in unit.messages[:2]:
-        text = _OPENER.sub("", " ".join(message.text.split()))
-        if len(text) >= 20:
-            return text[:INTENT_CHARS]
-    return ""
-
-
 def split_turn(turn: Turn, tasks: _Tasks | None = None) -> list[Turn]:
     """The turn's work units; a turn with no cut is returned as its one unit."""
     tasks = tasks if tasks is not None else _Tasks()
+    tasks.touched = False
     cuts = _cuts(turn, tasks)
     if len(cuts) == 1:
         c = cuts[0]
@@ -242,7 +245,7 @@ def split_turn(turn: Turn, tasks: _Tasks | None = None) -> list[Turn]:
         found = owner(run, units)
         (found or units[-1]).subagents.append(run)
     for n, (unit, cut) in enumerate(zip(units, cuts)):
-        intent = turn.prompt if n == 0 else (cut.intent or _opening_intent(unit) or turn.prompt)
+        intent = turn.prompt if n == 0 else (cut.intent or cut.first_item or cut.carried or turn.prompt)
         unit.prompt = intent
         unit.unit = UnitInfo(n, cut.reason, intent, turn.prompt, cut.done, cut.commits, cut.compact_summary)
         derive(unit)

@@ -53,6 +53,34 @@ def test_a_test_run_turning_green_cuts_after_the_task_items() -> None:
     assert units[1].prompt == "Fix GetSessionDir calls (resume.go, rewind.go, session.go)"
     runs = [r.passed for u in units[:3] for r in u.test_runs]
     assert False in runs and units[3].test_runs[-1].passed
+    # the green-tests unit is about the task item in progress, not the turn's prompt or the agent's remark
+    assert units[3].unit.intent == units[3].prompt == "Run tests to verify fixes"
+
+
+def _todo(s: SessionWriter, item: str) -> None:
+    s.tool("TodoWrite", {"todos": [{"content": item, "status": "in_progress", "activeForm": item}]}, "Todos updated")
+
+
+@pytest.mark.parametrize(("todo_now", "intent"), [(False, "fix the lint errors"), (True, "Fix lint in logger.go")])
+def test_a_task_item_an_earlier_turn_left_in_progress_does_not_name_new_work(
+    tmp_path: Path, todo_now: bool, intent: str
+) -> None:
+    s = SessionWriter(tmp_path / "s.jsonl", cwd="/Users/dev/cli")
+    s.prompt("rename the checkpoint helper")
+    _todo(s, "Rename the checkpoint helper")
+    s.say("Renamed it.")
+    s.prompt("fix the lint errors")
+    if todo_now:
+        _todo(s, "Fix lint in logger.go")
+    s.bash("go test ./...", "--- FAIL: TestLogger (0.00s)\nFAIL", ok=False)
+    for i in range(8):
+        s.tool("Read", {"file_path": f"/Users/dev/cli/logging/f{i}.go"}, "package logging")
+    s.bash("go test ./...", "ok  \tgithub.com/dev/cli/logging\t0.2s")
+    s.tool("Bash", {"command": "go vet ./..."}, "", text="All tests pass. Let me run vet too:")
+    s.say("Lint is clean.")
+    units = [u for u in work_units(segment_turns(read_transcript(s.path))) if u.index == 1]
+    assert [u.unit.reason for u in units] == ["prompt", "tests"]
+    assert units[1].unit.intent == intent  # not "Rename the checkpoint helper", nor the agent's "All tests pass."
 
 
 def test_a_commit_closes_a_unit_and_is_named_in_its_summary(kw_memory: Memory, tmp_path: Path) -> None:
@@ -61,7 +89,11 @@ def test_a_commit_closes_a_unit_and_is_named_in_its_summary(kw_memory: Memory, t
     assert units[0].unit.commits == ["fix: address PR review feedback on gitutil package"]
     added = capture_transcript(kw_memory, copy("58e50d6c-lines-4-157", tmp_path)).added
     assert "Committed: fix: address PR review feedback on gitutil package." in added[0].summary
-    assert added[0].outcome.commit and added[1].summary.startswith("let me reply to the PR comment threads")
+    assert added[0].outcome.commit
+    # the unit after the commit opens with the agent's interim remark; its intent is the turn's request instead
+    assert units[1].messages[1].text.startswith("Now let me reply to the PR comment threads.")
+    assert units[1].unit.intent == units[1].unit.turn_prompt == "/github-pr-review"
+    assert added[1].intent.extracted == "/github-pr-review" and "let me reply" not in added[1].summary
 
 
 def test_the_compaction_summary_closes_one_unit_and_opens_the_next(kw_memory: Memory, tmp_path: Path) -> None:
