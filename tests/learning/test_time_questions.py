@@ -8,6 +8,9 @@ from learnbook import NOW, Book
 from tempera.core.models import Episode
 
 DAY = 24.0
+# Hours since NOW's midnight: "yesterday" is a calendar day, so its episodes sit at fixed times of that day (22 hours
+# ago is today after 22:00, and an hour ago is yesterday before 01:00: the test failed in those hours).
+SINCE_MIDNIGHT = (NOW - NOW.replace(hour=0, minute=0, second=0)).total_seconds() / 3600
 
 
 def ranking(book: Book, query: str, mode: str = "hybrid") -> list[str]:
@@ -22,9 +25,9 @@ def week(book: Book) -> dict[str, Episode]:
         "migration": book.add("Ran the migration of the orders table to PostgreSQL", at=-10 * DAY),
         "login_again": book.add("Fixed the flaky login test again: the session cookie expired", at=-8 * DAY),
         "cache": book.add("Added a Redis cache in front of the product search", at=-3 * DAY),
-        "yesterday_docs": book.add("Wrote the API docs for the billing endpoints", at=-DAY),
-        "yesterday_ci": book.add("Sped up the CI pipeline by caching the pip wheels", at=-DAY + 2),
-        "today": book.add("Reviewed the pull request for the checkout page", at=-1),
+        "yesterday_docs": book.add("Wrote the API docs for the billing endpoints", at=-SINCE_MIDNIGHT - 14),
+        "yesterday_ci": book.add("Sped up the CI pipeline by caching the pip wheels", at=-SINCE_MIDNIGHT - 10),
+        "today": book.add("Reviewed the pull request for the checkout page", at=-SINCE_MIDNIGHT / 2),
     }
 
 
