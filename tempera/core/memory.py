@@ -26,14 +26,35 @@ log = logging.getLogger("tempera")
 class Memory:
     """Open lazily: the model only loads when something needs a vector. Opening re-keys projects whose id changed."""
 
-    def __init__(self, config: Config | None = None, db_path: Path | None = None, *, use_model: bool = True):
+    def __init__(
+        self,
+        config: Config | None = None,
+        db_path: Path | None = None,
+        *,
+        use_model: bool = True,
+        last_good: Config | None = None,
+    ):
+        """`last_good` (with no `config`): the config to start from if config.toml does not validate at this moment,
+        then follow the file as ever; a daemon thread opens with its process's, so that a file broken in the
+        instant the thread starts cannot kill it."""
         self._config_is_the_file = config is None
         self._config_key = settings.config_key(os.environ) if config is None else None  # before the read it keys
-        self.config = config or load_config()
+        self.config = config or self._read_config(last_good)
         self.db: Database = connect(db_path or paths.db_path())
         self.embedder: Embedder | None = get_embedder(self.config) if use_model else None
         self.store = EpisodeStore(self.db, self.embedder)
         reconcile(self.db)  # ids that predate, or changed since, the project identity rule (project_merge.py)
+
+    @staticmethod
+    def _read_config(last_good: Config | None) -> Config:
+        """config.toml as it is now; if it does not validate, `last_good` (logged), and without one the error."""
+        try:
+            return load_config()
+        except InvalidInput as exc:
+            if last_good is None:
+                raise
+            log.warning("config.toml not applied, the previous settings stay: %s", exc)
+            return last_good
 
     def current_config(self) -> Config:
         """The config as config.toml (and the TEMPERA_* environment) say now, for what a long-lived process answers
@@ -46,10 +67,7 @@ class Memory:
         if self._config_is_the_file:
             key = settings.config_key(os.environ)
             if key is None or key != self._config_key:
-                try:
-                    self.config = load_config()
-                except InvalidInput as exc:
-                    log.warning("config.toml not applied, the previous settings stay: %s", exc)
+                self.config = self._read_config(self.config)
                 self._config_key = key
         return self.config
 

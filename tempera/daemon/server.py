@@ -23,7 +23,7 @@ from typing import Any
 
 from tempera import __version__
 from tempera.core import jobs, paths
-from tempera.core.config import load_config
+from tempera.core.config import Config, load_config
 from tempera.core.memory import Memory
 from tempera.core.vecindex import VectorCache
 
@@ -161,6 +161,11 @@ class Daemon:
             log.warning("transcript watch unavailable: %s", exc)
             self.watcher = None
 
+    def _last_good(self) -> Config:
+        """The config a new thread starts from if config.toml is broken in the instant it opens its Memory."""
+        assert self.mem is not None
+        return self.mem.current_config()
+
     def _start_dream(self) -> None:
         """The dream cycle's own thread (tempera.dream.scheduler): it runs after idle periods and nightly, with the
         config of each moment; whether it runs at all (`dream.schedule`) is decided at the daemon's start."""
@@ -168,7 +173,7 @@ class Daemon:
             return
         from tempera.dream.scheduler import DreamScheduler
 
-        self.dream = DreamScheduler(self.data_dir, lambda: self.last_activity)
+        self.dream = DreamScheduler(self.data_dir, lambda: self.last_activity, self._last_good())
         self.dream.start()
 
     def _start_team(self) -> None:
@@ -182,7 +187,7 @@ class Daemon:
             from tempera.daemon.teamsync import TeamSyncer
         except ImportError:
             return
-        self.team = TeamSyncer()
+        self.team = TeamSyncer(self._last_good())
         self.team.start()
 
     def _touch(self) -> None:
@@ -288,7 +293,7 @@ class Daemon:
     def _work_loop(self, work_one: Callable[[Memory], bool]) -> None:
         # its own connection (the embedder is shared): jobs never wait behind requests; its config follows
         # config.toml per job (work_one)
-        mem = Memory()
+        mem = Memory(last_good=self._last_good())
         try:
             while not self.stop.is_set():
                 try:

@@ -11,6 +11,7 @@ import logging
 import threading
 from typing import Any
 
+from tempera.core.config import Config
 from tempera.core.memory import Memory
 
 log = logging.getLogger("tempera.daemon")
@@ -18,7 +19,8 @@ FIRST_SYNC_SECONDS = 5.0  # soon after the daemon starts, then every team.sync_s
 
 
 class TeamSyncer:
-    def __init__(self) -> None:
+    def __init__(self, last_good: Config) -> None:
+        self.last_good = last_good  # the config the thread starts from if config.toml is broken as it opens
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="team", daemon=True)
         self.pool: Any = None
@@ -70,7 +72,7 @@ class TeamSyncer:
     def _loop(self) -> None:
         """Ticks with config.toml as it is at each (`Memory.current_config`): an edited `team.sync_seconds` sets the
         next wait; 0 (only by hand) pauses the thread, which looks again every FIRST_SYNC_SECONDS."""
-        mem = Memory()
+        mem = Memory(last_good=self.last_good)
         wait = min(mem.config.team.sync_seconds, FIRST_SYNC_SECONDS)
         try:
             while not self.stop_event.wait(timeout=wait):

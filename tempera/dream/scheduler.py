@@ -25,6 +25,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from tempera.core import paths
+from tempera.core.config import Config
 from tempera.core.memory import Memory
 from tempera.dream.cycle import CycleBusy, last_cycle, last_signature, memory_signature, run_cycle
 
@@ -55,9 +56,10 @@ class _Marker(FileSystemEventHandler):
 
 
 class DreamScheduler:
-    def __init__(self, data_dir: Path, last_activity: Callable[[], float]):
+    def __init__(self, data_dir: Path, last_activity: Callable[[], float], last_good: Config):
         self.data_dir = data_dir
         self.last_activity = last_activity
+        self.last_good = last_good  # the config the thread starts from if config.toml is broken as it opens
         self.stopping = threading.Event()
         self.dirty = threading.Event()
         self.dirty.set()  # work may have arrived while no daemon ran
@@ -103,7 +105,7 @@ class DreamScheduler:
     def _loop(self) -> None:
         """Each tick, and the cycle it may start, read config.toml as it is then (`Memory.current_config`): an edit
         of the idle time, the nightly time or the budget applies without a restart."""
-        mem = Memory()
+        mem = Memory(last_good=self.last_good)
         pending = False
         try:
             while not self.stopping.wait(max(0.5, min(15.0, mem.current_config().dream.idle_minutes * 60 / 4))):
