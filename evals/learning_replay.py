@@ -47,6 +47,7 @@ from real_sessions import (  # noqa: E402
     SHARED,
     PathMap,
     Sandbox,
+    add_set_option,
     add_split_option,
     code_state,
     future_cases,
@@ -55,6 +56,7 @@ from real_sessions import (  # noqa: E402
     prompts,
     retrieval_figures,
     sandbox,
+    use_settings,
 )
 
 from tempera.core.memory import Memory  # noqa: E402
@@ -281,6 +283,7 @@ def main() -> None:
     ap.add_argument("--arms", default=",".join(ARMS), help="which arms to run (off, on)")
     ap.add_argument("--keep", type=Path, help="keep each arm's database here (<arm>.db) for inspection")
     add_split_option(ap, "replay")
+    add_set_option(ap)
     ap.add_argument("--explain", action="store_true", help="per query, which evidence moved which episode")
     ap.add_argument(
         "--every-prompt",
@@ -288,6 +291,7 @@ def main() -> None:
         help="also query with each future session's later prompts (same relevant episodes), not only its first",
     )
     a = ap.parse_args()
+    use_settings(a.set)
     arms = [x.strip() for x in a.arms.split(",") if x.strip()]
     if not set(arms) <= set(ARMS):
         raise SystemExit(f"--arms takes {', '.join(ARMS)}")

@@ -52,11 +52,14 @@ from pathlib import Path
 from typing import Any
 
 from tempera.core import paths
+from tempera.core.config import Config, load_config
+from tempera.core.errors import InvalidInput
 from tempera.core.episodes import VEC_TABLE
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import project_for_path
 from tempera.core.retrieve import retrieve
+from tempera.core.settings import ENV_PREFIX
 from tempera.installer.hookconfig import HOOK_EVENTS, HOOK_TIMEOUT_S, entry_argv, hook_entry
 from tempera.installer.locations import relay_program
 
@@ -238,6 +241,7 @@ def sandbox(name: str) -> Iterator[Sandbox]:
             subprocess.run([*git, *args], check=True, capture_output=True)
         for key in [k for k in os.environ if k.startswith("TEMPERA_") and k != "TEMPERA_SHARED_DIR"]:
             del os.environ[key]
+        os.environ.update(SETTINGS)
         os.environ.pop("FASTEMBED_CACHE_DIR", None)  # the cache is the data dir's: the install's offline model
         os.environ.update(
             {
@@ -715,6 +719,44 @@ def _split(text: str) -> tuple[float, float]:
     return past, end
 
 
+SETTINGS: dict[str, str] = {}  # `--set` overrides as TEMPERA_SECTION__KEY variables: every sandbox of the run has them
+
+
+def _setting(text: str) -> tuple[str, str]:
+    """`section.key=value` as its environment variable, checked against the config's schema now, not mid-run."""
+    name, eq, value = text.partition("=")
+    section, dot, key = name.strip().partition(".")
+    if not (eq and dot and section and key):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected section.key=value, e.g. retrieval.rrf_k=30")
+    if section not in Config.model_fields or key not in Config.model_fields[section].annotation.model_fields:  # type: ignore[union-attr]
+        raise argparse.ArgumentTypeError(f"{text!r}: config.toml has no [{section}] {key}")
+    var = f"{ENV_PREFIX}{section.upper()}__{key.upper()}"
+    try:
+        load_config(Path(os.devnull), {var: value.strip()})
+    except InvalidInput as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return var, value.strip()
+
+
+def add_set_option(ap: argparse.ArgumentParser) -> None:
+    """`--set section.key=value`, repeatable: a config override for this run's sandboxes, which otherwise clear
+    every TEMPERA_* variable so that the caller's environment cannot leak into the figures."""
+    ap.add_argument(
+        "--set",
+        type=_setting,
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a config key in every sandbox of the run (repeatable), e.g. --set retrieval.rrf_k=30",
+    )
+
+
+def use_settings(pairs: list[tuple[str, str]]) -> None:
+    """Make `--set`'s overrides the ones every later sandbox applies."""
+    SETTINGS.clear()
+    SETTINGS.update(pairs)
+
+
 def add_split_option(ap: argparse.ArgumentParser, verb: str) -> None:
     """`--split PAST:END`, the time split of the entire-cli sessions (this eval's and learning_replay.py's)."""
     ap.add_argument(
@@ -737,7 +779,9 @@ def main() -> None:
     ap.add_argument("--skip-hook", action="store_true", help="retrieval only: no daemon, no hook calls")
     ap.add_argument("--explain", action="store_true", help="print why each hybrid miss missed (see the docstring)")
     add_split_option(ap, "import")
+    add_set_option(ap)
     a = ap.parse_args()
+    use_settings(a.set)
     started = time.perf_counter()
     report: dict[str, Any] = {
         "code": code_state(),
