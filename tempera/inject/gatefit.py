@@ -38,7 +38,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float, prior: 
     reg = l2 * np.eye(a.shape[1])
     reg[0, 0] = 0.0
     for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(a @ beta)))
+        p = gate_probability(x, beta.tolist())
         grad = a.T @ (w * (p - y)) + reg @ (beta - centre)
         hess = (a * (w * p * (1 - p))[:, None]).T @ a + reg
         step = np.linalg.solve(hess, grad)
