@@ -85,6 +85,39 @@ def main_checkout(path: str | os.PathLike[str]) -> Path:
     return Path(dirs[1] if dirs else root)
 
 
+DEFAULT_BRANCHES = ("main", "master", "trunk", "develop")  # when origin/HEAD does not say which it is
+
+
+def current_branch(path: str | os.PathLike[str]) -> str | None:
+    """The branch checked out in the work tree containing path (a worktree's own HEAD), read from the HEAD file,
+    no git run; None when there is no repository, HEAD is detached, or it is the repository's default branch
+    (origin/HEAD's, else one of DEFAULT_BRANCHES): those say nothing about the work at hand."""
+    root, dotgit = _root(path)
+    dirs = None if dotgit is None else _git_dirs(root, dotgit)
+    if dirs is None:
+        return None
+    dotgit_path = os.path.join(root, ".git")
+    gitdir = dotgit_path if os.path.isdir(dotgit_path) else _gitdir_of_file(root) or dotgit_path
+    branch = _symref(os.path.join(gitdir, "HEAD"), "refs/heads/")
+    default = _symref(os.path.join(dirs[0], "refs", "remotes", "origin", "HEAD"), "refs/remotes/origin/")
+    if branch is None or branch == default or default is None and branch in DEFAULT_BRANCHES:
+        return None
+    return branch
+
+
+def _symref(path: str, prefix: str) -> str | None:
+    """The name a symbolic ref file (`ref: refs/heads/x`) points at under prefix; None for anything else."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(4096).strip()
+    except OSError:
+        return None
+    target = text.removeprefix("ref:").strip() if text.startswith("ref:") else ""
+    if not target.startswith(prefix):
+        return None
+    return target[len(prefix) :] or None
+
+
 def project_for_path(path: str | os.PathLike[str]) -> ProjectRef:
     return identify(path).ref
 
@@ -127,20 +160,27 @@ def _find_git_dirs(root: str) -> tuple[str, str] | None:
     dotgit = os.path.join(root, ".git")
     if os.path.isdir(dotgit):
         return os.path.realpath(dotgit), root
-    try:
-        with open(dotgit, encoding="utf-8", errors="surrogateescape") as fh:
-            text = fh.read(4096).strip()
-    except OSError:
+    gitdir = _gitdir_of_file(root)
+    if gitdir is None:
         return None
-    if not text.startswith("gitdir:"):
-        return None
-    gitdir = os.path.realpath(os.path.join(root, text[len("gitdir:") :].strip()))
     try:
         with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="surrogateescape") as fh:
             common = os.path.realpath(os.path.join(gitdir, fh.read(4096).strip()))
     except OSError:
         return gitdir, root
     return common, (os.path.dirname(common) if os.path.basename(common) == ".git" else common)
+
+
+def _gitdir_of_file(root: str) -> str | None:
+    """The git dir a `.git` file names (`gitdir: <path>`), resolved; None when it is no such file."""
+    try:
+        with open(os.path.join(root, ".git"), encoding="utf-8", errors="surrogateescape") as fh:
+            text = fh.read(4096).strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    return os.path.realpath(os.path.join(root, text[len("gitdir:") :].strip()))
 
 
 def _repo_key(common: str, main: str, inode: int | None) -> tuple[str, str]:
