@@ -67,7 +67,8 @@ GATE_FEATURES = (
 def gate_features(hits: list[Hit], prompt: str) -> "np.ndarray":
     """One row of GATE_FEATURES per hit (in hybrid's order), from what retrieval already computed: no query more.
     The relative ones compare a hit with the best of its pool, which a fixed floor cannot do (a paraphrase's right
-    episode scores 0.25, a literal one's 0.6)."""
+    episode scores 0.25, a literal one's 0.6); a negative cosine is none of the best's (over a best of 0.01, -0.05
+    would be -5, which the feature's negative weight turned into the likeliest hit of an unrelated prompt)."""
     n_terms = len(textsearch.query_terms(prompt))
     sims = [h.similarity or 0.0 for h in hits]
     bm25s = [h.bm25 or 0.0 for h in hits]
@@ -76,7 +77,7 @@ def gate_features(hits: list[Hit], prompt: str) -> "np.ndarray":
         [
             [
                 sim,
-                sim / top_sim if top_sim > 0 else 0.0,
+                max(sim, 0.0) / top_sim if top_sim > 0 else 0.0,
                 bm / top_bm25 if top_bm25 > 0 else 0.0,
                 h.matched_terms / n_terms if n_terms else 0.0,
                 1.0 if h.names_rank is not None else 0.0,
