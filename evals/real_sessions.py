@@ -12,9 +12,12 @@ temporary git repository standing for the project; `~/.tempera` and `~/.claude` 
     session changed (`files_modified` of sessions.tsv; stored paths normalised to repo-relative) are relevant.
     `--split 0.5:0.7` imports the first 50 % and queries with the sessions from 50 to 70 %: a dev split, earlier in
     time, for choosing a ranking's settings without looking at the reported 70/30 figures.
-    Retrieval (`tempera.core.retrieve`, limit 10) in keyword, vector and hybrid mode and a most-recent baseline:
-    hit@5, MRR@10. The same prompts and ~20 unrelated ones go through the installed UserPromptSubmit command
-    (relay.py, warm daemon): how often the injection names a relevant episode, how often it injects nothing.
+    Before each prompt the sandbox repository is put on the branch Claude Code recorded with it (`gitBranch`), as
+    the developer's checkout was: the hook reads the branch from its `cwd` (`inject/workcontext.py`).
+    Retrieval (`workcontext.related`, the hook's search, limit 10) in keyword, vector and hybrid mode and a
+    most-recent baseline: hit@5, MRR@10. The same prompts and ~20 unrelated ones (each on a future prompt's branch
+    in turn) go through the installed UserPromptSubmit command (relay.py, warm daemon): how often the injection
+    names a relevant episode, how often it injects nothing.
     `--explain` prints each hybrid miss (no relevant episode in the top 5): the prompt, the best relevant
     episode's rank in each list down to EXPLAIN_DEPTH, its embedded text and word pieces, its cosine to the
     prompt by each part of it (the embedded text, the intent, the summary, its files' names: would a vector of
@@ -61,6 +64,7 @@ from tempera.core.project import project_for_path
 from tempera.core.retrieve import retrieve
 from tempera.core.settings import ENV_PREFIX
 from tempera.installer.hookconfig import HOOK_EVENTS, HOOK_TIMEOUT_S, entry_argv, hook_entry
+from tempera.inject import workcontext
 from tempera.installer.locations import relay_program
 
 REPO = Path(__file__).resolve().parents[1]
@@ -154,9 +158,9 @@ def prompt_text(record: dict[str, Any]) -> str:
     return "\n".join(k for k in kept if k and not k.startswith(NOT_PROMPTS))
 
 
-def prompts(path: Path) -> Iterator[str]:
-    """The session's real prompts of at least MIN_PROMPT_CHARS characters, in order (glued, unparsable lines
-    skipped)."""
+def prompt_records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The session's real prompts of at least MIN_PROMPT_CHARS characters with their records, in order (glued,
+    unparsable lines skipped)."""
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
@@ -165,12 +169,29 @@ def prompts(path: Path) -> Iterator[str]:
                 continue
             text = prompt_text(record) if isinstance(record, dict) else ""
             if len(text) >= MIN_PROMPT_CHARS:
-                yield text
+                yield text, record
 
 
-def first_prompt(path: Path) -> str | None:
-    """The session's first real prompt (the query of its future-files case)."""
-    return next(prompts(path), None)
+def prompts(path: Path) -> Iterator[str]:
+    """The session's real prompts, in order (`prompt_records`)."""
+    return (text for text, _ in prompt_records(path))
+
+
+def first_prompt(path: Path) -> tuple[str, str] | None:
+    """The session's first real prompt (the query of its future-files case) and the git branch Claude Code
+    recorded with it ('' when none)."""
+    found = next(prompt_records(path), None)
+    if found is None:
+        return None
+    branch = found[1].get("gitBranch")
+    return found[0], branch if isinstance(branch, str) else ""
+
+
+def on_branch(repo: Path, branch: str) -> None:
+    """Put the sandbox repository on the branch a session worked on, as its developer's checkout was: Claude Code's
+    hook reads the branch from the `cwd` it sends. `HEAD` (Claude Code's word for a detached HEAD) detaches."""
+    args = ["checkout", "-q", "--detach"] if branch == "HEAD" else ["checkout", "-q", "-B", branch or "main"]
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
 class PathMap:
@@ -428,9 +449,9 @@ def future_files(
                 "relevant_per_query_median": median([float(len(c["relevant"])) for c in scored]),
             }
             log(f"{len(scored)} future sessions with a relevant past episode; retrieval ...")
-            out["retrieval"] = retrieval_figures(mem, project_id, scored)
+            out["retrieval"] = retrieval_figures(mem, project_id, scored, box.repo)
             if explain:
-                out["misses"] = explain_misses(mem, project_id, scored, episodes)
+                out["misses"] = explain_misses(mem, project_id, scored, episodes, box.repo)
         if not skip_hook:
             with Daemon(box) as daemon:
                 out["hook"] = hook_figures(daemon, scored, [e.id for e in episodes])
@@ -438,6 +459,7 @@ def future_files(
         {
             "session_id": c["session_id"],
             "prompt": c["prompt"][:200],
+            "branch": c["branch"],
             "files": c["files"],
             "relevant": c["relevant"],
             "ranks": c["ranks"],
@@ -456,13 +478,14 @@ def future_cases(
     files_of = {e.id: {mapper(f) for f in e.context.files_modified} for e in episodes}
     cases = []
     for r in future:
-        prompt = first_prompt(base / "sessions" / f"{r['session_id']}.jsonl")
+        first = first_prompt(base / "sessions" / f"{r['session_id']}.jsonl")
         changed = set(split_list(r["files_modified"]))
-        if prompt and changed:
+        if first and changed:
             cases.append(
                 {
                     "session_id": r["session_id"],
-                    "prompt": prompt,
+                    "prompt": first[0],
+                    "branch": first[1],
                     "files": sorted(changed),
                     "relevant": sorted(e for e, fs in files_of.items() if fs & changed),
                 }
@@ -470,25 +493,31 @@ def future_cases(
     return cases
 
 
-def retrieval_figures(mem: Memory, project_id: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
-    """hit@5 and MRR@10 per mode, and for the project's most recent episodes; each case gets its ranks."""
+def case_search(
+    mem: Memory, project_id: str, case: dict[str, Any], repo: Path | None, limit: int, mode: str
+) -> list[str]:
+    """A case's ranked episode ids in one mode, through the hook's own search (`inject/workcontext.py`): with
+    `repo`, on the case's branch checked out there, so the prompt gets the context the hook would read."""
+    if repo is not None:
+        on_branch(repo, case.get("branch", ""))
+    context = workcontext.checkout_context(str(repo)) if repo is not None else ""
+    hits = workcontext.related(
+        mem.store, case["prompt"], context, project_id=project_id, cfg=mem.config.retrieval, limit=limit, mode=mode
+    )
+    return [h.episode.id for h in hits]
+
+
+def retrieval_figures(
+    mem: Memory, project_id: str, cases: list[dict[str, Any]], repo: Path | None = None
+) -> dict[str, Any]:
+    """hit@5 and MRR@10 per mode, and for the project's most recent episodes; each case gets its ranks. With
+    `repo`, each case runs on its session's branch (`case_search`)."""
     vectors = mem.store.vector_status().state == "ok"
     modes = [m for m in ("keyword", "vector", "hybrid") if vectors or m != "vector"]
     recent = [e.id for e in mem.store.iter_episodes(project_id, limit=LIMIT)]
     for c in cases:
         rel = set(c["relevant"])
-        c["ranks"] = {
-            m: first_rank(
-                [
-                    h.episode.id
-                    for h in retrieve(
-                        mem.store, c["prompt"], project_id=project_id, cfg=mem.config.retrieval, limit=LIMIT, mode=m
-                    )
-                ],
-                rel,
-            )
-            for m in modes
-        }
+        c["ranks"] = {m: first_rank(case_search(mem, project_id, c, repo, LIMIT, m), rel) for m in modes}
         c["ranks"]["most recent"] = first_rank(recent, rel)
     return {m: rank_metrics([c["ranks"][m] for c in cases]) for m in [*modes, "most recent"]}
 
@@ -500,7 +529,7 @@ def name_words(files: list[str]) -> str:
 
 
 def explain_misses(
-    mem: Memory, project_id: str, cases: list[dict[str, Any]], episodes: list[Episode]
+    mem: Memory, project_id: str, cases: list[dict[str, Any]], episodes: list[Episode], repo: Path | None = None
 ) -> list[dict[str, Any]]:
     """Why each hybrid miss missed: where its relevant episodes rank in each list, what the best of them holds
     and how near each part of it is to the prompt, and what outranked it."""
@@ -521,15 +550,7 @@ def explain_misses(
         if c["ranks"].get("hybrid") and c["ranks"]["hybrid"] <= K:
             continue
         rel = set(c["relevant"])
-        lists = {
-            m: [
-                h.episode.id
-                for h in retrieve(
-                    mem.store, c["prompt"], project_id=project_id, cfg=mem.config.retrieval, limit=EXPLAIN_DEPTH, mode=m
-                )
-            ]
-            for m in ("keyword", "vector", "hybrid")
-        }
+        lists = {m: case_search(mem, project_id, c, repo, EXPLAIN_DEPTH, m) for m in ("keyword", "vector", "hybrid")}
         qvec = mem.embedder.embed_query(c["prompt"])
         cos = {e: float(v @ qvec) for e, v in stored.items()}
         ranked = next((lst for lst in (lists["hybrid"], lists["vector"], lists["keyword"]) if rel & set(lst)), [])
@@ -545,6 +566,7 @@ def explain_misses(
         out.append(
             {
                 "session_id": c["session_id"],
+                "branch": c.get("branch", ""),
                 "prompt": c["prompt"][:300],
                 "prompt_chars": len(c["prompt"]),
                 "relevant": len(rel),
@@ -565,10 +587,12 @@ def explain_misses(
 
 
 def hook_figures(daemon: Daemon, cases: list[dict[str, Any]], known: list[str]) -> dict[str, Any]:
-    """The installed UserPromptSubmit command for each future prompt and each unrelated prompt."""
+    """The installed UserPromptSubmit command for each future prompt, on its session's branch, and each unrelated
+    prompt, on the branch of a future prompt in turn (a branch's words must not make an unrelated prompt inject)."""
     log(f"hook: {len(cases)} future prompts, {len(UNRELATED)} unrelated ...")
     chars, ms, useful, empty = [], [], [], []
     for c in cases:
+        on_branch(daemon.box.repo, c.get("branch", ""))
         context, took = daemon.prompt(c["prompt"])
         ids = injected_ids(context, known)
         c["hook"] = {"injected": ids, "chars": len(context)}
@@ -576,7 +600,10 @@ def hook_figures(daemon: Daemon, cases: list[dict[str, Any]], known: list[str]) 
         ms.append(took)
         useful.append(bool(set(ids) & set(c["relevant"])))
         empty.append(not context)
-    unrelated = [daemon.prompt(text) for text in UNRELATED]
+    unrelated = []
+    for i, text in enumerate(UNRELATED):
+        on_branch(daemon.box.repo, cases[i % len(cases)].get("branch", "") if cases else "")
+        unrelated.append(daemon.prompt(text))
     return {
         "calls": len(cases),
         "useful": share(useful),
@@ -699,6 +726,7 @@ def print_misses(misses: list[dict[str, Any]]) -> None:
     for m in misses:
         ranks = ", ".join(f"{k} {v or '-'}" for k, v in m["ranks"].items())
         print(f"\n{m['session_id'][:8]} ({m['prompt_chars']} chars, {m['relevant']} relevant; {ranks})")
+        print(f"  branch: {m['branch'] or '-'} (context: {workcontext.branch_words(m['branch']) or '-'})")
         print(f"  prompt: {' '.join(m['prompt'].split())[:240]}")
         print(f"  best relevant {m['best'][:8]} ({m['best_word_pieces']} word pieces) files {m['best_files']}")
         print(f"    embedded: {' | '.join(m['best_embedded_text'].splitlines())[:300]}")

@@ -17,10 +17,10 @@ from tempera.core.brief import Brief, prompt_brief, session_start
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, project_for_path
-from tempera.core.retrieve import Hit, retrieve
+from tempera.core.retrieve import Hit
 from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
-from tempera.inject import context, gate, payload, render
+from tempera.inject import context, gate, payload, render, workcontext
 from tempera.inject.gate import Enqueue
 from tempera.inject.hits import InjectHit, make_hit
 from tempera.inject.payload import HookPayload
@@ -95,17 +95,21 @@ def gate_probability(features: "np.ndarray", weights: list[float]) -> "np.ndarra
     return 1.0 / (1.0 + np.exp(-(w[0] + features @ w[1:])))
 
 
-def candidates(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> tuple[list[Hit], bool]:
-    """The prompt's hybrid hits in hybrid's order, each with its cosine (computed from its vector when only BM25
-    found it), and whether the prompt had a vector at all; none for a prompt without content ("continue", "yes"):
-    whatever it matched would be the budget filled, not an answer."""
+def candidates(
+    mem: Memory, prompt: str, project: ProjectRef, exclude: set[str], context: str = ""
+) -> tuple[list[Hit], bool]:
+    """The prompt's hybrid hits in hybrid's order (with the session's `context`, `inject/workcontext.py`), each
+    with its cosine to the prompt (computed from its vector when only BM25 or the context found it), and whether the
+    prompt had a vector at all; none for a prompt without content ("continue", "yes"): whatever it matched would be
+    the budget filled, not an answer."""
     cfg = mem.config.inject
     if cfg.max_episodes == 0 or not textsearch.content_terms(prompt):
         return [], False
     qvec = mem.embedder.embed_query(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
-    hits = retrieve(
+    hits = workcontext.related(
         mem.store,
         prompt,
+        context,
         project_id=project.id,
         cfg=mem.config.retrieval,
         limit=cfg.max_episodes + len(exclude) + 3,
@@ -129,12 +133,14 @@ def choose(p: "np.ndarray", shown_before: list[bool], *, bar: float, top_share: 
     return [i for i in fresh if p[i] >= keep][:limit]
 
 
-def relevant_hits(mem: Memory, prompt: str, project: ProjectRef, exclude: set[str]) -> list[InjectHit]:
+def relevant_hits(
+    mem: Memory, prompt: str, project: ProjectRef, exclude: set[str], context: str = ""
+) -> list[InjectHit]:
     """The hybrid hits that clear the calibrated bar (`choose`). Without a prompt vector (no model, or the vector
     index is being rebuilt) the fitted estimate has nothing to go on, and a hit needs a literal match of
     `min_keyword_hits` distinct prompt terms, as on the keyword-only path."""
     cfg = mem.config.inject
-    hits, with_vector = candidates(mem, prompt, project, exclude)
+    hits, with_vector = candidates(mem, prompt, project, exclude, context)
     if not with_vector:
         fresh = [h for h in hits if h.episode.id not in exclude and h.matched_terms >= cfg.min_keyword_hits]
         return [shown(h, project) for h in fresh[: cfg.max_episodes]]
@@ -214,7 +220,7 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
         budget=cfg.budget_chars,
         limit=cfg.max_episodes,
         salience=mem.config.retrieval.salience_weights(),
-        related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen),
+        related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen, workcontext.checkout_context(cwd)),
         notes=_notes(mem, hp),
     )
 

@@ -11,10 +11,9 @@ from typing import Callable
 import pytest
 from hookrun import context_of, run_hook
 
+from support.episodes import stored
 from tempera.core import paths
 from tempera.core.memory import Memory
-from tempera.core.models import Episode, Intent, ValidityScope
-from tempera.core.project import project_for_path
 
 CONTENT_FREE = [
     "continue",
@@ -43,20 +42,9 @@ PASSWORD = "Rotated the staging database password and updated the deploy secrets
 def repo(memory: Memory, tmp_path: Path) -> Path:
     root = tmp_path / "work" / "webshop"
     (root / ".git").mkdir(parents=True)
-    ref = project_for_path(root)
     now = datetime.now(timezone.utc)
     for summary, age_days in [(DIALOG, 1), (PASSWORD, 365)]:
-        memory.store.add(
-            Episode(
-                project_id=ref.id,
-                project_name=ref.name,
-                project_path=ref.path,
-                summary=summary,
-                created_at=now - timedelta(days=age_days),
-                intent=Intent(extracted=summary, scope=ValidityScope.parse("project")),
-            ),
-            ref,
-        )
+        stored(memory, root, summary, now - timedelta(days=age_days))
     return root
 
 
