@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from learnbook import Book
 
 from tests.conftest import TRANSCRIPTS
+from tests.support.longsession import write_long_session
 from tempera.core.learning.explain import explain
 from tempera.core.learning.implicit import ImplicitResult, Routine, apply_implicit_feedback, score_injection_use
 from tempera.transcripts.pipeline import capture_and_learn
@@ -30,6 +33,28 @@ def test_same_file_and_distinctive_phrase_is_use(book: Book) -> None:
     verdict = score_injection_use(memory, turn)
     assert verdict.used, verdict
     assert {r.split(":")[0] for r in verdict.reasons} == {"modified the same file", "repeated a distinctive phrase"}
+
+
+def test_a_real_turn_that_edits_the_injected_episodes_file_again_is_use(book: Book, tmp_path: Path) -> None:
+    """A real transcript, captured by the one pipeline: its second turn writes decorator_example.py (moved into the
+    project: the session wrote it in /tmp), the file the injected memory changed, in words that share nothing with
+    the memory. Changing a memory's (non-routine) file again is use on its own: on the entire-cli replay, 68 % of
+    the injected episodes whose files the session changed again were relevant to a later session, against 38 % of
+    those it did not touch."""
+    memory = book.add("Wrote the greeting helper module", at=-48, modified=["decorator_example.py"])
+    other = book.add("Added keyset pagination to the orders API endpoint", at=-47, modified=["api/orders.py"])
+    src = TRANSCRIPTS / "claude-code-log" / "representative_messages.jsonl"
+    transcript = write_long_session(src, tmp_path / "t" / "s9.jsonl", 1, session_id="s9", cwd=book.root)
+    transcript.write_text(
+        transcript.read_text().replace("/tmp/decorator_example.py", f"{book.root}/decorator_example.py")
+    )
+    book.inject("s9", memory, other, prompt="Hello Claude! Can you help me understand how Python decorators work?")
+    capture_and_learn(book.memory, transcript, project=str(book.root))
+    [row] = book.rows(memory, "implicit")
+    assert row["signal"] == "helpful" and row["evidence"]["rule"] == "used, and the turn succeeded", row
+    assert row["evidence"]["reasons"] == ["modified the same file: decorator_example.py"]
+    assert [r["signal"] for r in book.rows(other, "implicit")] == ["unhelpful"]
+    assert book.utility(memory) > 0.5 > book.utility(other)
 
 
 def test_overlap_that_only_echoes_the_prompt_is_not_use(book: Book) -> None:
@@ -247,3 +272,18 @@ def test_what_most_sessions_do_is_routine_however_many_episodes_they_are_cut_int
     turn = book.add("Added a flag to the status command", session="s1", outcome="success", commands=build, errors=lint)
     [result] = apply_implicit_feedback(book.memory, "s1", turn)
     assert not result.verdict.used and result.verdict.reasons == [], result
+
+
+def test_a_file_the_project_changes_often_changed_again_is_still_use(book: Book) -> None:
+    """Seven episodes changed cmd/cli/setup.go: running the checks again says nothing, but changing that file again
+    says the memory about it was on the task."""
+    for i in range(6):
+        book.add(f"Reworked step {i} of the setup wizard", modified=["cmd/cli/setup.go"])
+    memory = book.add("Added the agent choice to the setup wizard", modified=["cmd/cli/setup.go"])
+    book.inject("s1", memory)
+    turn = book.add(
+        "Made the hook installation optional", session="s1", outcome="success", modified=["cmd/cli/setup.go"]
+    )
+    [result] = apply_implicit_feedback(book.memory, "s1", turn)
+    assert result.verdict.used and result.signal == "helpful", result
+    assert result.verdict.reasons == ["modified the same file: cmd/cli/setup.go"]
