@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from learnbook import Book
 
+from tests.conftest import TRANSCRIPTS
+from tests.support.longsession import write_long_session
 from tempera.core.learning.explain import explain
-from tempera.core.learning.implicit import ImplicitResult, apply_implicit_feedback, score_injection_use
+from tempera.core.learning.implicit import ImplicitResult, Routine, apply_implicit_feedback, score_injection_use
+from tempera.transcripts.pipeline import capture_and_learn
 
 FIX = "Fixed the login redirect loop by validating return_url with is_safe_redirect() in auth/middleware.py"
 
@@ -28,6 +33,28 @@ def test_same_file_and_distinctive_phrase_is_use(book: Book) -> None:
     verdict = score_injection_use(memory, turn)
     assert verdict.used, verdict
     assert {r.split(":")[0] for r in verdict.reasons} == {"modified the same file", "repeated a distinctive phrase"}
+
+
+def test_a_real_turn_that_edits_the_injected_episodes_file_again_is_use(book: Book, tmp_path: Path) -> None:
+    """A real transcript, captured by the one pipeline: its second turn writes decorator_example.py (moved into the
+    project: the session wrote it in /tmp), the file the injected memory changed, in words that share nothing with
+    the memory. Changing a memory's (non-routine) file again is use on its own: on the entire-cli replay, 68 % of
+    the injected episodes whose files the session changed again were relevant to a later session, against 38 % of
+    those it did not touch."""
+    memory = book.add("Wrote the greeting helper module", at=-48, modified=["decorator_example.py"])
+    other = book.add("Added keyset pagination to the orders API endpoint", at=-47, modified=["api/orders.py"])
+    src = TRANSCRIPTS / "claude-code-log" / "representative_messages.jsonl"
+    transcript = write_long_session(src, tmp_path / "t" / "s9.jsonl", 1, session_id="s9", cwd=book.root)
+    transcript.write_text(
+        transcript.read_text().replace("/tmp/decorator_example.py", f"{book.root}/decorator_example.py")
+    )
+    book.inject("s9", memory, other, prompt="Hello Claude! Can you help me understand how Python decorators work?")
+    capture_and_learn(book.memory, transcript, project=str(book.root))
+    [row] = book.rows(memory, "implicit")
+    assert row["signal"] == "helpful" and row["evidence"]["rule"] == "used, and the turn succeeded", row
+    assert row["evidence"]["reasons"] == ["modified the same file: decorator_example.py"]
+    assert [r["signal"] for r in book.rows(other, "implicit")] == ["unhelpful"]
+    assert book.utility(memory) > 0.5 > book.utility(other)
 
 
 def test_overlap_that_only_echoes_the_prompt_is_not_use(book: Book) -> None:
@@ -196,3 +223,67 @@ def test_a_distinctive_command_still_counts_in_a_busy_project(book: Book) -> Non
 def test_output_plumbing_does_not_make_a_routine_command_distinctive(book: Book) -> None:
     result = judged_in_busy_project(book, ["mise run test 2>&1 | tail -30"], ["mise run test 2>&1 | tail -30"])
     assert not result.verdict.used, result
+
+
+VIEWER = TRANSCRIPTS / "claude-code-viewer"
+
+
+def test_a_real_sessions_paths_and_look_arounds_are_no_sign_of_use(book: Book) -> None:
+    """Two real sessions of one project (the claude-code-viewer fixtures, both in /path/to/Demo), captured by the
+    one pipeline: the capture's resolution lines ("after editing /path/to/Demo/..., `...` succeeded") share the
+    project's path, and both listed its folders (`ls -la /path/to/Demo`). On the entire-cli replay the same made
+    "editing users soph" (a home directory) a phrase that judged memories used; neither says the second session
+    used a memory of the first."""
+    first, second = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7", "fe5e1c67-53e7-4862-81ae-d0e013e3270b"
+    for name in (first, second):
+        capture_and_learn(book.memory, VIEWER / f"{name}.jsonl", project=str(book.root))
+    episodes = list(book.memory.store.iter_episodes(book.project.id))
+    routine = Routine(book.memory.db, book.project.id)
+    verdicts = [
+        score_injection_use(memory, turn, routine)
+        for memory in episodes
+        for turn in episodes
+        if (memory.session_id, turn.session_id) == (first, second)
+    ]
+    reasons = [r for v in verdicts for r in v.reasons]
+    assert verdicts and reasons  # the sessions share something: CLAUDE.md, a tool error
+    assert not [r for r in reasons if r.startswith("ran") or r.startswith("repeated") and "demo" in r], reasons
+
+
+def test_a_chain_of_routine_commands_is_routine(book: Book) -> None:
+    """`mise run lint && mise run test` is the project's two checks, however they are chained."""
+    chain = ["mise run lint && mise run test"]
+    assert not judged_in_busy_project(book, chain, chain).verdict.used
+
+
+def test_what_most_sessions_do_is_routine_however_many_episodes_they_are_cut_into(book: Book) -> None:
+    """Twenty sessions of six episodes each; four of them, the memory and the turn ran `go build ./...` and hit
+    the lint task's failure: 6 of 122 episodes (not over 5 %), but 6 of 22 sessions. On the entire-cli replay "mise
+    run test:ci" (13 of 364 episodes, 6 of 62 sessions) made memories used this way."""
+    build, lint = ["go build ./..."], [("[lint] ERROR task failed", "lint-failed")]
+    for s in range(20):
+        for i in range(6):
+            ran = s < 4 and i == 0
+            book.add(
+                f"Step {i} of task {s}", session=f"past{s}", commands=build if ran else [], errors=lint if ran else []
+            )
+    memory = book.add("Renamed the checkpoint store", commands=build, errors=lint, modified=["cmd/cli/checkpoint.go"])
+    book.inject("s1", memory)
+    turn = book.add("Added a flag to the status command", session="s1", outcome="success", commands=build, errors=lint)
+    [result] = apply_implicit_feedback(book.memory, "s1", turn)
+    assert not result.verdict.used and result.verdict.reasons == [], result
+
+
+def test_a_file_the_project_changes_often_changed_again_is_still_use(book: Book) -> None:
+    """Seven episodes changed cmd/cli/setup.go: running the checks again says nothing, but changing that file again
+    says the memory about it was on the task."""
+    for i in range(6):
+        book.add(f"Reworked step {i} of the setup wizard", modified=["cmd/cli/setup.go"])
+    memory = book.add("Added the agent choice to the setup wizard", modified=["cmd/cli/setup.go"])
+    book.inject("s1", memory)
+    turn = book.add(
+        "Made the hook installation optional", session="s1", outcome="success", modified=["cmd/cli/setup.go"]
+    )
+    [result] = apply_implicit_feedback(book.memory, "s1", turn)
+    assert result.verdict.used and result.signal == "helpful", result
+    assert result.verdict.reasons == ["modified the same file: cmd/cli/setup.go"]

@@ -32,16 +32,26 @@ from tempera.core.utility import recompute, record_feedback
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
 
-USE_THRESHOLD = 0.75  # one strong signal (id cited) or two moderate ones
-CITED, ERROR, FILE_MODIFIED, FILE_READ, PHRASE = 1.0, 0.6, 0.5, 0.25, 0.4
+USE_THRESHOLD = 0.75  # one strong signal (id cited, a file it changed changed again) or two moderate ones
+# A file the memory changed, changed again by a successful turn, is use on its own: on the entire-cli replay's dev
+# split (evals/learning_replay.py --split 0.5:0.7 --explain), 68 % of the injected episodes whose files the session
+# changed again were relevant to a later session, against 31 % of the others; at 0.5 most were judged ignored.
+CITED, ERROR, FILE_MODIFIED, FILE_READ, PHRASE = 1.0, 0.6, 0.75, 0.25, 0.4
 LONG_COMMAND, SHORT_COMMAND = 0.75, 0.4  # `pytest --lf -x` says more than `npm test`
 MAX_PER_KIND = 2
 ROUTINE_SHARE, ROUTINE_MIN = 0.05, 5  # see Routine
+_SESSION = "COALESCE(e.session_id, e.id)"  # what Routine counts
 CORRECTED_RULE, IGNORED_RULE = "used, then corrected by the user", "injected, ignored"
 TEMPLATE_WORDS = frozenset({"changed", "tests", "passed", "failed", "unresolved"})  # transcripts.draft.summarize
 TRIVIAL_COMMANDS = frozenset({"ls", "pwd", "cd", "cat", "git status", "git diff", "git log", "clear", "echo"})
 
 _PLUMBING = re.compile(r"\s*(?:\d?>&\d|\|\s*(?:head|tail|grep|less|more|tee|wc|sort|uniq)\b[^|]*)")
+_CHAIN = re.compile(r"&&|\|\||;")  # `mise run test && mise run lint` is two runs
+# Not prose, though the capture writes them into its texts: a path (its parts, e.g. a home directory, are no
+# phrase: files are weighed by their own signals) and the lines transcripts.draft.summarize makes from tests and
+# errors (weighed as commands and errors).
+_PATH = re.compile(r"\S*/\S*")
+_TEMPLATE_LINE = re.compile(r"^(?:Tests (?:passed|failed)|Unresolved): .*$", re.MULTILINE)
 _IDENT = re.compile(r"[A-Za-z_][\w]*(?:[./:-]\w+)*")
 _WORD = re.compile(r"[a-z][a-z0-9_]+")
 
@@ -72,32 +82,35 @@ def _trigrams(text: str) -> set[str]:
 
 
 def _prose(ep: Episode, texts: Iterable[str]) -> str:
-    """`texts` without the episode's own file paths and commands: those are weighed by their own signals."""
-    out = "\n".join(t for t in texts if t)
+    """`texts` without the episode's own commands and files, any path, and the summary's test and error lines:
+    those are weighed by their own signals."""
+    out = _TEMPLATE_LINE.sub(" ", "\n".join(t for t in texts if t))
     ctx = ep.context
     for literal in sorted({*ctx.commands, *ctx.files_modified, *ctx.files_read}, key=len, reverse=True):
         if literal.strip():
             out = out.replace(literal, " ")
-    return out
+    return _PATH.sub(" ", out)
 
 
 def _commands(cmds: Iterable[str]) -> set[str]:
-    """The commands that say something, without their output plumbing (`2>&1 | tail -30` is the same run)."""
+    """The commands that say something: each run of a chain, without its output plumbing (`2>&1 | tail -30` is
+    the same run), and none that only looks around (`ls -la src`, `cd web`, `git status --short`)."""
     out = set()
     for c in cmds:
-        norm = " ".join(_PLUMBING.sub("", c).split())
-        if norm and norm not in TRIVIAL_COMMANDS and len(norm.split()) >= 2:
-            out.add(norm)
+        for part in _CHAIN.split(_PLUMBING.sub("", c)):
+            norm = " ".join(part.split())
+            trivial = any(norm == t or norm.startswith(t + " ") for t in TRIVIAL_COMMANDS)
+            if not trivial and len(norm.split()) >= 2:
+                out.add(norm)
     return out
 
 
 def _said(turn: Episode) -> list[str]:
-    """What the agent did and said in the turn (never the user's prompt)."""
-    ctx, intent = turn.context, turn.intent
+    """What the agent said in the turn (never the user's prompt, nor its errors: they have their own signal)."""
+    intent = turn.intent
     return [
         turn.summary,
         intent.extracted if intent.extracted != intent.raw_prompt else "",
-        *(e.message + " " + (e.resolution or "") for e in ctx.errors),
         *turn.alternatives_considered,
     ]
 
@@ -107,12 +120,21 @@ class Routine:
     command or phrase found in more than ROUTINE_SHARE of the project's episodes (and at least ROUTINE_MIN).
     On the entire-cli sessions, "mise run test", "mise run lint 2>&1" and "cmd entire cli" (201, 109 and 345 of 467
     episodes) made every injected episode "used" by every session that ran the tests: 60 % of the helpful
-    verdicts rested on such words alone. Counted with FTS5 over the episodes stored so far, once per item."""
+    verdicts rested on such words alone. Also what more than ROUTINE_SHARE of the sessions do (an episode without
+    one is its own): a session is cut into several episodes, so "mise run test:ci" and "go build ./..." (13 and 17 of
+    364 episodes, 6 and 9 of 62 sessions on the replay's dev split) passed as distinctive. An error the project hits
+    all the time ("[lint] ERROR task failed") is routine too. Counted with FTS5 over the episodes stored so far,
+    once per item.
+    A file changed again is never routine: the checks run whatever the task, a file is changed because the task is
+    about it. On the replay's dev split, 48 of the 55 injected episodes judged ignored although the session changed
+    their (routine) file again were relevant to a later session."""
 
     def __init__(self, db: Database, project_id: str):
         self.db, self.project_id = db, project_id
-        total = db.one("SELECT COUNT(*) FROM episodes WHERE project_id = ?", (project_id,))[0]
-        self.limit = max(ROUTINE_MIN, ROUTINE_SHARE * total)
+        totals = db.one(
+            f"SELECT COUNT(*), COUNT(DISTINCT {_SESSION}) FROM episodes e WHERE project_id = ?", (project_id,)
+        )
+        self.limits = [max(ROUTINE_MIN, ROUTINE_SHARE * n) for n in totals]
         self.seen: dict[str, bool] = {}
 
     def __call__(self, item: str, *, phrase: bool = True) -> bool:
@@ -121,14 +143,16 @@ class Routine:
         if key not in self.seen:
             words = re.findall(r"\w+", item.lower())
             match = (f'"{" ".join(words)}"' if phrase else " AND ".join(f'"{w}"' for w in words)) if words else ""
-            self.seen[key] = (
-                bool(match)
-                and self.db.one(
-                    "SELECT COUNT(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
+            counts = (
+                self.db.one(
+                    f"SELECT COUNT(*), COUNT(DISTINCT {_SESSION}) FROM episodes_fts f JOIN episodes e "
+                    "ON e.rowid = f.rowid WHERE episodes_fts MATCH ?",
                     (f'({match}) AND "{PROJECT_TOKEN}{self.project_id}"',),
-                )[0]
-                > self.limit
+                )
+                if match
+                else (0, 0)
             )
+            self.seen[key] = any(n > limit for n, limit in zip(counts, self.limits))
         return self.seen[key]
 
 
@@ -141,7 +165,7 @@ def score_injection_use(injected: Episode, turn: Episode, routine: Routine | Non
     prompt = turn.intent.raw_prompt.lower()
 
     def add(weight: float, items: Iterable[str], label: str, ordered: bool | None = True) -> None:
-        """`ordered`: how `routine` looks an item up (None: never routine, an id or an error fingerprint)."""
+        """`ordered`: how `routine` looks an item up (None: never routine: an id, a file changed again)."""
         nonlocal score
         if routine is not None and ordered is not None:
             items = [i for i in items if not routine(i, phrase=ordered or " " not in i)]
@@ -154,19 +178,16 @@ def score_injection_use(injected: Episode, turn: Episode, routine: Routine | Non
     mine = set(anchor_files(injected.context.files_modified, injected.project_path))
     modified = set(anchor_files(turn.context.files_modified, turn.project_path))
     read = set(anchor_files(turn.context.files_read, turn.project_path))
-    add(FILE_MODIFIED, mine & modified, "modified the same file")
+    add(FILE_MODIFIED, mine & modified, "modified the same file", ordered=None)  # see Routine
     add(FILE_READ, (mine & read) - modified, "read a file it names")
-    theirs = {e.fingerprint for e in injected.context.errors if e.fingerprint}
-    add(ERROR, theirs & {e.fingerprint for e in turn.context.errors if e.fingerprint}, "same error", ordered=None)
+    theirs = {e.fingerprint: e.message for e in injected.context.errors if e.fingerprint}
+    add(ERROR, {theirs[e.fingerprint] for e in turn.context.errors if e.fingerprint in theirs}, "same error")
     shared = {
         c for c in _commands(injected.context.commands) & _commands(turn.context.commands) if c.lower() not in prompt
     }
     add(LONG_COMMAND, {c for c in shared if len(c.split()) >= 3}, "ran the same command")
     add(SHORT_COMMAND, {c for c in shared if len(c.split()) < 3}, "ran the same short command")
-    memory_text = _prose(
-        injected,
-        [injected.summary, injected.intent.claim or "", *(e.resolution or "" for e in injected.context.errors)],
-    )
+    memory_text = _prose(injected, [injected.summary, injected.intent.claim or ""])
     action = _prose(turn, said)
     file_names = {f.rsplit("/", 1)[-1].lower() for f in mine | modified | read}
     tokens = (_distinctive_tokens(memory_text) & _distinctive_tokens(action)) - _distinctive_tokens(prompt)
