@@ -19,7 +19,10 @@ is injected is retrieved from earlier sessions only, and a memory judged ignored
 again by every later turn of the session (implicit.py rewrites its verdict when one uses it).
 
 Then the future-files eval of real_sessions.py on the later 30 %: per mode hit@5 and MRR@10, per arm, and the
-lift (on - off). Also how much evidence the replay wrote. Progress goes to stderr, the table to stdout.
+lift (on - off). Also how much evidence the replay wrote. Every prompt, replayed or queried, is asked on the git
+branch Claude Code recorded with it, checked out in the sandbox repository (`real_sessions.on_branch`): the hook
+reads the branch from its cwd, and a thin prompt is searched with the branch's words (`inject/workcontext.py`).
+Progress goes to stderr, the table to stdout.
 `--split 0.5:0.7` replays the first 50 % and queries with the sessions from 50 to 70 %: the dev split, for
 choosing a learning setting without looking at the reported 70/30 lift. `--explain` prints, per query, the best
 relevant episode's hybrid rank off -> on and each top-10 episode that moved with the evidence that moved it
@@ -53,7 +56,9 @@ from real_sessions import (  # noqa: E402
     future_cases,
     load_sessions,
     log,
-    prompts,
+    on_branch,
+    prompt_records,
+    record_branch,
     retrieval_figures,
     sandbox,
     use_settings,
@@ -76,7 +81,8 @@ def inject_session(mem: Memory, box: Sandbox, session_id: str, path: Path) -> in
     req = {"session_id": session_id, "cwd": str(box.repo)}
     answer(mem, HookPayload(event="SessionStart", **req))
     n = 0
-    for n, text in enumerate(prompts(path), 1):
+    for n, (text, record) in enumerate(prompt_records(path), 1):
+        on_branch(box.repo, record_branch(record))  # the hook reads the branch from its cwd, as the developer's was
         answer(mem, HookPayload(event="UserPromptSubmit", prompt=text, **req))
     return n
 
@@ -166,9 +172,9 @@ def later_prompts(base: Path, cases: list[dict[str, Any]]) -> list[dict[str, Any
     """Each case's session's later real prompts as cases of their own, with the same relevant episodes (those
     that changed a file the session changed): several times more queries than first prompts alone."""
     return [
-        {**c, "session_id": f"{c['session_id']}#{n}", "prompt": text}
+        {**c, "session_id": f"{c['session_id']}#{n}", "prompt": text, "branch": record_branch(record)}
         for c in cases
-        for n, text in enumerate(prompts(base / "sessions" / f"{c['session_id']}.jsonl"))
+        for n, (text, record) in enumerate(prompt_records(base / "sessions" / f"{c['session_id']}.jsonl"))
         if n > 0
     ]
 
@@ -211,7 +217,7 @@ def replay(
             "prompts_asked": prompts_asked,
             "evidence": evidence_profile(mem),
             "queries": len(cases),
-            "retrieval": retrieval_figures(mem, project_id, cases),
+            "retrieval": retrieval_figures(mem, project_id, cases, box.repo),
             "cases": {c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c)} for c in cases},
             "diagnosis": evidence_vs_relevance(mem, episodes, cases),
         }

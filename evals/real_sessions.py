@@ -183,8 +183,13 @@ def first_prompt(path: Path) -> tuple[str, str] | None:
     found = next(prompt_records(path), None)
     if found is None:
         return None
-    branch = found[1].get("gitBranch")
-    return found[0], branch if isinstance(branch, str) else ""
+    return found[0], record_branch(found[1])
+
+
+def record_branch(record: dict[str, Any]) -> str:
+    """The git branch Claude Code recorded with a transcript record ('' when none)."""
+    branch = record.get("gitBranch")
+    return branch if isinstance(branch, str) else ""
 
 
 def on_branch(repo: Path, branch: str) -> None:
