@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from locomo import CATEGORIES, asked_at, evidence_ids, write_transcripts  # noqa: E402
 
+from tempera.core.textsearch import query_terms  # noqa: E402
 from tempera.core.config import RetrievalConfig, load_config  # noqa: E402
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.project import project_for_path  # noqa: E402
@@ -126,12 +127,13 @@ def analyse(mem: Memory, queries: list[dict[str, Any]], units: Any, cfg: Retriev
         )
         good = {h.episode.id for h in kw if units[q["sample"]].get(h.episode.id, set()) & ev}
         top_bm25 = max((h.bm25 or 0.0) for h in hyb) or 1.0
+        n_terms = len(query_terms(q["query"]))
         for i, h in enumerate(hyb, 1):
             mark = "*" if h.episode.id in good or units[q["sample"]].get(h.episode.id, set()) & ev else " "
             print(
                 f"  {mark}{i:>2} {_lists(h):<22} bm25 {(h.bm25 or 0) / top_bm25:.2f} cos "
                 f"{h.similarity if h.similarity is not None else float('nan'):.2f} rel {h.relevance:.3f} sal "
-                f"{h.salience:.3f} score {h.score:.4f}  {h.episode.summary[:70]!r}"
+                f"{h.salience:.3f} score {h.score:.4f} terms {h.matched_terms}/{n_terms}  {h.episode.summary[:70]!r}"
             )
 
 
