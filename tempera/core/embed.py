@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,10 +35,13 @@ class ModelSpec:
 # cost more than batching saved: 17 ms per episode text one at a time, 24 ms in length-sorted batches of 32, 41 ms
 # in batches of 32 as they come. And one session per core on its own share of the texts beats one session over
 # both cores (ONNX Runtime's threads spin for a busy core): 18.8 ms per text against 55.5 (201 real episode texts,
-# 2 cores, another process busy). A second session is loaded only for a batch large enough to pay for it.
+# 2 cores, another process busy). A second session is loaded only once it pays: for a batch that large, or in a
+# process that has embedded that many texts (an import of many short sessions, a daemon some captures in).
+# Batching texts of one length would pad nothing (and gives the same vectors), but saves nothing either: 33 ms of
+# CPU per text one at a time, 31-34 in batches of 2 to 16 (real episode texts, 2 busy cores).
 EMBED_BATCH = 1
 BATCH_SESSIONS = max(1, min(2, os.cpu_count() or 1))
-PARALLEL_FROM = 8  # texts in one call before a second session is worth loading
+PARALLEL_FROM = 8  # texts (in one call, or in all so far) before a second session is worth loading
 # A query longer than the model's window is embedded in chunks and the chunk vectors averaged (`embed_query`).
 # The window: 256 word pieces, all-MiniLM-L6-v2's trained sequence length (its tokenizer cuts a text at 512, so
 # the rest of a long prompt is never read, and pieces past 256 were never trained on); two go to [CLS] and [SEP].
@@ -116,6 +120,8 @@ class Embedder:
         self._query_lock = threading.Lock()
         self.query_session = False  # the daemon turns it on; one-shot processes load one session, not two
         self._counter: Any = None  # the tokenizer that cuts a long query into chunks (`_word_pieces`)
+        self._ahead: ThreadPoolExecutor | None = None  # the thread `submit` runs batches on, started on first use
+        self._embedded = 0  # texts embedded so far by `embed`
 
     def _load(self, threads: int | None = None) -> Any:
         from fastembed import TextEmbedding
@@ -146,8 +152,8 @@ class Embedder:
         )
 
     def _batch_sessions(self, texts: int) -> list[Any]:
-        """The sessions a batch of this many texts runs on (caller holds the lock)."""
-        want = BATCH_SESSIONS if texts >= PARALLEL_FROM else 1
+        """The sessions a batch of this many texts runs on, at most one per text (caller holds the lock)."""
+        want = min(BATCH_SESSIONS, texts) if max(texts, self._embedded) >= PARALLEL_FROM else 1
         while len(self._models) < want:
             self._models.append(self._checked_load(1))
         return self._models[:want]
@@ -170,11 +176,10 @@ class Embedder:
         items = [t if t.strip() else "(empty)" for t in texts]
         with self._lock:
             sessions = self._batch_sessions(len(items))
+            self._embedded += len(items)
             if len(sessions) == 1:
                 vecs = list(sessions[0].embed(items, batch_size=EMBED_BATCH))
             else:
-                from concurrent.futures import ThreadPoolExecutor
-
                 n = len(sessions)
                 with ThreadPoolExecutor(n) as pool:
                     shares = list(
@@ -188,6 +193,15 @@ class Embedder:
                 for i, share in enumerate(shares):
                     vecs[i::n] = share
         return np.asarray(vecs, dtype=np.float32)
+
+    def submit(self, texts: list[str]) -> "Future[np.ndarray]":
+        """`embed(texts)` on a background thread, batches in the order submitted: the model runs release the
+        interpreter lock, so a caller with other work (an import drafting the next transcript, storing and learning
+        from the last) keeps one core busy with it while the vectors are made on the others."""
+        with self._lock:
+            if self._ahead is None:
+                self._ahead = ThreadPoolExecutor(1, thread_name_prefix="tempera-embed")
+            return self._ahead.submit(self.embed, texts)
 
     def embed_one(self, text: str) -> "np.ndarray":
         """One query's vector. With `query_session` (the daemon) on its own single-threaded session: a prompt

@@ -161,6 +161,14 @@ class EpisodeStore:
         return None
 
     # -- writes ---------------------------------------------------------------------------------
+    def _vectors_to_write(self, episodes: Sequence[Episode], given: "np.ndarray | None") -> "np.ndarray | None":
+        """The episodes' vectors when they can be written: the ones given (made by the current model) or made now;
+        None when they cannot (no model, another model's vectors stored)."""
+        embedder = self._writable_embedder()
+        if embedder is None:
+            return None
+        return given if given is not None else embedder.embed([e.embed_text() for e in episodes])
+
     def add(self, episode: Episode, project: ProjectRef | None = None) -> Episode:
         return self.add_many([episode], project)[0]
 
@@ -169,11 +177,7 @@ class EpisodeStore:
     ) -> list[Episode]:
         """Insert episodes (embedding them in one batch first, so the write transaction stays short); `vectors`,
         made by the current model, are stored instead of embedding again."""
-        embedder = self._writable_embedder()
-        if embedder is None:
-            vectors = None
-        elif vectors is None:
-            vectors = embedder.embed([e.embed_text() for e in episodes])
+        vectors = self._vectors_to_write(episodes, vectors)
         with self.db.transaction():
             items = []
             for ep in episodes:
@@ -192,8 +196,7 @@ class EpisodeStore:
 
     def update(self, episode: Episode, *, reembed: bool = True) -> Episode:
         episode.updated_at = datetime.now(timezone.utc)
-        embedder = self._writable_embedder() if reembed else None
-        vectors = embedder.embed([episode.embed_text()]) if embedder is not None else None
+        vectors = self._vectors_to_write([episode], None) if reembed else None
         with self.db.transaction():
             row = self.db.one("SELECT rowid FROM episodes WHERE id = ?", (episode.id,))
             if row is None:

@@ -13,15 +13,17 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from tempera.core.errors import InvalidInput, NotFound
 from tempera.core.llm import LLM, Budget, llm_enabled
 from tempera.core.models import Episode
 from tempera.core.pause import paused_projects
 from tempera.core.project import ProjectRef, find_root, project_for_name, project_for_path
+from tempera.core.redact import memo
 from tempera.transcripts import cursor as cursors
 from tempera.transcripts.draft import draft_episode
 from tempera.transcripts.extract import refine
@@ -30,11 +32,13 @@ from tempera.transcripts.turns import Turn, record_counts, segment_turns
 from tempera.transcripts.units import work_units
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from tempera.core.memory import Memory
 
 log = logging.getLogger("tempera.transcripts")
 PAUSED = "capture is paused for this project"  # what each capture path reports for a paused project's transcript
-CHUNK = 32  # episodes per write transaction (embedding happens inside it, so keep it short)
+CHUNK = 32  # episodes per write transaction
 
 
 @dataclass
@@ -175,25 +179,66 @@ def _llm(mem: "Memory", use_llm: bool | None) -> LLM | None:
     return LLM(cfg.llm)
 
 
-def capture_transcript(
+@dataclass
+class PreparedCapture:
+    """A transcript read, cut and drafted (`prepare_capture`), its vectors being made on the embedder's thread,
+    waiting to be stored (`store_capture`). Nothing is written yet: an import prepares the next transcript while
+    this one's vectors are made."""
+
+    result: CaptureResult
+    cursor: cursors.Cursor | None = None
+    transcript: Transcript | None = None
+    new: list[tuple[Turn, Episode]] = field(default_factory=list)
+    grown: tuple[Turn, Episode] | None = None
+    vectors: "Future[np.ndarray] | None" = None  # the new episodes', in order
+    redactions: dict[str, Any] = field(default_factory=dict)  # the capture's `redact.memo`
+
+    @property
+    def storable(self) -> bool:
+        """Whether storing has anything to do: not a paused project, not a dry run."""
+        return self.cursor is not None
+
+
+class CaptureOptions(TypedDict, total=False):
+    project: str | None  # store under this project (path, name or id) instead of the session's checkout
+    session_id: str | None  # instead of the transcript's own
+    use_llm: bool | None  # refine the drafts with the LLM; None: as config.toml says
+    dry_run: bool  # read, cut and draft; store nothing
+
+
+def capture_transcript(mem: "Memory", path: Path, **options: Unpack[CaptureOptions]) -> CaptureResult:
+    """Capture the turns of one transcript that are new (or grew) since this session's cursor; nothing when its
+    project is paused (the one place every capture path decides it, once the project is known)."""
+    return store_capture(mem, prepare_capture(mem, path, **options))
+
+
+def prepare_capture(mem: "Memory", path: Path, **options: Unpack[CaptureOptions]) -> PreparedCapture:
+    """The first half of `capture_transcript`: read, cut and draft what is new since the cursor, and start
+    embedding it."""
+    path = Path(path).expanduser()
+    prepared = PreparedCapture(CaptureResult(path=str(path), session_id=None, project=None))
+    with memo(prepared.redactions):
+        _prepare(mem, path, prepared, **options)
+    return prepared
+
+
+def _prepare(
     mem: "Memory",
     path: Path,
+    prepared: PreparedCapture,
     *,
     project: str | None = None,
     session_id: str | None = None,
     use_llm: bool | None = None,
     dry_run: bool = False,
-) -> CaptureResult:
-    """Capture the turns of one transcript that are new (or grew) since this session's cursor; nothing when its
-    project is paused (the one place every capture path decides it, once the project is known)."""
-    path = Path(path).expanduser()
+) -> None:
     transcript = read_transcript(path)
     turns = segment_turns(transcript)
     units = work_units(turns)
     sid = session_id or transcript.session_id or path.stem
     ref = transcript_project(mem, transcript, project)
     key = str(path.resolve())
-    result = CaptureResult(
+    result = prepared.result = CaptureResult(
         path=key,
         session_id=sid,
         project=ref,
@@ -209,7 +254,7 @@ def capture_transcript(
     )
     if ref.id in paused_projects(mem.db.path.parent):  # "store nothing from here", a dry run included
         result.paused = True
-        return result
+        return
     cur = cursors.load(mem.db, key, sid)
     plan = _plan(units, cur)
     existing = _stored(mem, cur.episode_id) if plan.grown else None
@@ -224,18 +269,36 @@ def capture_transcript(
     if dry_run:
         result.added, result.updated = drafts, [regrown] if regrown else []
         result.skipped = result.units - len(result.added) - len(result.updated)
-        return result
+        return
     llm = _llm(mem, use_llm)
     if llm is not None:
         budget = Budget(mem.config.capture.llm_max_usd)
         refined = refine(([regrown] if regrown else []) + drafts, llm, budget)
         regrown, drafts = (refined[0], refined[1:]) if regrown else (None, refined)
         result.llm_cost_usd = budget.spent
-    if regrown is not None and existing is not None:
-        regrown = _merge(existing, regrown)
-    _write(mem, ref, cur, transcript, list(zip(plan.new, drafts)), (grown, regrown) if grown else None, result)
+    prepared.cursor, prepared.transcript = cur, transcript
+    prepared.new = list(zip(plan.new, drafts))
+    prepared.grown = (grown, regrown) if grown and regrown else None
+    embedder = mem.store.embedder
+    if drafts and embedder is not None and mem.store.vectors_writable():
+        prepared.vectors = embedder.submit([ep.embed_text() for ep in drafts])
+
+
+def store_capture(mem: "Memory", prepared: PreparedCapture) -> CaptureResult:
+    """The second half of `capture_transcript`: the prepared episodes and the cursor stored, once their vectors
+    are made; `CaptureResult.learning` then holds what the steps after capture run on."""
+    result = prepared.result
+    if not prepared.storable:
+        return result
+    assert prepared.cursor is not None and result.project is not None  # storable: prepared to the end
+    if prepared.grown is not None:  # merged with the episode as stored now: the steps after an earlier capture
+        turn, regrown = prepared.grown  # may have changed it since it was prepared
+        existing = _stored(mem, prepared.cursor.episode_id)
+        prepared.grown = (turn, _merge(existing, regrown)) if existing else None
+    vectors = prepared.vectors.result() if prepared.vectors is not None else None
+    _write(mem, result.project, prepared, vectors)
     result.skipped = result.units - len(result.added) - len(result.updated)
-    result.learning = _unlearned(mem, cur, result.updated + result.added)
+    result.learning = _unlearned(mem, prepared.cursor, result.updated + result.added)
     return result
 
 
@@ -264,18 +327,13 @@ def _unmoved(mem: "Memory", cur: cursors.Cursor) -> bool:
     return (stored.turn_line, stored.turn_signature) == (cur.turn_line, cur.turn_signature)
 
 
-def _write(
-    mem: "Memory",
-    ref: ProjectRef,
-    cur: cursors.Cursor,
-    transcript: Transcript,
-    new: list[tuple[Turn, Episode]],
-    grown: tuple[Turn, Episode] | None,
-    result: CaptureResult,
-) -> None:
+def _write(mem: "Memory", ref: ProjectRef, prepared: PreparedCapture, vectors: "np.ndarray | None") -> None:
     """Store in chunks; each chunk and the cursor position it reaches commit together. If another process moved
-    the cursor meanwhile, stop: what is left is theirs (the counts then show fewer added)."""
-    cur.lines_read = transcript.lines_read
+    the cursor meanwhile, stop: what is left is theirs (the counts then show fewer added). `vectors` are the new
+    episodes' (the grown one is embedded here: it was merged with its stored self only now)."""
+    cur, result, new, grown = prepared.cursor, prepared.result, prepared.new, prepared.grown
+    assert cur is not None and prepared.transcript is not None  # only a storable capture is written
+    cur.lines_read = prepared.transcript.lines_read
     if grown is not None:
         turn, episode = grown
         with mem.db.transaction():
@@ -291,7 +349,9 @@ def _write(
         with mem.db.transaction():
             if not _unmoved(mem, cur):
                 return
-            mem.store.add_many([ep for _, ep in chunk], ref)
+            mem.store.add_many(
+                [ep for _, ep in chunk], ref, vectors=None if vectors is None else vectors[start : start + CHUNK]
+            )
             for turn, episode in chunk:
                 _advance(cur, turn, episode)
             cursors.save(mem.db, cur)

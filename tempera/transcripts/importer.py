@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tempera.core.db import storage_error
-from tempera.transcripts.capture import CaptureResult
-from tempera.transcripts.pipeline import capture_and_learn
+from tempera.transcripts.capture import CaptureResult, PreparedCapture, prepare_capture
+from tempera.transcripts.pipeline import store_and_learn
 from tempera.transcripts.reader import read_records
 
 if TYPE_CHECKING:
@@ -149,28 +149,54 @@ def import_transcripts(
     use_llm: bool | None = None,
     on_file: Callable[[Path, FileOutcome], None] | None = None,
 ) -> ImportReport:
-    """Capture every file; `on_file` is told of each (None when `since` left it out). A file whose capture raises
-    costs that file only: the error is counted and named in the report, and the next file is imported; a disk that
-    is full or read-only stops the import, as it would fail every later file."""
+    """Capture every file; `on_file` is told of each, in order (None when `since` left it out). A file whose
+    capture raises costs that file only: the error is counted and named in the report, and the next file is
+    imported; a disk that is full or read-only stops the import, as it would fail every later file.
+
+    Each file runs through `capture_and_learn` in its two halves, one file apart: the next file is read and drafted
+    (`prepare_capture`) before the last one is stored and learnt from (`store_and_learn`), so the model makes one
+    file's vectors while the interpreter works on the other (about half the time of an import is embedding). Files
+    are stored in their order, each after the one before, as one at a time would."""
     report = ImportReport(dry_run=dry_run)
     started = time.perf_counter()
+    waiting: tuple[Path, PreparedCapture] | None = None  # prepared, to be stored once the next file is prepared
+
+    def failed(path: Path, exc: Exception) -> None:
+        if storage_error(exc) is not None:  # a full or read-only disk fails every later file too: stop here
+            raise exc
+        report.failures.append((str(path), failure_text(exc)))
+        if on_file:
+            on_file(path, exc)
+
+    def store_waiting() -> None:
+        nonlocal waiting
+        if waiting is None:
+            return
+        (path, prepared), waiting = waiting, None
+        try:
+            result = store_and_learn(mem, prepared)
+        except Exception as exc:  # any fault in one file: the rest of the folder is still imported
+            failed(path, exc)
+            return
+        report.add(result)
+        if on_file:
+            on_file(path, result)
+
     for path in files:
         if since is not None and not active_since(path, since):
+            store_waiting()
             report.files_skipped_since += 1
             if on_file:
                 on_file(path, None)
             continue
-        outcome: FileOutcome
         try:
-            outcome = capture_and_learn(mem, path, project=project, use_llm=use_llm, dry_run=dry_run)
-        except Exception as exc:  # any fault in one file: the rest of the folder is still imported
-            if storage_error(exc) is not None:  # a full or read-only disk fails every later file too: stop here
-                raise
-            outcome = exc
-            report.failures.append((str(path), failure_text(exc)))
-        else:
-            report.add(outcome)
-        if on_file:
-            on_file(path, outcome)
+            prepared = prepare_capture(mem, path, project=project, use_llm=use_llm, dry_run=dry_run)
+        except Exception as exc:  # this file's fault, told after the file before it
+            store_waiting()
+            failed(path, exc)
+            continue
+        store_waiting()
+        waiting = (path, prepared)
+    store_waiting()
     report.seconds = time.perf_counter() - started
     return report

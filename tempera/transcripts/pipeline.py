@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-from tempera.transcripts.capture import CaptureResult, capture_transcript
+from tempera.core.redact import memo
+from tempera.transcripts.capture import (
+    CaptureOptions,
+    CaptureResult,
+    PreparedCapture,
+    prepare_capture,
+    store_capture,
+)
 from tempera.transcripts.cursor import mark_learned
 
 if TYPE_CHECKING:
@@ -58,19 +65,19 @@ def facts(mem: "Memory", result: CaptureResult) -> None:
 POST_CAPTURE: list[PostCapture] = [self_improve, learn, facts]
 
 
-def capture_and_learn(
-    mem: "Memory",
-    path: Path,
-    *,
-    project: str | None = None,
-    session_id: str | None = None,
-    use_llm: bool | None = None,
-    dry_run: bool = False,
-) -> CaptureResult:
+def capture_and_learn(mem: "Memory", path: Path, **options: Unpack[CaptureOptions]) -> CaptureResult:
     """Capture what is new in one transcript, then run every step that learns from it (none on a dry run)."""
-    result = capture_transcript(mem, path, project=project, session_id=session_id, use_llm=use_llm, dry_run=dry_run)
-    if not dry_run and result.learning:
-        for step in POST_CAPTURE:
-            step(mem, result)
-        mark_learned(mem.db, [ep.id for ep in result.learning])
+    return store_and_learn(mem, prepare_capture(mem, path, **options))
+
+
+def store_and_learn(mem: "Memory", prepared: PreparedCapture) -> CaptureResult:
+    """The second half of `capture_and_learn`: store a prepared capture, then run every step after capture. An
+    import prepares the next transcript before it calls this for the last one, so that the vectors of one are
+    made while the other is read."""
+    with memo(prepared.redactions):
+        result = store_capture(mem, prepared)
+        if not result.dry_run and result.learning:
+            for step in POST_CAPTURE:
+                step(mem, result)
+            mark_learned(mem.db, [ep.id for ep in result.learning])
     return result

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import random
 import string
+from collections import Counter
 
 import pytest
 from transcript_writer import SessionWriter
 
 from tempera.core.memory import Memory
-from tempera.core.redact import redact
+from tempera.core.redact import memo, redact
 from tempera.transcripts import capture_transcript
 
 _rng = random.Random(20250602)
@@ -125,6 +126,19 @@ def test_each_shape_is_redacted(name: str, text: str, secret: str) -> None:
 @pytest.mark.parametrize("text", BENIGN)
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+def test_a_memo_gives_each_text_and_its_counts_again() -> None:
+    """Inside `memo` a text is redacted once (a capture meets the same text up to four times): each later call
+    returns the same text and counts the same kinds again, as a call outside the memo does."""
+    texts = [text for _, text, _ in CORPUS] + BENIGN
+    alone: Counter[str] = Counter()
+    expected = [redact(t, alone) for t in texts]
+    counted: Counter[str] = Counter()
+    with memo():
+        assert [redact(t, counted) for t in texts] == expected
+        assert [redact(t, counted) for t in texts] == expected
+    assert counted == alone + alone and sum(alone.values()) >= len(CORPUS)
 
 
 def _fragments(secret: str) -> list[bytes]:
