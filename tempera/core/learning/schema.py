@@ -1,4 +1,5 @@
-"""The learning loop's schema: episodes taken out of retrieval without being deleted."""
+"""The learning loop's schema: episodes taken out of retrieval without being deleted, and how derived evidence is
+found by what it was derived from."""
 
 from __future__ import annotations
 
@@ -22,3 +23,13 @@ def m020_learning(conn: Connection) -> None:
     CREATE INDEX feedback_source ON feedback_events(source);
     """,
     )
+
+
+ORIGIN_INDEX = "feedback_origin"
+
+
+def m069_evidence_origin(conn: Connection) -> None:
+    """Derived evidence is replaced per origin (`evidence.replace_evidence`: each capture's temporal credit, each
+    consolidation): without an index on the origin every replacement read every row of its source, so an import
+    got slower with each session it had stored (2,170 temporal rows read per capture by the end of 86 sessions)."""
+    conn.execute(f"CREATE INDEX {ORIGIN_INDEX} ON feedback_events(source, json_extract(evidence, '$.origin'))")
