@@ -98,10 +98,9 @@ RULES: tuple[Rule, ...] = (
 
 
 MIN_SECRET_TEXT = 8  # the shortest text any rule can match (`pwd=abcd`)
-# The `secret` rules (the last ones) each need a secret-sounding name followed by `:` or `=` (after an optional
-# quote and space): a text without one is left as it is by all of them, so one search decides it. They cost two
-# thirds of the redaction of real transcripts, whose texts mostly hold no such name.
-_ASSIGNED_RULES = next(i for i, r in enumerate(RULES) if r.kind == "secret")
+# The `secret` rules each need a secret-sounding name followed by `:` or `=` (after an optional quote and space):
+# a text without one is left as it is by all of them, so one search decides it. They cost two thirds of the
+# redaction of real transcripts, whose texts mostly hold no such name.
 _ASSIGNED_NAME = re.compile(rf"(?i:{_SECRET_NAME})[\"']?\s*[:=]")
 
 # Texts redacted inside `memo()`, with the kinds found in each (see there).
@@ -125,9 +124,13 @@ def redact(text: str, counts: Counter[str] | None = None) -> str:
 
 
 def _redact(text: str, counts: Counter[str] | None) -> str:
-    for i, rule in enumerate(RULES):
-        if i == _ASSIGNED_RULES and not _ASSIGNED_NAME.search(text):
-            break
+    assigned: bool | None = None  # looked for at the first `secret` rule, in the text as the rules before left it
+    for rule in RULES:
+        if rule.kind == "secret":
+            if assigned is None:
+                assigned = _ASSIGNED_NAME.search(text) is not None
+            if not assigned:
+                continue
         text = rule.pattern.sub(_replacer(rule, counts), text)
     return text
 

@@ -7,6 +7,7 @@ The utility is the same number feedback, propagation and credit update, so learn
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -262,7 +263,7 @@ def retrieve(
     lists = _fusion_lists(cfg, kw, vec if use_vec else None, named, w_kw) if mode == "hybrid" else []
     for rowid, h in hits.items():
         if mode == "hybrid":
-            h.relevance = _fuse(rowid, lists, cfg.rrf_k)
+            h.relevance = rrf(rowid, lists, cfg.rrf_k)
         elif mode == "vector":
             h.relevance = max(0.0, h.similarity or 0.0)
         else:
@@ -352,9 +353,10 @@ def _fusion_lists(
     return out
 
 
-def _fuse(rowid: int, lists: list[tuple[float, dict[int, int]]], k: int) -> float:
-    """Weighted RRF (k = `rrf_k`) over `_tied` ranks, normalised to [0, 1]."""
-    total = sum(w / (k + ranks[rowid]) for w, ranks in lists if rowid in ranks)
+def rrf(key: Hashable, lists: Sequence[tuple[float, Mapping[Any, int]]], k: int) -> float:
+    """Weighted RRF (k = `rrf_k`) of `key` over its ranks in each (weight, ranks) list, normalised to [0, 1]: the
+    hybrid lists (`_tied` ranks) and a prompt's hits with its session context's (`inject/workcontext.py`)."""
+    total = sum(w / (k + ranks[key]) for w, ranks in lists if key in ranks)
     return total / (sum(w for w, _ in lists) / (k + 1))
 
 

@@ -19,7 +19,7 @@ from tempera.core import textsearch, timeq
 from tempera.core.config import RetrievalConfig
 from tempera.core.episodes import EpisodeStore
 from tempera.core.project import current_branch
-from tempera.core.retrieve import Hit, retrieve
+from tempera.core.retrieve import Hit, retrieve, rrf
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,11 +94,9 @@ def related(
     found = search(context)
     own = {h.episode.id: h for h in hits}
     by_id = {h.episode.id: h for h in found} | own
-    score: dict[str, float] = {}
-    for ranked in (hits, found):
-        for rank, h in enumerate(ranked, 1):
-            score[h.episode.id] = score.get(h.episode.id, 0.0) + 1.0 / (cfg.rrf_k + rank)
-    order = sorted(score, key=lambda e: -score[e])[:limit]  # stable: the prompt's own order breaks ties
+    lists = [(1.0, {h.episode.id: rank for rank, h in enumerate(ranked, 1)}) for ranked in (hits, found)]
+    pool = list(dict.fromkeys([*own, *(h.episode.id for h in found)]))  # the prompt's own order breaks ties
+    order = sorted(pool, key=lambda e: -rrf(e, lists, cfg.rrf_k))[:limit]
     terms = textsearch.query_terms(prompt)
     return [own[e] if e in own else _context_only(by_id[e], terms) for e in order]
 
