@@ -1,7 +1,7 @@
 """Learning replay (issue #16): does implicit feedback from real sessions make later retrieval better?
 
     python evals/learning_replay.py [--data DIR] [--json PATH] [--limit N] [--arms off,on] [--split PAST:END]
-        [--explain] [--keep DIR] [--every-prompt]
+        [--explain] [--keep DIR] [--every-prompt] [--oracle] [--set SECTION.KEY=VALUE]
 
 The shared entire-cli sessions (see real_sessions.py, whose functions this reuses) are replayed in time order
 (`first_ts`) through the real paths, once per arm, each in a fresh sandbox:
@@ -30,7 +30,11 @@ relevant episode's hybrid rank off -> on and each top-10 episode that moved with
 episodes relevant to a later query or not, and each injected (session, episode) by its verdict and by whether a
 turn of the session changed the episode's files again. `--every-prompt` also asks each future session's later
 prompts (relevant: the same episodes as its first): the first prompts alone are 14 (dev) and 24 (70/30) queries,
-where one query moving one rank is a lift of 0.02-0.04.
+where one query moving one rank is a lift of 0.02-0.04; the table gives the first prompts (the bar) and every
+prompt apart. `--oracle` adds the oracle arm: the on arm's store, its implicit verdicts swapped for perfect ones on
+exactly the (session, episode) pairs it injected (used when the episode changed a file that replayed session
+changed, the eval's own relevance; never looking at the queried sessions): the lift a flawless use detector would
+give with the same exposure, so what the oracle cannot reach is exposure or effect size, not detection.
 """
 
 from __future__ import annotations
@@ -60,20 +64,26 @@ from real_sessions import (  # noqa: E402
     prompt_records,
     record_branch,
     retrieval_figures,
+    rank_metrics,
     sandbox,
+    split_list,
     use_settings,
 )
 
+from tempera.core.learning.chaining import share_all  # noqa: E402
+from tempera.core.learning.retire import live_id  # noqa: E402
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.models import Episode  # noqa: E402
-from tempera.core.selfimprove.anchors import anchor_files  # noqa: E402
 from tempera.core.retrieve import retrieve  # noqa: E402
+from tempera.core.selfimprove.anchors import anchor_files  # noqa: E402
+from tempera.core.utility import record_feedback  # noqa: E402
 from tempera.inject.payload import HookPayload  # noqa: E402
 from tempera.inject.warm import answer  # noqa: E402
 from tempera.transcripts.pipeline import capture_and_learn  # noqa: E402
 
 ARMS = ("off", "on")
 GOAL_LIFT = 0.05
+ORACLE_RULE = "oracle: the episode changed a file the session changed"
 
 
 def inject_session(mem: Memory, box: Sandbox, session_id: str, path: Path) -> int:
@@ -103,6 +113,32 @@ def evidence_profile(mem: Memory) -> dict[str, Any]:
         "evidence_rows (count, weight)": rows,
         "episodes_with_utility_moved": moved,
     }
+
+
+def oracle_verdicts(mem: Memory, session_files: dict[str, set[str]], files_of: dict[str, set[str]]) -> dict[str, int]:
+    """Swap the replay's implicit verdicts for perfect ones, on exactly the (session, episode) pairs it injected:
+    used (helpful) when the episode changed a file the session changed, the eval's own relevance applied to the
+    replayed session (never to a queried one), else ignored; then the link shares again. The ceiling of the use
+    detector: what the same injections would teach if every verdict were right."""
+    cfg = mem.config.bellman
+    pairs = mem.db.query("SELECT DISTINCT session_id, episode_id FROM injections")
+    with mem.db.transaction():
+        mem.db.execute("DELETE FROM feedback_events WHERE source = 'implicit'")
+        mem.db.execute("UPDATE episodes SET last_useful_at = NULL")  # set again by the helpful rows below
+    counts = {"used": 0, "ignored": 0}
+    for sid, eid in pairs:
+        used = bool(files_of.get(eid, set()) & session_files.get(sid, set()))
+        signal, weight = (
+            ("helpful", cfg.implicit_helpful_weight) if used else ("unhelpful", cfg.implicit_ignored_weight)
+        )
+        evidence = {"session": sid, "rule": ORACLE_RULE if used else f"not {ORACLE_RULE}"}
+        record_feedback(mem.db, live_id(mem.db, eid), signal, weight=weight, source="implicit", evidence=evidence)
+        mem.db.execute(
+            "UPDATE injections SET used = ? WHERE session_id = ? AND episode_id = ?", (float(used), sid, eid)
+        )
+        counts["used" if used else "ignored"] += 1
+    share_all(mem)
+    return counts
 
 
 def evidence_of(mem: Memory, episode_id: str) -> dict[str, float]:
@@ -161,8 +197,11 @@ def evidence_vs_relevance(mem: Memory, episodes: list[Episode], cases: list[dict
         verdict, later_too = "used" if used else "ignored", "" if eid in later else "not "
         key = f"{verdict}, session {touched} its files, {later_too}relevant later"
         pairs[key] = pairs.get(key, 0) + 1
+    shown = {e for (e,) in mem.db.query("SELECT DISTINCT episode_id FROM injections")}
+    used = {e for (e,) in mem.db.query("SELECT DISTINCT episode_id FROM injections WHERE used = 1")}
     return {
         "episodes relevant later": f"{len(later)} of {len(episodes)}",
+        "of them injected at least once / judged used at least once": f"{len(later & shown)} / {len(later & used)}",
         "evidence rows [not relevant later, relevant later]": rows,
         "injected (session, episode) pairs": dict(sorted(pairs.items())),
     }
@@ -186,15 +225,18 @@ def replay(
     keep: Path | None = None,
     split: tuple[float, float] = (PAST_SHARE, 1.0),
     every_prompt: bool = False,
-) -> dict[str, Any]:
+    oracle: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """One arm's replay and its figures; with `oracle` (on arm only), also the oracle arm's, measured on the same
+    store once `oracle_verdicts` has rewritten its verdicts (so both arms made the very same injections)."""
     base = data / "entire-cli"
     rows = load_sessions(base / "sessions.tsv")
     cut = round(len(rows) * split[0])
     rows = rows[: round(len(rows) * split[1])]
     past, future = rows[:cut], rows[cut:][:limit]
     mapper = PathMap.of_sessions(rows)
-    out: dict[str, Any] = {"past": len(past), "future": len(future)}
     started = time.perf_counter()
+    out: dict[str, dict[str, Any]] = {}
     with sandbox(f"replay-{arm}") as box, Memory() as mem:
         prompts_asked = 0
         for i, r in enumerate(past, 1):
@@ -209,19 +251,31 @@ def replay(
         cases = [c for c in future_cases(base, future, episodes, mapper) if c["relevant"]]
         if every_prompt:
             cases += later_prompts(base, cases)
-        if keep is not None:
-            keep.mkdir(parents=True, exist_ok=True)  # VACUUM INTO cannot open a file in a missing folder
-            mem.db.execute("VACUUM INTO ?", (str(keep / f"{arm}.db"),))
-        out |= {
-            "episodes": len(episodes),
-            "prompts_asked": prompts_asked,
-            "evidence": evidence_profile(mem),
-            "queries": len(cases),
-            "retrieval": retrieval_figures(mem, project_id, cases, box.repo),
-            "cases": {c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c)} for c in cases},
-            "diagnosis": evidence_vs_relevance(mem, episodes, cases),
-        }
-    out["seconds"] = round(time.perf_counter() - started, 1)
+
+        def measure(name: str) -> dict[str, Any]:
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)  # VACUUM INTO cannot open a file in a missing folder
+                mem.db.execute("VACUUM INTO ?", (str(keep / f"{name}.db"),))
+            figures = retrieval_figures(mem, project_id, cases, box.repo)
+            return {
+                "past": len(past),
+                "future": len(future),
+                "episodes": len(episodes),
+                "prompts_asked": prompts_asked,
+                "evidence": evidence_profile(mem),
+                "queries": len(cases),
+                "retrieval": figures,
+                "cases": {c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c)} for c in cases},
+                "diagnosis": evidence_vs_relevance(mem, episodes, cases),
+                "seconds": round(time.perf_counter() - started, 1),
+            }
+
+        out[arm] = measure(arm)
+        if oracle and arm == "on":
+            files_of = {e.id: {mapper(f) for f in e.context.files_modified} for e in episodes}
+            session_files = {r["session_id"]: set(split_list(r["files_modified"])) for r in past}
+            verdicts = oracle_verdicts(mem, session_files, files_of)
+            out["oracle"] = measure("oracle") | {"oracle_verdicts": verdicts}
     return out
 
 
@@ -239,21 +293,28 @@ def print_report(r: dict[str, Any]) -> None:
             f"[{arm}] {a['episodes']} episodes, {a['prompts_asked']} prompts asked, {a['seconds']:.0f} s; "
             f"evidence: {json.dumps(a['evidence'])}"
         )
-    modes = list(first["retrieval"])
-    print(
-        f"\n{'mode':<14}"
-        + "".join(f"{arm + ' hit@5':>12}{arm + ' MRR':>10}" for arm in arms)
-        + ("    MRR lift" if len(arms) == 2 else "")
-    )
-    for m in modes:
-        line = f"{m:<14}" + "".join(
-            f"{a['retrieval'][m]['hit@5']:>12.3f}{a['retrieval'][m]['mrr@10']:>10.3f}" for a in arms.values()
+    views = {"every prompt": lambda sid: True} if any("#" in sid for sid in first["cases"]) else {}
+    for view, keep in {"first prompts": lambda sid: "#" not in sid, **views}.items():
+        figures = {
+            arm: {
+                m: rank_metrics([c["ranks"][m] for sid, c in a["cases"].items() if keep(sid)]) for m in a["retrieval"]
+            }
+            for arm, a in arms.items()
+        }
+        lifts = [arm for arm in arms if arm != "off"] if "off" in arms else []
+        n = sum(1 for sid in first["cases"] if keep(sid))
+        print(
+            f"\n{view + f' ({n})':<20}"
+            + "".join(f"{arm + ' hit@5':>13}{arm + ' MRR':>11}" for arm in arms)
+            + "".join(f"{arm + ' lift':>13}" for arm in lifts)
         )
-        if {"off", "on"} <= set(arms):
-            lift = arms["on"]["retrieval"][m]["mrr@10"] - arms["off"]["retrieval"][m]["mrr@10"]
-            note = f"   goal >= +{GOAL_LIFT:.2f} {'met' if lift >= GOAL_LIFT else 'NOT met'}" if m == "hybrid" else ""
-            line += f"{lift:>+12.3f}{note}"
-        print(line)
+        for m in first["retrieval"]:
+            line = f"{m:<20}" + "".join(f"{f[m]['hit@5']:>13.3f}{f[m]['mrr@10']:>11.3f}" for f in figures.values())
+            line += "".join(f"{figures[arm][m]['mrr@10'] - figures['off'][m]['mrr@10']:>+13.3f}" for arm in lifts)
+            if m == "hybrid" and "on" in lifts and view == "first prompts":
+                met = figures["on"][m]["mrr@10"] - figures["off"][m]["mrr@10"] >= GOAL_LIFT
+                line += f"   goal >= +{GOAL_LIFT:.2f} {'met' if met else 'NOT met'}"
+            print(line)
 
 
 def explain(r: dict[str, Any]) -> None:
@@ -296,6 +357,11 @@ def main() -> None:
         action="store_true",
         help="also query with each future session's later prompts (same relevant episodes), not only its first",
     )
+    ap.add_argument(
+        "--oracle",
+        action="store_true",
+        help="also the oracle arm: the on arm's injections with perfect verdicts (the use detector's ceiling)",
+    )
     a = ap.parse_args()
     use_settings(a.set)
     arms = [x.strip() for x in a.arms.split(",") if x.strip()]
@@ -303,7 +369,11 @@ def main() -> None:
         raise SystemExit(f"--arms takes {', '.join(ARMS)}")
     report: dict[str, Any] = {
         "code": code_state(),
-        "arms": {arm: replay(a.data, arm, a.limit, a.keep, a.split, a.every_prompt) for arm in arms},
+        "arms": {
+            name: figures
+            for arm in arms
+            for name, figures in replay(a.data, arm, a.limit, a.keep, a.split, a.every_prompt, a.oracle).items()
+        },
     }
     print_report(report)
     if a.explain and {"off", "on"} <= set(arms):
