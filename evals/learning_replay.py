@@ -71,6 +71,7 @@ from real_sessions import (  # noqa: E402
 )
 
 from tempera.core.learning.chaining import share_all  # noqa: E402
+from tempera.core.learning.implicit import is_chronic  # noqa: E402
 from tempera.core.learning.retire import live_id  # noqa: E402
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.models import Episode  # noqa: E402
@@ -116,27 +117,29 @@ def evidence_profile(mem: Memory) -> dict[str, Any]:
 
 
 def oracle_verdicts(mem: Memory, session_files: dict[str, set[str]], files_of: dict[str, set[str]]) -> dict[str, int]:
-    """Swap the replay's implicit verdicts for perfect ones, on exactly the (session, episode) pairs it injected:
-    used (helpful) when the episode changed a file the session changed, the eval's own relevance applied to the
-    replayed session (never to a queried one), else ignored; then the link shares again. The ceiling of the use
-    detector: what the same injections would teach if every verdict were right."""
+    """Swap the replay's implicit verdicts for perfect ones, on exactly the (session, episode) pairs it injected, in
+    the order they were injected: used (helpful) when the episode changed a file the session changed, the eval's own
+    relevance applied to the replayed session (never to a queried one), else ignored (chronic or not, as
+    implicit.py weighs it); then the link shares again. The ceiling of the use detector: what the same injections
+    would teach if every verdict were right."""
     cfg = mem.config.bellman
-    pairs = mem.db.query("SELECT DISTINCT session_id, episode_id FROM injections")
+    pairs = mem.db.query("SELECT session_id, episode_id, MIN(id) FROM injections GROUP BY 1, 2 ORDER BY 3")
     with mem.db.transaction():
         mem.db.execute("DELETE FROM feedback_events WHERE source = 'implicit'")
         mem.db.execute("UPDATE episodes SET last_useful_at = NULL")  # set again by the helpful rows below
-    counts = {"used": 0, "ignored": 0}
-    for sid, eid in pairs:
+    counts = {"used": 0, "ignored": 0, "chronic": 0}
+    for sid, eid, first in pairs:
         used = bool(files_of.get(eid, set()) & session_files.get(sid, set()))
-        signal, weight = (
-            ("helpful", cfg.implicit_helpful_weight) if used else ("unhelpful", cfg.implicit_ignored_weight)
-        )
-        evidence = {"session": sid, "rule": ORACLE_RULE if used else f"not {ORACLE_RULE}"}
+        chronic = not used and is_chronic(mem.db, cfg, eid, sid, first)
+        weight = cfg.implicit_chronic_weight if chronic else cfg.implicit_ignored_weight
+        signal, weight = ("helpful", cfg.implicit_helpful_weight) if used else ("unhelpful", weight)
+        evidence = {"session": sid, "rule": ORACLE_RULE if used else f"not {ORACLE_RULE}", "chronic": chronic}
         record_feedback(mem.db, live_id(mem.db, eid), signal, weight=weight, source="implicit", evidence=evidence)
         mem.db.execute(
             "UPDATE injections SET used = ? WHERE session_id = ? AND episode_id = ?", (float(used), sid, eid)
         )
         counts["used" if used else "ignored"] += 1
+        counts["chronic"] += chronic
     share_all(mem)
     return counts
 

@@ -176,6 +176,14 @@ class BellmanConfig(_Section):
     )
     implicit_helpful_weight: float = Field(0.7, ge=0, description="Injected, used, and the turn succeeded")
     implicit_ignored_weight: float = Field(0.05, ge=0, description="Injected and ignored (unhelpful side)")
+    implicit_chronic_sessions: int = Field(
+        3,
+        ge=1,
+        description="The session in which an episode is ignored this many times, never used, makes it chronic",
+    )
+    implicit_chronic_weight: float = Field(
+        0.5, ge=0, description="Injected and ignored once chronic: each such session from then on (unhelpful side)"
+    )
     implicit_corrected_weight: float = Field(0.7, ge=0, description="Injected, used, then corrected by the user")
 
 

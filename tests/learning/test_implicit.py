@@ -110,6 +110,19 @@ def test_verdicts_become_evidence_and_injections_are_marked(book: Book) -> None:
     assert explain(book.memory, used.id)["by_source"]["implicit"]["helpful"] == 0.7
 
 
+def test_an_episode_used_once_is_never_chronic(book: Book) -> None:
+    """Used in one session, then ignored in three more: each ignore stays a small one (it was what a prompt needed
+    once); only an episode ignored in every session it was shown in becomes chronic."""
+    memory = book.add(FIX, modified=["auth/middleware.py"])
+    for n, changed in enumerate(["auth/middleware.py", "api/orders.py", "api/orders.py", "api/orders.py"]):
+        book.inject(f"s{n}", memory)
+        turn = book.add(f"Worked on {changed} ({n})", session=f"s{n}", outcome="success", modified=[changed])
+        apply_implicit_feedback(book.memory, f"s{n}", turn)
+    assert [(r["signal"], r["weight"]) for r in book.rows(memory, "implicit")] == [("helpful", 0.7)] + [
+        ("unhelpful", 0.05)
+    ] * 3
+
+
 def test_used_then_corrected_is_unhelpful(book: Book) -> None:
     memory = book.add(FIX, modified=["auth/middleware.py"])
     book.inject("s2", memory)

@@ -112,6 +112,30 @@ def test_implicit_use_over_sessions_lifts_one_to_the_top(book: Book) -> None:
     assert ranking(book)[0] == last.id
 
 
+def test_an_episode_ignored_session_after_session_falls_below_the_next(book: Book, flaky: list[Episode]) -> None:
+    """The third hit (relevance 0.94 against the fourth's 0.86) is injected into three sessions and ignored by each
+    (their turns change other files). Once it was ignored in every session it was shown in, three times, the third
+    ignore weighs implicit_chronic_weight and the fourth hit takes its place; three ignores of 0.05 each (utility
+    0.47, score x0.97) would leave it where it was."""
+    from tempera.core.learning.implicit import apply_implicit_feedback
+
+    shown_id, next_id = ranking(book)[2:4]
+    shown = next(e for e in flaky if e.id == shown_id)
+    for n in range(3):
+        session = f"s{n}"
+        book.inject(session, shown, prompt="this test is flaky again")
+        turn = book.add(
+            f"Bumped the copyright year ({n})", session=session, outcome="success", modified=["footer.html"]
+        )
+        [result] = apply_implicit_feedback(book.memory, session, turn)
+        assert result.signal == "unhelpful", result
+    rows = book.rows(shown, "implicit")
+    assert [r["weight"] for r in rows] == [0.05, 0.05, book.memory.config.bellman.implicit_chronic_weight]
+    assert rows[-1]["evidence"]["chronic"] and "chronic" not in rows[0]["evidence"]
+    after = ranking(book)
+    assert after.index(shown_id) > after.index(next_id)
+
+
 def test_being_retrieved_is_not_evidence(book: Book, flaky: list[Episode]) -> None:
     before = ranking(book)
     for _ in range(20):

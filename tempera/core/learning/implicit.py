@@ -4,7 +4,8 @@ No tool call is needed: the captured turn (an Episode built from the transcript)
 the hooks injected into the session. Overlap is only counted where it is evidence of *use*: anything that also
 appears in the user's own prompt is discounted, because the prompt is what retrieved the memory in the first
 place. Verdicts become `implicit` evidence rows (weights from `[bellman]`, after DESIGN): used + success ->
-helpful; injected and ignored -> a small unhelpful signal; used and then corrected by the user -> unhelpful.
+helpful; injected and ignored -> a small unhelpful signal, a larger one once the episode was ignored in every
+session it was shown in, session after session (`is_chronic`); used and then corrected by the user -> unhelpful.
 
 Verdicts can change later, always in place (the earlier verdict is kept inside the row's evidence): a correction
 is often only seen in the user's *next* prompt, after the turn was judged (`apply_correction` turns that turn's
@@ -205,9 +206,11 @@ class ImplicitResult:
     rule: str
 
 
-def _judge(verdict: UseVerdict, status: str, corrected: bool, cfg: BellmanConfig) -> tuple[str | None, float, str]:
+def _judge(
+    verdict: UseVerdict, status: str, corrected: bool, cfg: BellmanConfig, chronic: bool = False
+) -> tuple[str | None, float, str]:
     if not verdict.used:
-        return "unhelpful", cfg.implicit_ignored_weight, IGNORED_RULE
+        return "unhelpful", cfg.implicit_chronic_weight if chronic else cfg.implicit_ignored_weight, IGNORED_RULE
     if corrected:
         return "unhelpful", cfg.implicit_corrected_weight, CORRECTED_RULE
     if status == "success":
@@ -237,6 +240,22 @@ def _rewrite(
         (episode_id, episode_id),
     )
     share_link_credit(db, cfg, episode_id)
+
+
+def is_chronic(db: Database, cfg: BellmanConfig, episode_id: str, session_id: str, before: int) -> bool:
+    """Was `episode_id` ignored in every other session it was injected into before injection `before`, at least
+    `implicit_chronic_sessions` - 1 of them? One ignore says little, a memory is often just not needed now: on the
+    entire-cli replay's dev split (evals/learning_replay.py --split 0.5:0.7), episodes injected into one or two
+    sessions and never used were relevant to a later session about as often as those never injected (17 % against
+    20 %), those injected into three or more and never used far less often (2 of 19); on 70/30 24 % against 23 %,
+    and 5 of 34. Shown session after session and never used, an episode is not what the prompts that retrieve it
+    need, and it keeps taking a place from the episodes that are."""
+    shown, used = db.one(
+        "SELECT COUNT(DISTINCT session_id), COALESCE(MAX(used), 0) FROM injections "
+        "WHERE episode_id = ? AND session_id != ? AND id < ? AND evaluated_at IS NOT NULL",
+        (episode_id, session_id, before),
+    )
+    return not used and shown >= cfg.implicit_chronic_sessions - 1
 
 
 def _ignored_row(db: Database, episode_id: str, session_id: str) -> int | None:
@@ -278,7 +297,9 @@ def apply_implicit_feedback(
         for episode_id, inj_ids in by_episode.items():
             verdict = score_injection_use(mem.store.get(episode_id), turn_episode, routine)  # what it was shown
             target = live_id(db, episode_id)  # who holds its history now (consolidation may have merged it)
-            signal, weight, rule = _judge(verdict, turn_episode.outcome.status, corrected, cfg)
+            fresh = episode_id not in judged_before  # a memory still unused keeps its first ignored row
+            chronic = fresh and not verdict.used and is_chronic(db, cfg, episode_id, session_id, min(inj_ids))
+            signal, weight, rule = _judge(verdict, turn_episode.outcome.status, corrected, cfg, chronic)
             evidence: dict[str, Any] = {
                 "turn": turn_episode.id,
                 "session": session_id,
@@ -287,7 +308,9 @@ def apply_implicit_feedback(
                 "reasons": verdict.reasons,
                 "injections": inj_ids,
             }
-            earlier = _ignored_row(db, target, session_id) if episode_id in judged_before else None
+            if chronic:
+                evidence["chronic"] = True
+            earlier = None if fresh else _ignored_row(db, target, session_id)
             if earlier is not None and verdict.used and signal is not None:
                 _rewrite(db, cfg, earlier, target, signal, weight, evidence)
             elif earlier is None and signal is not None and weight > 0:
