@@ -132,6 +132,16 @@ def stem(term: str) -> str:
     return w[:-1] if w.endswith("e") and len(w) > 4 else w
 
 
+def query_words(text: str, limit: int = 40) -> list[list[str]]:
+    """The query's search terms grouped by the word the prompt wrote (split at whitespace): a path or identifier is
+    one word however many parts `expand` indexes it by."""
+    out: dict[tuple[str, ...], None] = {}
+    for chunk in text[:QUERY_CHARS].split():
+        if group := tuple(query_terms(chunk)):
+            out.setdefault(group, None)
+    return [list(g) for g in out][:limit]
+
+
 def matched(terms: list[str], text: str) -> int:
     """How many of the query terms a document contains, up to their stems."""
     body = {stem(t) for t in term_set(text)}
