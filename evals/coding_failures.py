@@ -9,8 +9,8 @@ scratch data dir, retrieval in this process through `core/retrieve.py` with the 
 `tempera eval run` ranks). For each miss: the relevant episode hybrid ranks best, its BM25 (over the best hit's),
 keyword rank, cosine, vector rank, the query terms it holds; then every hit above it with the same numbers,
 relevance and salience. The step attribution re-runs hybrid with one step off at a time (MMR, the time step,
-salience, the names list, the BM25 hits' coverage weights, the vector list's margin) and counts the misses each
-change would put at rank 1, and the hits it would lose.
+salience, the names list, the BM25 hits' coverage weights) and counts the misses each change would put at rank 1,
+and the hits it would lose.
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ def variants(cfg: RetrievalConfig) -> dict[str, RetrievalConfig]:
         "neutral salience": neutral_salience(cfg),
         "no names list": cfg.model_copy(update={"hybrid_names_weight": 0.0}),
         "BM25 hits unweighted": cfg.model_copy(update={"hybrid_keyword_coverage_power": 0.0}),
-        "no vector margin": cfg.model_copy(update={"hybrid_vector_margin_power": 0.0}),
     }
 
 

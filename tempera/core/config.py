@@ -83,21 +83,15 @@ class RetrievalConfig(_Section):
         20, ge=1, description="RRF rank constant; smaller lets one list's top hits count more than agreement lower down"
     )
     hybrid_keyword_max_weight: float = Field(
-        3.0,
+        4.0,
         ge=0,
         description="Weight in hybrid RRF of a BM25 hit that holds every query word (vector = 1; evals/fit_fusion.py)",
     )
     hybrid_keyword_coverage_power: float = Field(
-        1.5,
+        2.5,
         ge=0,
         description="A BM25 hit holding a share c of the query's words weighs "
         "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py)",
-    )
-    hybrid_vector_margin_power: float = Field(
-        4.0,
-        ge=0,
-        description="In hybrid, the vector hits after the first count (second's cosine / first's)^this: "
-        "a clear nearest is not outvoted by agreement lower down (0 = ranks only; evals/fit_fusion.py)",
     )
     hybrid_vector_min_ratio: float = Field(
         0.7,
@@ -108,7 +102,7 @@ class RetrievalConfig(_Section):
         "of the best hit's (0 = the fixed floor only)",
     )
     hybrid_names_weight: float = Field(
-        1.5,
+        2.0,
         ge=0,
         description="Weight in hybrid RRF of the list of episodes "
         "that name the files and code identifiers the prompt names (0 = off)",
