@@ -321,15 +321,15 @@ def _in_time(
 def _coverage(
     store: EpisodeStore, words: list[list[str]], kw: list[tuple[int, float]], project_id: str, cross: bool
 ) -> dict[int, float]:
-    """rowid -> the share of the query's words (`textsearch.query_words`) each BM25 hit holds, counted by FTS5
-    itself (one MATCH per word within the search's scope, in one statement), so it matches as the Porter index does
-    and costs no Python pass over the hits' texts. The matches are filtered here, not by `rowid IN (...)`, which
-    FTS5 answers by a lookup per rowid (10x slower for 50 hits)."""
+    """rowid -> the share of the query's words (`textsearch.query_words`, each with all its terms) each BM25 hit
+    holds, counted by FTS5 itself (one MATCH per word within the search's scope, in one statement), so it matches as
+    the Porter index does and costs no Python pass over the hits' texts. The matches are filtered here, not by
+    `rowid IN (...)`, which FTS5 answers by a lookup per rowid (10x slower for 50 hits)."""
     if not words or not kw:
         return {}
     ids = {r for r, _ in kw}
     sql = " UNION ALL ".join("SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?" for _ in words)
-    matches = [textsearch.fts_query(w, project_id, transferable=cross) for w in words]
+    matches = [textsearch.fts_query(w, project_id, transferable=cross, every=True) for w in words]
     held = Counter(int(r) for (r,) in store.db.query(sql, matches) if r in ids)
     return {r: held[r] / len(words) for r in ids}
 
