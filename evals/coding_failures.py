@@ -9,8 +9,8 @@ scratch data dir, retrieval in this process through `core/retrieve.py` with the 
 `tempera eval run` ranks). For each miss: the relevant episode hybrid ranks best, its BM25 (over the best hit's),
 keyword rank, cosine, vector rank, the query terms it holds; then every hit above it with the same numbers,
 relevance and salience. The step attribution re-runs hybrid with one step off at a time (MMR, the time step,
-salience, the BM25 cut at `hybrid_keyword_min_ratio`, the names list, the coverage-raised keyword weight) and
-counts the misses each change would put at rank 1, and the hits it would lose.
+salience, the names list, the BM25 hits' coverage weights) and counts the misses each change would put at rank 1,
+and the hits it would lose.
 """
 
 from __future__ import annotations
@@ -58,9 +58,8 @@ def variants(cfg: RetrievalConfig) -> dict[str, RetrievalConfig]:
         "no MMR": cfg.model_copy(update={"mmr_lambda": 1.0}),
         "no time step": cfg.model_copy(update={"time_in_questions": False}),
         "neutral salience": neutral_salience(cfg),
-        "no BM25 cut": cfg.model_copy(update={"hybrid_keyword_min_ratio": 0.0}),
         "no names list": cfg.model_copy(update={"hybrid_names_weight": 0.0}),
-        "flat keyword weight": cfg.model_copy(update={"hybrid_keyword_max_weight": cfg.hybrid_keyword_weight}),
+        "BM25 hits unweighted": cfg.model_copy(update={"hybrid_keyword_coverage_power": 0.0}),
     }
 
 

@@ -1,4 +1,4 @@
-"""Fit hybrid fusion's knobs (`RetrievalConfig`; by default the BM25 list's weight at full query coverage) on dev
+"""Fit hybrid fusion's knobs (`RetrievalConfig`; by default the BM25 hits' full weight and coverage power) on dev
 data, and say how the fit carries over to data it did not see.
 
     python evals/fit_fusion.py --data ../shared/data/locomo/locomo-dev5.json --workdir DIR
@@ -32,7 +32,7 @@ from tempera.core.retrieve import retrieve  # noqa: E402
 from tempera.evaluation import harness  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-GRID = {"hybrid_keyword_max_weight": [1.0, 1.5, 2.0, 3.0]}
+GRID = {"hybrid_keyword_coverage_power": [1.5, 2.0, 2.5, 3.0], "hybrid_keyword_max_weight": [3.0, 4.0]}
 Point = tuple[Any, ...]
 
 

@@ -82,19 +82,16 @@ class RetrievalConfig(_Section):
     rrf_k: int = Field(
         20, ge=1, description="RRF rank constant; smaller lets one list's top hits count more than agreement lower down"
     )
-    hybrid_keyword_weight: float = Field(0.5, ge=0, description="Weight of the BM25 list in hybrid RRF (vector = 1)")
     hybrid_keyword_max_weight: float = Field(
-        2.0,
+        4.0,
         ge=0,
-        description="The BM25 list's weight when its best hit "
-        "holds every query term (it rises from hybrid_keyword_weight above half; evals/fit_fusion.py)",
+        description="Weight in hybrid RRF of a BM25 hit that holds every query word (vector = 1; evals/fit_fusion.py)",
     )
-    hybrid_keyword_min_ratio: float = Field(
-        0.5,
+    hybrid_keyword_coverage_power: float = Field(
+        2.5,
         ge=0,
-        le=1,
-        description="A BM25 hit counts in hybrid fusion only "
-        "when its score is at least this share of the best BM25 score",
+        description="A BM25 hit holding a share c of the query's words weighs "
+        "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py)",
     )
     hybrid_vector_min_ratio: float = Field(
         0.7,
@@ -105,7 +102,7 @@ class RetrievalConfig(_Section):
         "of the best hit's (0 = the fixed floor only)",
     )
     hybrid_names_weight: float = Field(
-        1.0,
+        2.0,
         ge=0,
         description="Weight in hybrid RRF of the list of episodes "
         "that name the files and code identifiers the prompt names (0 = off)",
@@ -120,7 +117,8 @@ class RetrievalConfig(_Section):
     @model_validator(mode="before")
     @classmethod
     def _drop_retired(cls, data: Any) -> Any:
-        """`tempera config init` wrote the additive blend's weights into config files; they no longer mean anything."""
+        """Knobs of earlier rankings (`tempera config init` wrote the additive blend's weights into config files) no
+        longer mean anything."""
         return _without(data, RETIRED_RETRIEVAL_KEYS)
 
     def salience_weights(self) -> SalienceWeights:
@@ -135,6 +133,8 @@ class RetrievalConfig(_Section):
 
 RETIRED_RETRIEVAL_KEYS = frozenset(
     {"similarity_weight", "utility_weight", "hybrid_similarity_weight", "hybrid_utility_weight"}
+    # the BM25 list's base weight and its cut at half the best score, replaced by each hit's coverage
+    | {"hybrid_keyword_weight", "hybrid_keyword_min_ratio"}
 )
 RETIRED_INJECT_KEYS = frozenset({"min_similarity"})  # the fixed cosine floor, replaced by gate_bar
 

@@ -132,18 +132,32 @@ def stem(term: str) -> str:
     return w[:-1] if w.endswith("e") and len(w) > 4 else w
 
 
+def query_words(text: str, limit: int = 40) -> list[list[str]]:
+    """The query's search terms grouped by the word the prompt wrote (split at whitespace): a path or identifier is
+    one word however many parts `expand` indexes it by, and a text holds it when it holds all of them (a text
+    saying "orders" does not hold `src/orders/totals_calc.py`)."""
+    out: dict[tuple[str, ...], None] = {}
+    for chunk in text[:QUERY_CHARS].split():
+        if group := tuple(query_terms(chunk)):
+            out.setdefault(group, None)
+    return [list(g) for g in out][:limit]
+
+
 def matched(terms: list[str], text: str) -> int:
     """How many of the query terms a document contains, up to their stems."""
     body = {stem(t) for t in term_set(text)}
     return sum(1 for t in terms if stem(t) in body)
 
 
-def fts_query(terms: list[str], project_id: str | None = None, *, transferable: bool = False) -> str | None:
-    """An FTS5 MATCH expression that ORs the terms (each quoted, so nothing is parsed as syntax); with a project,
-    only its episodes, and with `transferable` the transferable ones of others too (see `scope_tokens`)."""
+def fts_query(
+    terms: list[str], project_id: str | None = None, *, transferable: bool = False, every: bool = False
+) -> str | None:
+    """An FTS5 MATCH expression that ORs the terms (ANDs them with `every`; each quoted, so nothing is parsed as
+    syntax); with a project, only its episodes, and with `transferable` the transferable ones of others too (see
+    `scope_tokens`)."""
     if not terms:
         return None
-    match = " OR ".join(f'"{t}"' for t in terms)
+    match = (" AND " if every else " OR ").join(f'"{t}"' for t in terms)
     if project_id is None:
         return match
     scope = f'"{PROJECT_TOKEN}{_quote(project_id)}"' + (f' OR "{TRANSFERABLE_TOKEN}"' if transferable else "")

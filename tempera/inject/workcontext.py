@@ -19,7 +19,7 @@ from tempera.core import textsearch, timeq
 from tempera.core.config import RetrievalConfig
 from tempera.core.episodes import EpisodeStore
 from tempera.core.project import current_branch
-from tempera.core.retrieve import Hit, retrieve, rrf
+from tempera.core.retrieve import Hit, rank_terms, retrieve, rrf
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,7 +94,10 @@ def related(
     found = search(context)
     own = {h.episode.id: h for h in hits}
     by_id = {h.episode.id: h for h in found} | own
-    lists = [(1.0, {h.episode.id: rank for rank, h in enumerate(ranked, 1)}) for ranked in (hits, found)]
+    lists = [
+        (1.0, rank_terms({h.episode.id: rank for rank, h in enumerate(ranked, 1)}, cfg.rrf_k))
+        for ranked in (hits, found)
+    ]
     pool = list(dict.fromkeys([*own, *(h.episode.id for h in found)]))  # the prompt's own order breaks ties
     order = sorted(pool, key=lambda e: -rrf(e, lists, cfg.rrf_k))[:limit]
     terms = textsearch.query_terms(prompt)
