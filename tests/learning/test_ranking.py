@@ -113,7 +113,7 @@ def test_implicit_use_over_sessions_lifts_one_to_the_top(book: Book) -> None:
 
 
 def test_an_episode_ignored_session_after_session_falls_below_the_next(book: Book, flaky: list[Episode]) -> None:
-    """The third hit (relevance 0.94 against the fourth's 0.86) is injected into three sessions and ignored by each
+    """The third hit (comparably relevant to the fourth) is injected into three sessions and ignored by each
     (their turns change other files). Once it was ignored in every session it was shown in, three times, the third
     ignore weighs implicit_chronic_weight and the fourth hit takes its place; three ignores of 0.05 each (utility
     0.47, score x0.97) would leave it where it was."""
