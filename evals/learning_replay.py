@@ -71,7 +71,7 @@ from real_sessions import (  # noqa: E402
 )
 
 from tempera.core.learning.chaining import share_all  # noqa: E402
-from tempera.core.learning.implicit import is_chronic  # noqa: E402
+from tempera.core.learning.implicit import UseVerdict, is_chronic, judge  # noqa: E402
 from tempera.core.learning.retire import live_id  # noqa: E402
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.models import Episode  # noqa: E402
@@ -131,8 +131,8 @@ def oracle_verdicts(mem: Memory, session_files: dict[str, set[str]], files_of: d
     for sid, eid, first in pairs:
         used = bool(files_of.get(eid, set()) & session_files.get(sid, set()))
         chronic = not used and is_chronic(mem.db, cfg, eid, sid, first)
-        weight = cfg.implicit_chronic_weight if chronic else cfg.implicit_ignored_weight
-        signal, weight = ("helpful", cfg.implicit_helpful_weight) if used else ("unhelpful", weight)
+        signal, weight, _ = judge(UseVerdict(used, float(used)), "success", False, cfg, chronic)
+        assert signal is not None  # a successful turn always gives evidence
         evidence = {"session": sid, "rule": ORACLE_RULE if used else f"not {ORACLE_RULE}", "chronic": chronic}
         record_feedback(mem.db, live_id(mem.db, eid), signal, weight=weight, source="implicit", evidence=evidence)
         mem.db.execute(

@@ -179,7 +179,8 @@ class BellmanConfig(_Section):
     implicit_chronic_sessions: int = Field(
         3,
         ge=1,
-        description="The session in which an episode is ignored this many times, never used, makes it chronic",
+        description="Sessions an episode is injected into and ignored in, never used, before its ignores "
+        "weigh implicit_chronic_weight (chronic, from that session on)",
     )
     implicit_chronic_weight: float = Field(
         0.5, ge=0, description="Injected and ignored once chronic: each such session from then on (unhelpful side)"

@@ -206,9 +206,10 @@ class ImplicitResult:
     rule: str
 
 
-def _judge(
+def judge(
     verdict: UseVerdict, status: str, corrected: bool, cfg: BellmanConfig, chronic: bool = False
 ) -> tuple[str | None, float, str]:
+    """(signal, weight, rule) of one injection's verdict, as `[bellman]` weighs it (None: no evidence either way)."""
     if not verdict.used:
         return "unhelpful", cfg.implicit_chronic_weight if chronic else cfg.implicit_ignored_weight, IGNORED_RULE
     if corrected:
@@ -299,7 +300,7 @@ def apply_implicit_feedback(
             target = live_id(db, episode_id)  # who holds its history now (consolidation may have merged it)
             fresh = episode_id not in judged_before  # a memory still unused keeps its first ignored row
             chronic = fresh and not verdict.used and is_chronic(db, cfg, episode_id, session_id, min(inj_ids))
-            signal, weight, rule = _judge(verdict, turn_episode.outcome.status, corrected, cfg, chronic)
+            signal, weight, rule = judge(verdict, turn_episode.outcome.status, corrected, cfg, chronic)
             evidence: dict[str, Any] = {
                 "turn": turn_episode.id,
                 "session": session_id,
