@@ -26,23 +26,36 @@ MIN_FIT_PER_VERDICT = 10 * PARAMETERS  # events per variable: fewer, and logisti
 MIN_HELD_OUT_PER_VERDICT = 10  # fewer, and the held-out comparison says nothing
 HELD_OUT_SHARE = 0.3  # the latest sessions, about this share of the judged rows, check the fit
 REFIT_L2 = 1.0  # each row weighs 1: a pull toward the weights in use that a few dozen judged rows outweigh
+NEWTON_DAMPING = 1e-6  # added to the Hessian so a step exists where every P is saturated
 CALIBRATION_BINS = 5  # equal-count bins of P for the calibration error
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float, prior: np.ndarray | None = None) -> np.ndarray:
     """Weighted logistic regression by Newton's method, L2 toward `prior` (default zero; the intercept is free);
-    returns intercept then one weight per column."""
+    returns intercept then one weight per column. Each step is damped and halved until the penalised loss falls:
+    from weights that saturate every P (a user's extreme gate_weights as the prior) the Hessian is singular and a
+    plain Newton step fails or overshoots."""
     a = np.hstack([np.ones((len(x), 1)), x])
     centre = np.zeros(a.shape[1]) if prior is None else np.asarray(prior, dtype=np.float64)
     beta = centre.copy()
     reg = l2 * np.eye(a.shape[1])
     reg[0, 0] = 0.0
+
+    def loss(b: np.ndarray) -> float:
+        z, d = a @ b, b - centre
+        return float(w @ (np.logaddexp(0.0, z) - y * z) + 0.5 * d @ reg @ d)
+
+    current = loss(beta)
     for _ in range(100):
         p = gate_probability(x, beta.tolist())
         grad = a.T @ (w * (p - y)) + reg @ (beta - centre)
-        hess = (a * (w * p * (1 - p))[:, None]).T @ a + reg
+        hess = (a * (w * p * (1 - p))[:, None]).T @ a + reg + NEWTON_DAMPING * np.eye(a.shape[1])
         step = np.linalg.solve(hess, grad)
-        beta -= step
+        while (trial := loss(beta - step)) > current and np.abs(step).max() >= 1e-8:
+            step = step / 2
+        if trial > current:  # no step lowers the loss: at the optimum to within rounding
+            break
+        beta, current = beta - step, trial
         if np.abs(step).max() < 1e-8:
             break
     return beta

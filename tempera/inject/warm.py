@@ -92,7 +92,8 @@ def gate_features(hits: list[Hit], prompt: str) -> "np.ndarray":
 def gate_probability(features: "np.ndarray", weights: list[float]) -> "np.ndarray":
     """P(relevant) of each row: logistic regression, `weights` = intercept then one per GATE_FEATURES."""
     w = np.asarray(weights, dtype=np.float64)
-    return 1.0 / (1.0 + np.exp(-(w[0] + features @ w[1:])))
+    z = np.clip(w[0] + features @ w[1:], -500.0, 500.0)  # extreme weights saturate P instead of overflowing exp
+    return 1.0 / (1.0 + np.exp(-z))
 
 
 def candidates(

@@ -162,3 +162,25 @@ def test_refit_reports_held_out_figures_and_writes_only_when_asked(
     for s in scores:
         features = np.array([[s["gate"][k] for k in GATE_FEATURES]])
         assert abs(float(gate_probability(features, report["refit"])[0]) - s["p_relevant"]) < 2e-3
+
+
+def test_a_refit_that_predicts_no_better_is_not_written(judged_store: tuple[Path, Path], data_dir: Path) -> None:
+    """The weights in use are the best logistic fit of the held-out verdicts themselves, which no refit on the
+    earlier sessions can beat on held-out log loss: --write reports it and leaves the config alone."""
+    built, _ = judged_store
+    shutil.copytree(built, data_dir)
+    with Memory(use_model=False) as mem:
+        rows, _ = gatefit.judged_rows(mem.db)
+    _, held = gatefit.split_by_session(rows)
+    x = np.array([r.features for r in held], dtype=np.float64)
+    y = np.array([r.used for r in held], dtype=np.float64)
+    best = [round(float(b), 4) for b in gatefit.fit_logistic(x, y, np.ones(len(held)), 1e-3)]
+    env = {**os.environ, "TEMPERA_INJECT__GATE_WEIGHTS": ", ".join(map(str, best))}
+
+    report = json.loads(tempera("refit-gate", "--write", "--json", env=env, check=True).stdout)
+    assert report["current"] == best and report["refit"] != best
+    assert report["held_out_refit"]["log_loss"] >= report["held_out_current"]["log_loss"], report
+    assert not report["better"] and not report["written"] and report["env_override"]
+    shown = tempera("refit-gate", "--write", env=env, check=True).stdout
+    assert "predicts the held-out verdicts no better, or ranks them worse: the current weights stay" in shown
+    assert "written to" not in shown and not paths.config_path().exists()
