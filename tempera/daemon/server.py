@@ -123,6 +123,9 @@ class Daemon:
         self._start_watcher()
         self._start_dream()
         self._start_team()
+        # idle counts from when it serves: loading the model on a busy machine took longer than a short idle period,
+        # and the daemon exited before it answered the `daemon start` that launched it
+        self.last_activity = time.monotonic()
         try:
             self._serve(srv)
         finally:
