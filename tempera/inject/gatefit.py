@@ -27,6 +27,7 @@ MIN_HELD_OUT_PER_VERDICT = 10  # fewer, and the held-out comparison says nothing
 HELD_OUT_SHARE = 0.3  # the latest sessions, about this share of the judged rows, check the fit
 REFIT_L2 = 1.0  # each row weighs 1: a pull toward the weights in use that a few dozen judged rows outweigh
 NEWTON_DAMPING = 1e-6  # added to the Hessian so a step exists where every P is saturated
+NEWTON_TOLERANCE = 1e-8  # a step no weight moves by more than this ends the fit
 CALIBRATION_BINS = 5  # equal-count bins of P for the calibration error
 
 
@@ -51,12 +52,12 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float, prior: 
         grad = a.T @ (w * (p - y)) + reg @ (beta - centre)
         hess = (a * (w * p * (1 - p))[:, None]).T @ a + reg + NEWTON_DAMPING * np.eye(a.shape[1])
         step = np.linalg.solve(hess, grad)
-        while (trial := loss(beta - step)) > current and np.abs(step).max() >= 1e-8:
+        while (trial := loss(beta - step)) > current and np.abs(step).max() >= NEWTON_TOLERANCE:
             step = step / 2
         if trial > current:  # no step lowers the loss: at the optimum to within rounding
             break
         beta, current = beta - step, trial
-        if np.abs(step).max() < 1e-8:
+        if np.abs(step).max() < NEWTON_TOLERANCE:
             break
     return beta
 
