@@ -1,5 +1,5 @@
 """Commands of the learning loop: propagate, decay, advance-verification, review, prune, trends, explain,
-refit-gate."""
+refit-gate, refit-fusion."""
 
 from __future__ import annotations
 
@@ -295,24 +295,13 @@ def refit_gate(write: bool, as_json: bool) -> None:
     and "used" (the turn touched its files, commands or words) is a proxy for "relevant", not the same thing.
     It needs 70 used and 70 ignored injections to fit on (10 per weight) and 10 of each to check on.
     """
-    from tempera.core import paths
-    from tempera.core.config import set_keys
-    from tempera.core.settings import ENV_PREFIX
     from tempera.inject.gatefit import refit
 
     with open_memory(use_model=False) as mem:
         cfg = mem.config.inject
         report = refit(mem.db, list(cfg.gate_weights), cfg.gate_bar)
-    written = write and report.better
-    if written:
-        set_keys(paths.config_path(), "inject", {"gate_weights": report.refit})
-    env = f"{ENV_PREFIX}INJECT__GATE_WEIGHTS"
-    out = {
-        **report.as_dict(),
-        "written": written,
-        "config": str(paths.config_path()),
-        "env_override": env in os.environ,
-    }
+    saved = _save_refit("inject", {"gate_weights": report.refit}, report.better, write)
+    out = {**report.as_dict(), **saved, "env_override": bool(saved["env_overrides"])}
 
     def render(d: dict[str, Any]) -> None:
         click.echo(
@@ -341,22 +330,105 @@ def refit_gate(write: bool, as_json: bool) -> None:
         ):
             cells = [_cell(d[f"held_out_{w}"][key]) for w in ("current", "refit")]
             click.echo(f"  {label:<24}{cells[0]:>9}{cells[1]:>9}")
-        if d["written"]:
-            click.echo(f"written to {d['config']} (inject.gate_weights)")
-            if d["env_override"]:
-                click.echo(f"{env} is set in this environment and overrides the file")
-        elif not d["better"]:
-            click.echo(
-                "the refit predicts the held-out verdicts no better, or ranks them worse: the current weights stay"
-            )
-        else:
-            click.echo("add --write to save the refit weights to config.toml")
+        _echo_saved(
+            d,
+            "inject.gate_weights",
+            "the refit predicts the held-out verdicts no better, or ranks them worse: the current weights stay",
+            "the refit weights",
+        )
 
     emit(out, as_json, render)
+
+
+@click.command("refit-fusion")
+@click.option("--write", is_flag=True, help="Save the refit values to config.toml when they beat the current ones.")
+@all_projects_option
+@json_option
+def refit_fusion(write: bool, project: str | None, as_json: bool) -> None:
+    """Refit hybrid fusion ([retrieval] hybrid_keyword_max_weight, hybrid_keyword_coverage_power, rrf_k) on your
+    own prompts: for each prompt whose injected episodes capture judged, the ones judged used are its relevant
+    episodes.
+
+    Each labelled prompt is embedded once; every point of a small grid (keyword weight 2-5, coverage power 1.5-3,
+    rrf_k 10/20/40: 48 points) ranks it in hybrid mode as the prompt hook would, at the time it was asked, among
+    the episodes stored by then and not shown earlier in its session (later episodes still take places in the
+    BM25 and vector lists fused, since the indexes cannot be asked as of a time). The point with the best MRR@10
+    on the earlier sessions is compared with the current values on the latest (about 30 % of the prompts): MRR@10,
+    hit@5. With --write, and only when the refit's held-out MRR is strictly higher, the keys that changed go to
+    config.toml's [retrieval] (its comments and other keys kept). Progress goes to stderr.
+
+    \b
+    Selection bias: only episodes the current fusion (and the gate) put in front of the agent have verdicts, so
+    every relevant episode is one the current fusion already ranked high, and one a grid point would rank first
+    but that was never shown counts as not relevant: the refit is pulled toward the current fusion. "Used" (the
+    turn touched the episode's files, commands or words) is a proxy for "relevant", not the same thing.
+    It needs the embedding model the database's vectors were made with, 20 labelled prompts (with an episode
+    judged used) to fit on and 10 to check on.
+    """
+    from tempera.inject.fusionfit import refit
+
+    def progress(line: str) -> None:
+        click.echo(line, err=True)
+
+    with open_memory() as mem:
+        report = refit(mem.store, mem.config.retrieval, project_id=_project_id(mem, project), progress=progress)
+    out = {**report.as_dict(), **_save_refit("retrieval", report.changed, report.better, write)}
+
+    def render(d: dict[str, Any]) -> None:
+        click.echo(
+            f"{d['labelled']} labelled prompt(s) (an injected episode judged used) of {d['judged_prompts']} judged; "
+            f"fit on {d['fit_current']['queries']} prompt(s) of {d['fit_sessions']} session(s), checked on the latest "
+            f"{d['held_out_current']['queries']} prompt(s) of {d['held_out_sessions']} session(s)"
+        )
+        click.echo(f"  {'':<32}{'current':>9}{'refit':>9}")
+        for key in d["current"]:
+            click.echo(f"  {key:<32}{d['current'][key]:>9g}{d['refit'][key]:>9g}")
+        for part, label in (("fit", "fit"), ("held_out", "held out")):
+            for key, name in (("mrr", "MRR@10"), ("hit_at_5", "hit@5")):
+                cells = [_cell(d[f"{part}_{w}"][key]) for w in ("current", "refit")]
+                click.echo(f"  {label + ' ' + name:<32}{cells[0]:>9}{cells[1]:>9}")
+        _echo_saved(
+            d,
+            "retrieval." + ", retrieval.".join(d["changed"]),
+            "the refit ranks the held-out prompts' used episodes no higher (MRR@10): the current fusion stays",
+            "the refit values",
+        )
+
+    emit(out, as_json, render)
+
+
+def _save_refit(section: str, values: dict[str, Any], better: bool, write: bool) -> dict[str, Any]:
+    """--write of a refit: `values` go to config.toml's [section] (comments and other keys kept) only when the refit
+    did better held out; and which of them the environment sets, since an env var overrides the file."""
+    from tempera.core import paths
+    from tempera.core.config import set_keys
+    from tempera.core.settings import ENV_PREFIX
+
+    written = write and better and bool(values)
+    if written:
+        set_keys(paths.config_path(), section, values)
+    envs = [f"{ENV_PREFIX}{section.upper()}__{key.upper()}" for key in values]
+    return {
+        "written": written,
+        "config": str(paths.config_path()),
+        "env_overrides": [e for e in envs if e in os.environ],
+    }
+
+
+def _echo_saved(d: dict[str, Any], keys: str, no_better: str, what: str) -> None:
+    """The last lines of a refit's report: written where (and what overrides it), or why not."""
+    if d["written"]:
+        click.echo(f"written to {d['config']} ({keys})")
+        for env in d["env_overrides"]:
+            click.echo(f"{env} is set in this environment and overrides the file")
+    elif not d["better"]:
+        click.echo(no_better)
+    else:
+        click.echo(f"add --write to save {what} to config.toml")
 
 
 def _cell(value: float | int | None) -> str:
     return "-" if value is None else str(value) if isinstance(value, int) else f"{value:.3f}"
 
 
-COMMANDS = [propagate, decay, advance_verification, review, prune, trends, explain, refit_gate]
+COMMANDS = [propagate, decay, advance_verification, review, prune, trends, explain, refit_gate, refit_fusion]

@@ -19,12 +19,12 @@ import numpy as np
 
 from tempera.core.db import Database
 from tempera.core.errors import InvalidInput
+from tempera.inject.heldout import HELD_OUT_SHARE, split_by_session
 from tempera.inject.warm import GATE_FEATURES, gate_probability
 
 PARAMETERS = len(GATE_FEATURES) + 1  # the intercept and one weight per feature
 MIN_FIT_PER_VERDICT = 10 * PARAMETERS  # events per variable: fewer, and logistic weights are mostly noise
 MIN_HELD_OUT_PER_VERDICT = 10  # fewer, and the held-out comparison says nothing
-HELD_OUT_SHARE = 0.3  # the latest sessions, about this share of the judged rows, check the fit
 REFIT_L2 = 1.0  # each row weighs 1: a pull toward the weights in use that a few dozen judged rows outweigh
 NEWTON_DAMPING = 1e-6  # added to the Hessian so a step exists where every P is saturated
 NEWTON_TOLERANCE = 1e-8  # a step no weight moves by more than this ends the fit
@@ -88,20 +88,6 @@ def judged_rows(db: Database) -> tuple[list[Judged], int]:
             continue
         judged.append(Judged(session_id, created_at, [float(gate[k]) for k in GATE_FEATURES], bool(used)))
     return judged, without
-
-
-def split_by_session(rows: list[Judged]) -> tuple[list[Judged], list[Judged]]:
-    """(fit, held out): sessions in the order of their first judged injection; the latest ones, about
-    HELD_OUT_SHARE of the rows, are held out, so the check is on later work than the fit, never on a session it
-    saw."""
-    sessions: dict[str, list[Judged]] = {}
-    for r in rows:  # oldest first, so a dict keeps the sessions in order of their first row
-        sessions.setdefault(r.session_id, []).append(r)
-    fit: list[Judged] = []
-    held: list[Judged] = []
-    for group in reversed(list(sessions.values())):
-        (held if len(held) < HELD_OUT_SHARE * len(rows) else fit).extend(group)
-    return sorted(fit, key=lambda r: r.created_at), sorted(held, key=lambda r: r.created_at)
 
 
 @dataclass(frozen=True)
