@@ -85,13 +85,14 @@ class RetrievalConfig(_Section):
     hybrid_keyword_max_weight: float = Field(
         4.0,
         ge=0,
-        description="Weight in hybrid RRF of a BM25 hit that holds every query word (vector = 1; evals/fit_fusion.py)",
+        description="Weight in hybrid RRF of a BM25 hit that holds every query word "
+        "(vector = 1; evals/fit_fusion.py, tempera refit-fusion)",
     )
     hybrid_keyword_coverage_power: float = Field(
         2.5,
         ge=0,
         description="A BM25 hit holding a share c of the query's words weighs "
-        "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py)",
+        "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py, tempera refit-fusion)",
     )
     hybrid_vector_min_ratio: float = Field(
         0.7,
