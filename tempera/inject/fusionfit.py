@@ -83,6 +83,7 @@ class Figures:
 
 
 def figures(ranks: list[int | None]) -> Figures:
+    """From each prompt's rank of its best relevant episode (None: not in the top LIMIT)."""
     n = max(1, len(ranks))
     return Figures(
         queries=len(ranks),
@@ -100,8 +101,8 @@ class _Query:
 
 
 def _rank(store: "EpisodeStore", q: _Query, cfg: RetrievalConfig) -> int | None:
-    """The rank of the best relevant episode among those stored by the time of the prompt and not shown earlier
-    in its session, in hybrid's order; None outside the top LIMIT. Later episodes still take places in the BM25 and
+    """The rank of the best relevant episode among those created before the prompt and not shown earlier in its
+    session, in hybrid's order; None outside the top LIMIT. Later episodes still take places in the BM25 and
     vector lists fused (the indexes cannot be asked as of a time); they are dropped from the fused order."""
     hits = retrieve(
         store,
