@@ -351,11 +351,12 @@ def refit_fusion(write: bool, project: str | None, as_json: bool) -> None:
 
     Each labelled prompt is embedded once; every point of a small grid (keyword weight 2-5, coverage power 1.5-3,
     rrf_k 10/20/40: 48 points) ranks it in hybrid mode as the prompt hook would, at the time it was asked, among
-    the episodes stored by then and not shown earlier in its session (later episodes still take places in the
+    the episodes created before it and not shown earlier in its session (later episodes still take places in the
     BM25 and vector lists fused, since the indexes cannot be asked as of a time). The point with the best MRR@10
     on the earlier sessions is compared with the current values on the latest (about 30 % of the prompts): MRR@10,
-    hit@5. With --write, and only when the refit's held-out MRR is strictly higher, the keys that changed go to
-    config.toml's [retrieval] (its comments and other keys kept). Progress goes to stderr.
+    hit@5. With --write, and only when the refit's held-out MRR is strictly higher (a tie keeps the current
+    values), the keys that changed go to config.toml's [retrieval] (its comments and other keys kept). Progress
+    goes to stderr.
 
     \b
     Selection bias: only episodes the current fusion (and the gate) put in front of the agent have verdicts, so
