@@ -22,3 +22,6 @@ DECAY_RATES = {
 UTILITY_EFFECT = 0.5
 VERIFICATION_EFFECT = 0.2
 FRESHNESS_FLOOR = 0.9
+# Query-dependent evidence (core/retrieve.py `_query_evidence`): past injections' verdicts weighted by how alike
+# their prompt is to this one scale a score by 1 -/+ this at most. 0 = off (an experiment, not fitted).
+QUERY_EVIDENCE_EFFECT = 0.0

@@ -280,6 +280,9 @@ def retrieve(
             h.relevance = (h.bm25 or 0.0) / top_bm25
         h.salience, h.freshness, h.recency = salience_parts(h.episode, cfg, now)
         h.score = h.relevance * h.salience
+    if cfg.query_evidence_effect > 0:
+        for h, e in zip(hits.values(), _query_evidence(store, terms, [h.episode.id for h in hits.values()])):
+            h.score *= 1 + cfg.query_evidence_effect * e
     ranked = sorted(hits.values(), key=lambda h: -h.score)
     if cfg.time_in_questions:
         ranked = _in_time(store, query, ranked, project_id, cfg, asked, n)
@@ -292,6 +295,28 @@ def retrieve(
     for h in chosen:
         h.matched_terms = _matched(h.episode, terms)
     return chosen
+
+
+def _query_evidence(store: EpisodeStore, terms: list[str], episode_ids: list[str]) -> list[float]:
+    """Per episode, in [-1, 1]: its judged injections (used +1, ignored -1) weighted by the Jaccard overlap of their
+    prompt's terms with this query's, shrunk by one pseudo-injection. Global utility is a prior over the episode;
+    this says whether it served prompts like this one, so evidence from unrelated prompts counts little."""
+    if not episode_ids or not terms:
+        return [0.0] * len(episode_ids)
+    q = set(terms)
+    total: dict[str, float] = {}
+    mass: dict[str, float] = {}
+    rows = store.db.query(
+        "SELECT episode_id, prompt, used FROM injections WHERE used IS NOT NULL AND prompt IS NOT NULL "
+        f"AND episode_id IN ({','.join('?' * len(episode_ids))})",
+        episode_ids,
+    )
+    for episode_id, prompt, used in rows:
+        p = set(textsearch.query_terms(prompt))
+        sim = len(q & p) / len(q | p) if p else 0.0
+        total[episode_id] = total.get(episode_id, 0.0) + sim * (2 * used - 1)
+        mass[episode_id] = mass.get(episode_id, 0.0) + sim
+    return [total.get(e, 0.0) / (mass.get(e, 0.0) + 1.0) for e in episode_ids]
 
 
 def _in_time(
