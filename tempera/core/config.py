@@ -68,6 +68,12 @@ class RetrievalConfig(_Section):
         le=1,
         description="How far verdicts of past injections for similar prompts (word overlap) move a score; 0 = off",
     )
+    outcome_link_weight: float = Field(
+        defaults.OUTCOME_LINK_WEIGHT,
+        ge=0,
+        description="Weight, beside one injection's verdict, of a later session with a similar prompt that changed a "
+        "file the episode changed (query evidence; 0 = links count for nothing)",
+    )
     recency_weight: float = _knob(SALIENCE["recency_weight"], "Share of a score that fades with age (0 = off)")
     recency_halflife_days: float = _knob(SALIENCE["recency_halflife_days"])
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR diversity (0 = diverse, 1 = relevant)")

@@ -25,3 +25,5 @@ FRESHNESS_FLOOR = 0.9
 # Query-dependent evidence (core/retrieve.py `_query_evidence`): past injections' verdicts weighted by how alike
 # their prompt is to this one scale a score by 1 -/+ this at most. 0 = off (an experiment, not fitted).
 QUERY_EVIDENCE_EFFECT = 0.0
+# Outcome links (core/learning/outcomes.py) in that evidence: a link of weight w counts as w x this verdicts.
+OUTCOME_LINK_WEIGHT = 0.0
