@@ -12,6 +12,7 @@ import pytest
 from learnbook import NOW, Book
 
 from tempera.core.forget import Selector, forget
+from tempera.core.learning.explain import explain
 from tempera.core.learning.outcomes import link_session
 from tempera.core.models import Episode
 from tempera.transcripts.pipeline import capture_and_learn
@@ -69,6 +70,8 @@ def test_an_episode_whose_file_a_later_session_changed_ranks_higher_for_a_prompt
 ) -> None:
     capture(book, session(book, tmp_path, "later", (LATER, ["billing/invoice.py"])))
     assert [(e, w) for e, _, w in links(book)] == [(rounding.id, 1.0)]
+    [why] = explain(book.memory, rounding.id)["outcome_links"]
+    assert why["session_id"] == "later" and why["prompt_terms"] == "discount applied twice invoice totals"
     off, on = rank_and_score(book, QUERY, rounding, 0.0), rank_and_score(book, QUERY, rounding, 1.0)
     assert on[0] < off[0] and on[1] > off[1], (off, on)
     (rank_on, score_on), (rank_off, score_off) = (rank_and_score(book, UNRELATED, rounding, w) for w in (1.0, 0.0))
