@@ -316,12 +316,15 @@ def _query_evidence(store: EpisodeStore, terms: list[str], episode_ids: list[str
         mass[episode_id] = mass.get(episode_id, 0.0) + sim * weight
 
     marks = ",".join("?" * len(episode_ids))
+    prompt_terms: dict[str, set[str]] = {}  # one prompt injected several candidates: its terms are read once
     for episode_id, prompt, used in store.db.query(
         "SELECT episode_id, prompt, used FROM injections WHERE used IS NOT NULL AND prompt IS NOT NULL "
         f"AND episode_id IN ({marks})",
         episode_ids,
     ):
-        add(episode_id, set(textsearch.query_terms(prompt)), 2 * used - 1, 1.0)
+        if prompt not in prompt_terms:
+            prompt_terms[prompt] = set(textsearch.query_terms(prompt))
+        add(episode_id, prompt_terms[prompt], 2 * used - 1, 1.0)
     if link_weight > 0:
         for episode_id, link_terms, weight in store.db.query(
             f"SELECT episode_id, terms, weight FROM outcome_links WHERE episode_id IN ({marks})", episode_ids
