@@ -262,6 +262,11 @@ def explain(episode_id: str, as_json: bool) -> None:
             )
         for link in d["links"]:
             click.echo(f"  link {link['src_id'][:8]} -> {link['dst_id'][:8]} {link['relationship']} ({link['weight']})")
+        for o in d["outcome_links"][-20:]:
+            terms = o["prompt_terms"][:70]
+            click.echo(
+                f'  outcome link {o["src_id"][:8]} ({o["weight"]}): a later turn for "{terms}" changed its files'
+            )
         if d["retired"]:
             click.echo(
                 f"Retired ({d['retired']['reason']}) at {d['retired']['at'][:19]}"

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tempera.core import paths, settings
+from tempera.core import defaults, paths, settings
 from tempera.core.errors import InvalidInput
 from tempera.core.ranking import SalienceWeights
 from tempera.core.settings import SALIENCE, Knob
@@ -61,6 +61,18 @@ class RetrievalConfig(_Section):
     freshness_floor: float = _knob(
         SALIENCE["freshness_floor"],
         "Salience share a fully decayed episode keeps: decay ranks stale below fresh, never erases it",
+    )
+    query_evidence_effect: float = Field(
+        defaults.QUERY_EVIDENCE_EFFECT,
+        ge=0,
+        le=1,
+        description="How far verdicts of past injections for similar prompts (word overlap) move a score; 0 = off",
+    )
+    outcome_link_weight: float = Field(
+        defaults.OUTCOME_LINK_WEIGHT,
+        ge=0,
+        description="Weight, beside one injection's verdict, of a later session with a similar prompt that changed a "
+        "file the episode changed (query evidence; 0 = links count for nothing)",
     )
     recency_weight: float = _knob(SALIENCE["recency_weight"], "Share of a score that fades with age (0 = off)")
     recency_halflife_days: float = _knob(SALIENCE["recency_halflife_days"])

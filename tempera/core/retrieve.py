@@ -280,6 +280,10 @@ def retrieve(
             h.relevance = (h.bm25 or 0.0) / top_bm25
         h.salience, h.freshness, h.recency = salience_parts(h.episode, cfg, now)
         h.score = h.relevance * h.salience
+    if cfg.query_evidence_effect > 0:
+        ids = [h.episode.id for h in hits.values()]
+        for h, e in zip(hits.values(), _query_evidence(store, terms, ids, cfg.outcome_link_weight)):
+            h.score *= 1 + cfg.query_evidence_effect * e
     ranked = sorted(hits.values(), key=lambda h: -h.score)
     if cfg.time_in_questions:
         ranked = _in_time(store, query, ranked, project_id, cfg, asked, n)
@@ -292,6 +296,41 @@ def retrieve(
     for h in chosen:
         h.matched_terms = _matched(h.episode, terms)
     return chosen
+
+
+def _query_evidence(store: EpisodeStore, terms: list[str], episode_ids: list[str], link_weight: float) -> list[float]:
+    """Per episode, in [-1, 1]: its judged injections (used +1, ignored -1) and its outcome links (+ `link_weight` x
+    the link's weight: a later session whose turns changed a file it changed, `core/learning/outcomes.py`), each
+    weighted by the Jaccard overlap of its prompt's terms with this query's, shrunk by one pseudo-injection. Global
+    utility is a prior over the episode; this says whether it served prompts like this one, so evidence from
+    unrelated prompts counts little, and a link reaches episodes that were never shown."""
+    if not episode_ids or not terms:
+        return [0.0] * len(episode_ids)
+    q = set(terms)
+    total: dict[str, float] = {}
+    mass: dict[str, float] = {}
+
+    def add(episode_id: str, prompt_terms: set[str], value: float, weight: float) -> None:
+        sim = len(q & prompt_terms) / len(q | prompt_terms) if prompt_terms else 0.0
+        total[episode_id] = total.get(episode_id, 0.0) + sim * weight * value
+        mass[episode_id] = mass.get(episode_id, 0.0) + sim * weight
+
+    marks = ",".join("?" * len(episode_ids))
+    prompt_terms: dict[str, set[str]] = {}  # one prompt injected several candidates: its terms are read once
+    for episode_id, prompt, used in store.db.query(
+        "SELECT episode_id, prompt, used FROM injections WHERE used IS NOT NULL AND prompt IS NOT NULL "
+        f"AND episode_id IN ({marks})",
+        episode_ids,
+    ):
+        if prompt not in prompt_terms:
+            prompt_terms[prompt] = set(textsearch.query_terms(prompt))
+        add(episode_id, prompt_terms[prompt], 2 * used - 1, 1.0)
+    if link_weight > 0:
+        for episode_id, link_terms, weight in store.db.query(
+            f"SELECT episode_id, terms, weight FROM outcome_links WHERE episode_id IN ({marks})", episode_ids
+        ):
+            add(episode_id, set(link_terms.split()), 1.0, link_weight * weight)
+    return [total.get(e, 0.0) / (mass.get(e, 0.0) + 1.0) for e in episode_ids]
 
 
 def _in_time(

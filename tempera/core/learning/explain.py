@@ -1,5 +1,6 @@
 """Why an episode has its utility: the posterior, every evidence row, totals per source, links, retirement,
-the injection record, and the salience (the factor ranking multiplies relevance by) right now."""
+the injection record, and the salience (the factor ranking multiplies relevance by) right now; and the outcome
+links, the prompts of later turns that changed its files (query evidence, not utility)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def explain(mem: "Memory", episode_id: str, *, now: datetime | None = None) -> d
             (ep.id, ep.id),
         )
     ]
+    outcomes = [
+        {"session_id": sid, "src_id": src, "weight": w, "prompt_terms": terms}
+        for sid, src, w, terms in db.query(
+            "SELECT session_id, src_id, weight, terms FROM outcome_links WHERE episode_id = ? ORDER BY created_at",
+            (ep.id,),
+        )
+    ]
     retired = db.one(
         "SELECT reason, into_id, detail, retired_at FROM episode_retirements WHERE episode_id = ?", (ep.id,)
     )
@@ -62,6 +70,7 @@ def explain(mem: "Memory", episode_id: str, *, now: datetime | None = None) -> d
         "by_source": by_source,
         "evidence": rows,
         "links": links,
+        "outcome_links": outcomes,  # later turns that changed its files: evidence for prompts like theirs
         "retired": (
             {"reason": retired[0], "into_id": retired[1], "detail": json.loads(retired[2]), "at": retired[3]}
             if retired

@@ -33,3 +33,25 @@ def m069_evidence_origin(conn: Connection) -> None:
     consolidation): without an index on the origin every replacement read every row of its source, so an import
     got slower with each session it had stored (2,170 temporal rows read per capture by the end of 86 sessions)."""
     conn.execute(f"CREATE INDEX {ORIGIN_INDEX} ON feedback_events(source, json_extract(evidence, '$.origin'))")
+
+
+def m070_outcome_links(conn: Connection) -> None:
+    """`outcome_links`: an earlier episode that changed a file a later session's turns changed, with the terms of
+    the prompt that led there (`core/learning/outcomes.py`). Read per candidate at retrieval, hence the index on
+    `episode_id`; written per session, hence the one on `session_id`. `src_id` is the later episode holding the
+    prompt, so forgetting either episode (or the session) forgets the link and its prompt's words."""
+    run_script(
+        conn,
+        """
+    CREATE TABLE outcome_links (
+        episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        src_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        terms TEXT NOT NULL,
+        weight REAL NOT NULL CHECK (weight > 0),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, src_id, episode_id)
+    );
+    CREATE INDEX outcome_links_episode ON outcome_links(episode_id);
+    """,
+    )

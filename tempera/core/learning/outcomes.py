@@ -1,0 +1,111 @@
+"""Outcome links: evidence for episodes that were never shown.
+
+Implicit feedback only judges what was injected, and on the entire-cli replay the relevant episodes at ranks 2-10
+were almost never injected (docs/experiments/learning-replay-oracle.md). A captured session says more than its
+verdicts: the files its turns changed. Every earlier episode of the project that changed one of those files is
+linked to the prompt that led there, so a later prompt like it finds that episode (core/retrieve.py
+`_query_evidence`), whether or not it was ever shown. A link is about prompts like that one, not about the episode
+everywhere: global utility is untouched.
+
+A file that many earlier episodes changed (a hub, e.g. `config.go`) says little about which of them the prompt
+needed: each shared file weighs 1 / (earlier episodes that changed it), and one changed by more than
+HUB_EPISODES is skipped. Standard library only (it runs in the capture's learning step, not on a prompt)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from tempera.core import textsearch
+from tempera.core.db import Database
+from tempera.core.selfimprove.anchors import anchor_files, relative_path
+from tempera.core.textsearch import PROJECT_TOKEN
+
+HUB_EPISODES = 20  # a file changed by more earlier episodes than this links none of them (each would weigh < 0.05)
+MAX_LINKS_PER_SESSION = 200  # the heaviest links of one session; a huge session cannot write thousands of rows
+
+
+@dataclass
+class _Prompt:
+    """One prompt of the session and the files the turns it led to changed."""
+
+    src_id: str  # the session's episode that holds the prompt (forgetting it forgets the link)
+    terms: list[str]
+    files: set[str] = field(default_factory=set)
+
+
+def _session_prompts(db: Database, session_id: str) -> tuple[str | None, list[_Prompt]]:
+    """(the session's first episode's time, each prompt with the files its own turns changed), in order. Each turn's
+    own prompt, not the session's first for all its files: on the real-session dev split 0.5:0.7 the first prompt
+    alone lifted no first-prompt query (hybrid MRR 0.233 at each of nine settings), each turn's own up to 0.305."""
+    prompts: dict[str, _Prompt] = {}
+    first = None
+    for eid, created, prompt, files, root in db.query(
+        "SELECT id, created_at, json_extract(data, '$.intent.raw_prompt'), json_extract(data, "
+        "'$.context.files_modified'), json_extract(data, '$.project_path') FROM episodes WHERE session_id = ? "
+        "ORDER BY created_at, rowid",
+        (session_id,),
+    ):
+        first = first or created
+        terms = textsearch.query_terms(prompt or "")
+        if not terms:
+            continue
+        p = prompts.setdefault(prompt, _Prompt(eid, terms))
+        p.files.update(anchor_files(_json_list(files), root))
+    return first, [p for p in prompts.values() if p.files]
+
+
+def _json_list(raw: str | None) -> list[str]:
+    value = json.loads(raw) if raw else []
+    return [str(x) for x in value] if isinstance(value, list) else []
+
+
+def _changed_by(db: Database, project_id: str, session_id: str, before: str, path: str) -> set[str]:
+    """The episodes of the project created before `before`, of other sessions, that changed `path`: FTS5 finds the
+    candidates by the path's words (as `implicit.Routine` does), their stored files confirm."""
+    words = re.findall(r"\w+", path.lower())
+    if not words:
+        return set()
+    match = f'"{" ".join(words)}" AND "{PROJECT_TOKEN}{project_id}"'
+    out = set()
+    for eid, file, root in db.query(
+        "SELECT e.id, j.value, json_extract(e.data, '$.project_path') FROM episodes_fts f "
+        "JOIN episodes e ON e.rowid = f.rowid JOIN json_each(e.data, '$.context.files_modified') j "
+        "WHERE episodes_fts MATCH ? AND e.project_id = ? AND e.created_at < ? AND COALESCE(e.session_id, '') != ?",
+        (match, project_id, before, session_id),
+    ):
+        if relative_path(str(file), root) == path:
+            out.add(eid)
+    return out
+
+
+def link_session(db: Database, session_id: str, project_id: str) -> int:
+    """Write the session's outcome links afresh (a re-capture replaces them, never adds twice); how many."""
+    first, prompts = _session_prompts(db, session_id)
+    weights: dict[tuple[str, int], float] = defaultdict(float)
+    if first is not None:
+        counted: dict[str, set[str]] = {}
+        for i, p in enumerate(prompts):
+            for path in sorted(p.files):
+                if path not in counted:
+                    counted[path] = _changed_by(db, project_id, session_id, first, path)
+                earlier = counted[path]
+                if 0 < len(earlier) <= HUB_EPISODES:
+                    for eid in earlier:
+                        weights[(eid, i)] += 1.0 / len(earlier)
+    kept = sorted(weights.items(), key=lambda kv: -kv[1])[:MAX_LINKS_PER_SESSION]
+    now = datetime.now(timezone.utc).isoformat()
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM outcome_links WHERE session_id = ?", (session_id,))
+        conn.executemany(
+            "INSERT INTO outcome_links(episode_id, src_id, session_id, terms, weight, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (eid, prompts[i].src_id, session_id, " ".join(prompts[i].terms), round(w, 4), now)
+                for (eid, i), w in kept
+            ],
+        )
+    return len(kept)
