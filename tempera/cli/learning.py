@@ -359,7 +359,8 @@ def refit_fusion(write: bool, project: str | None, as_json: bool) -> None:
     the episodes created before it and not shown earlier in its session (later episodes still take places in the
     BM25 and vector lists fused, since the indexes cannot be asked as of a time). The point with the best MRR@10
     on the earlier sessions is compared with the current values on the latest (about 30 % of the prompts): MRR@10,
-    hit@5. With --write, and only when the refit's held-out MRR is strictly higher (a tie keeps the current
+    hit@5. Query evidence (retrieval.query_evidence_effect) is off while it ranks: it reads the very verdicts that
+    are the labels. With --write, and only when the refit's held-out MRR is strictly higher (a tie keeps the current
     values), the keys that changed go to config.toml's [retrieval] (its comments and other keys kept). Progress
     goes to stderr.
 

@@ -192,16 +192,18 @@ def refit(
     def ranks(cfg: RetrievalConfig, part: list[_Query]) -> list[int | None]:
         return [_rank(store, q, cfg) for q in part]
 
+    # the labels are the verdicts query evidence reads: left on, each prompt would be ranked by its own label
+    base = current.model_copy(update={"query_evidence_effect": 0.0})
     keys = list(grid)
     now = {k: getattr(current, k) for k in keys}
     points = [dict(zip(keys, p)) for p in itertools.product(*grid.values())]
     scored = []
     for i, point in enumerate(points, 1):
-        scored.append((figures(ranks(current.model_copy(update=point), fit_q)), point))
+        scored.append((figures(ranks(base.model_copy(update=point), fit_q)), point))
         progress(f"grid point {i}/{len(points)}: {point} fit MRR {scored[-1][0].mrr:.3f}")
     # the best fit MRR; among equals the point nearest the fusion in use, so a tie changes nothing it need not
     best_fit, best = min(scored, key=lambda s: (-s[0].mrr, sum(s[1][k] != now[k] for k in keys)))
-    chosen = current.model_copy(update=best)
+    chosen = base.model_copy(update=best)
     progress("held-out sessions: current and refit")
     return FusionRefit(
         judged_prompts=len(judged),
@@ -211,8 +213,8 @@ def refit(
         grid={k: list(v) for k, v in grid.items()},
         current=now,
         refit=best,
-        fit_current=figures(ranks(current, fit_q)),
+        fit_current=figures(ranks(base, fit_q)),
         fit_refit=best_fit,
-        held_out_current=figures(ranks(current, held_q)),
+        held_out_current=figures(ranks(base, held_q)),
         held_out_refit=figures(ranks(chosen, held_q)),
     )
