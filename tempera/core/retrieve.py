@@ -320,7 +320,7 @@ def _query_evidence(store: EpisodeStore, terms: list[str], episode_ids: list[str
     mass: dict[str, float] = {}
 
     def add(episode_id: str, prompt_terms: frozenset[str], value: float, weight: float) -> None:
-        sim = len(q & prompt_terms) / len(q | prompt_terms) if prompt_terms else 0.0
+        sim = textsearch.jaccard(q, prompt_terms)
         total[episode_id] = total.get(episode_id, 0.0) + sim * weight * value
         mass[episode_id] = mass.get(episode_id, 0.0) + sim * weight
 

@@ -8,6 +8,7 @@ whole or by their parts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 import re
 
 _WORD = re.compile(r"\w+")
@@ -109,6 +110,12 @@ def content_terms(text: str) -> list[str]:
 def term_set(text: str) -> set[str]:
     """Every search term of a whole document, to count which query terms it contains."""
     return {t.lower() for t in _WORD.findall(expand(text))}
+
+
+def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    """The overlap of two term sets over their union (0 when both are empty)."""
+    sa, sb = set(a), set(b)
+    return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
 
 
 def stem(term: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from tempera.core import paths
 from tempera.core.learning.retire import retired_ids
+from tempera.core.textsearch import jaccard
 from tempera.dream.budget import json_reply
 from tempera.dream.clustering import MAX_ITEMS, average_linkage
 from tempera.dream.digest import day_start_utc, local_day
@@ -124,11 +125,6 @@ def _active(ctx: DreamContext, project_id: str) -> list[dict[str, Any]]:
     ]
 
 
-def _overlap(a: list[str], b: list[str]) -> float:
-    sa, sb = set(a), set(b)
-    return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
-
-
 def _themes(
     ctx: DreamContext, project_id: str, project_name: str, since: str, active: list[dict[str, Any]]
 ) -> tuple[list[Theme], list[dict[str, Any]]]:
@@ -148,8 +144,8 @@ def _themes(
         theme = Theme(
             project_id, project_name, evidence, distinctive_terms([corpus[i] for i in members], corpus), None, False
         )
-        best = max(active, key=lambda p: _overlap(p["keys"], theme.keys), default=None)
-        if best is not None and best["id"] not in matched and _overlap(best["keys"], theme.keys) >= MATCH_OVERLAP:
+        best = max(active, key=lambda p: jaccard(p["keys"], theme.keys), default=None)
+        if best is not None and best["id"] not in matched and jaccard(best["keys"], theme.keys) >= MATCH_OVERLAP:
             matched.add(best["id"])
             theme.match = best
         upgrade = llm_on and (theme.match is None or theme.match["labelled_by"] == "terms")
