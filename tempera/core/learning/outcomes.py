@@ -14,7 +14,6 @@ HUB_EPISODES is skipped. Standard library only (it runs in the capture's learnin
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -23,7 +22,6 @@ from datetime import datetime, timezone
 from tempera.core import textsearch
 from tempera.core.db import Database
 from tempera.core.selfimprove.anchors import anchor_files, relative_path
-from tempera.core.textsearch import PROJECT_TOKEN
 
 HUB_EPISODES = 20  # a file changed by more earlier episodes than this links none of them (each would weigh < 0.05)
 MAX_LINKS_PER_SESSION = 200  # the heaviest links of one session; a huge session cannot write thousands of rows
@@ -73,10 +71,9 @@ def _json_list(raw: str | None) -> list[str]:
 def _changed_by(db: Database, project_id: str, session_id: str, before: str, path: str) -> set[str]:
     """The episodes of the project created before `before`, of other sessions, that changed `path`: FTS5 finds the
     candidates by the path's words (as `implicit.Routine` does), their stored files confirm."""
-    words = re.findall(r"\w+", path.lower())
-    if not words:
+    match = textsearch.fts_phrase(path, project_id)
+    if match is None:
         return set()
-    match = f'"{" ".join(words)}" AND "{PROJECT_TOKEN}{project_id}"'
     out = set()
     for eid, file, root in db.query(
         "SELECT e.id, j.value, json_extract(e.data, '$.project_path') FROM episodes_fts f "
