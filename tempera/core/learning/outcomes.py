@@ -70,7 +70,7 @@ def _json_list(raw: str | None) -> list[str]:
 
 def _changed_by(db: Database, project_id: str, session_id: str, before: str, path: str) -> set[str]:
     """The episodes of the project created before `before`, of other sessions, that changed `path`: FTS5 finds the
-    candidates by the path's words (as `implicit.Routine` does), their stored files confirm."""
+    candidates by the path's words (`textsearch.fts_phrase`, as `implicit.Routine` does), their stored files confirm."""
     match = textsearch.fts_phrase(path, project_id)
     if match is None:
         return set()
