@@ -171,6 +171,15 @@ def fts_query(
     return f"({match}) AND ({scope})"
 
 
+def fts_phrase(text: str, project_id: str, *, ordered: bool = True) -> str | None:
+    """An FTS5 MATCH expression for the project's episodes that hold the words of `text` (a file path, a command,
+    a phrase) in this order, as one phrase, or with `ordered=False` all of them anywhere; None when it has no
+    words. The words are what the tokenizer makes of it (`cmd/entire/cli/root.go` -> "cmd entire cli root go"),
+    quoted like `fts_query`'s."""
+    words = _WORD.findall(text.lower())
+    return fts_query([" ".join(words)] if ordered else words, project_id, every=True) if words else None
+
+
 # Indexed with every episode (core.066), so FTS5 intersects postings with the project's instead of scoring every
 # project's matches and filtering after (2.4 -> 1.2 ms per query over two projects of 5,000 episodes). Query
 # terms are stripped of leading underscores, so no prompt can name these.

@@ -35,9 +35,9 @@ def self_improve(mem: "Memory", result: CaptureResult) -> None:
 
 
 def learn(mem: "Memory", result: CaptureResult) -> None:
-    """Session links, temporal credit and implicit feedback for each captured episode; the session's outcome links
-    (earlier episodes that changed the files its turns changed); a correction logged in this session turns the
-    verdicts of the turn it corrects to unhelpful (idempotent)."""
+    """Session links, temporal credit and implicit feedback for each captured episode; the outcome links of the
+    prompts it holds (earlier episodes that changed the files their turns changed); a correction logged in this
+    session turns the verdicts of the turn it corrects to unhelpful (idempotent)."""
     from tempera.core.errors import NotFound
     from tempera.core.learning.implicit import apply_correction
     from tempera.core.learning.loop import learn_from_capture
@@ -47,7 +47,7 @@ def learn(mem: "Memory", result: CaptureResult) -> None:
         learn_from_capture(mem, ep)
     if not result.session_id:
         return
-    link_session(mem.db, result.session_id, result.learning[0].project_id)
+    link_session(mem.db, result.session_id, result.learning[0].project_id, {ep.id for ep in result.learning})
     for (eid,) in mem.db.query(
         "SELECT DISTINCT episode_id FROM mistakes WHERE session_id = ? AND episode_id IS NOT NULL", (result.session_id,)
     ):

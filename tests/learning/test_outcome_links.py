@@ -5,7 +5,7 @@ the one capture pipeline, the offline embedding model."""
 from __future__ import annotations
 
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -13,8 +13,9 @@ from learnbook import NOW, Book
 
 from tempera.core.forget import Selector, forget
 from tempera.core.learning.explain import explain
-from tempera.core.learning.outcomes import link_session
+from tempera.core.learning.outcomes import MAX_LINKS_PER_SESSION, link_session
 from tempera.core.models import Episode
+from tempera.transcripts import cursor as cursors
 from tempera.transcripts.pipeline import capture_and_learn
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "transcripts"))
@@ -23,6 +24,10 @@ from transcript_writer import SessionWriter  # noqa: E402
 LATER = "the discount is applied twice on invoice totals"
 QUERY = "why is the discount applied twice on the invoice totals"
 UNRELATED = "the rounding of line items looks wrong"  # retrieves the rounding episode, shares no word with LATER
+# a real session (tests/transcripts/data/entire-cli/README.md): five prompts, the 2nd, 3rd and 5th edit telemetry.go,
+# the 5th telemetry_test.go too; started 2026-01-14
+REAL = Path(__file__).parents[1] / "transcripts" / "data" / "entire-cli" / "4e836284-4a0a-44a1-acb3-38c68db78007.jsonl"
+TELEMETRY = "cmd/entire/cli/telemetry/"  # as the capture stores its files: relative to the session's checkout
 
 
 def session(book: Book, tmp_path: Path, sid: str, *turns: tuple[str, list[str]], days: float = 1) -> SessionWriter:
@@ -47,6 +52,18 @@ def capture(book: Book, w: SessionWriter) -> None:
 
 def links(book: Book) -> list[tuple[str, str, float]]:
     return book.memory.db.query("SELECT episode_id, src_id, weight FROM outcome_links ORDER BY 1, 2")
+
+
+def session_links(book: Book, sid: str) -> list[tuple[str, str, str, float]]:
+    return book.memory.db.query(
+        "SELECT episode_id, src_id, terms, weight FROM outcome_links WHERE session_id = ? ORDER BY 1, 2", (sid,)
+    )
+
+
+def relinked(book: Book, sid: str) -> list[tuple[str, str, str, float]]:
+    """The rows a full relink of the whole session writes (it replaces the session's rows)."""
+    link_session(book.memory.db, sid, book.project.id)
+    return session_links(book, sid)
 
 
 def rank_and_score(book: Book, query: str, ep: Episode, link_weight: float) -> tuple[int, float]:
@@ -111,3 +128,63 @@ def test_forgetting_the_later_session_or_the_linked_episode_forgets_the_link(
     assert [(e, w) for e, _, w in links(book)] == [(rounding.id, 0.5)]
     forget(book.memory.db, Selector("episode", rounding.id))
     assert links(book) == []
+
+
+def test_a_real_session_captured_as_it_grows_links_as_a_full_relink_does(book: Book, tmp_path: Path) -> None:
+    """Captured every four lines, as the Stop hook and the watcher see it grow (mid-turn too: a turn's episode
+    regrows with the files it changes later), each capture relinks only its prompts; the rows stay a full
+    relink's."""
+    before = (datetime(2026, 1, 13, tzinfo=timezone.utc) - NOW) / timedelta(hours=1)
+    book.add("Added the posthog telemetry client", at=before - 3, modified=[TELEMETRY + "telemetry.go"])
+    book.add(
+        "Sent the command name", at=before - 2, modified=[TELEMETRY + "telemetry.go", TELEMETRY + "telemetry_test.go"]
+    )
+    book.add("Tested the telemetry opt-out", at=before - 1, modified=[TELEMETRY + "telemetry_test.go"])
+    lines = REAL.read_bytes().splitlines(keepends=True)
+    grown = tmp_path / REAL.name
+    sid = REAL.stem
+    for end in [*range(5, len(lines), 4), len(lines)]:
+        grown.write_bytes(b"".join(lines[:end]))
+        capture_and_learn(book.memory, grown, project=str(book.root))
+        assert session_links(book, sid) == relinked(book, sid), end
+    rows = session_links(book, sid)
+    by_prompt = {src: sorted(w for _, s, _, w in rows if s == src) for src in {s for _, s, _, _ in rows}}
+    assert sorted(by_prompt.values()) == [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5, 1.0]]  # the 5th: both files
+
+
+def test_the_cap_keeps_the_same_rows_whatever_captures_came(book: Book, tmp_path: Path) -> None:
+    """More candidate rows than the cap, most of them tied at the cut (a hub file's 1/20), and a prompt repeated
+    later with another file (its first turn's rows must grow): turn by turn, each capture's rows are a full
+    relink's; capturing again, or a capture that relearns every episode (one killed before learning), changes
+    none."""
+    hub = [book.add(f"Tuned the export setting {i}", at=-100 + i, modified=["hub.go"]) for i in range(20)]
+    shared = [book.add(f"Streamed export batch {i}", at=-70 + i, modified=["batch.go"]) for i in range(4)]
+    one = book.add("Wrote the export checksum", at=-60, modified=["checksum.go"])
+    w = SessionWriter(tmp_path / "t" / "cap.jsonl", session_id="cap", cwd=str(book.root), start=NOW - timedelta(1))
+    prompts = [f"rework export step {i}" for i in range(12)]
+    prompts[10] = prompts[2]  # the same prompt again: one prompt, its files the union of both turns'
+    for i, prompt in enumerate(prompts):
+        grow(w, prompt, ["hub.go"] + ["batch.go"] * (i % 3 == 0) + ["checksum.go"] * (i in (1, 10)))
+        capture(book, w)
+        assert session_links(book, "cap") == relinked(book, "cap"), i
+    rows = session_links(book, "cap")
+    assert len(rows) == MAX_LINKS_PER_SESSION
+    heavy = [(e, s) for e, s, _, weight in rows if weight > 1 / 20]  # above the tie: all kept
+    assert sorted(e for e, _ in heavy) == sorted([x.id for x in shared] * 4 + [one.id] * 2)  # batch.go 4 turns
+    srcs: dict[str, str] = {}  # each prompt's first episode, which holds its rows
+    for eid, prompt in book.memory.db.query(
+        "SELECT id, json_extract(data, '$.intent.raw_prompt') FROM episodes WHERE session_id = 'cap' "
+        "ORDER BY created_at, rowid"
+    ):
+        srcs.setdefault(prompt, eid)
+    assert len(srcs) == len(set(prompts)) and {s for _, s in heavy} <= set(srcs.values())
+    tied = sorted((s, e) for e, s, _, weight in rows if weight == pytest.approx(1 / 20))
+    assert tied == sorted((s, x.id) for s in srcs.values() for x in hub)[: MAX_LINKS_PER_SESSION - len(heavy)]
+    capture(book, w)
+    assert session_links(book, "cap") == rows
+    cur = cursors.load(book.memory.db, str(w.path.resolve()), "cap")
+    ids = [eid for (eid,) in book.memory.db.query("SELECT id FROM episodes WHERE session_id = 'cap'")]
+    with book.memory.db.transaction():
+        cursors.mark_unlearned(book.memory.db, cur, ids)
+    capture(book, w)
+    assert session_links(book, "cap") == rows

@@ -27,7 +27,7 @@ from tempera.core.learning.chaining import share_link_credit
 from tempera.core.learning.retire import live_id
 from tempera.core.models import Episode
 from tempera.core.selfimprove.anchors import anchor_files
-from tempera.core.textsearch import PROJECT_TOKEN, STOPWORDS
+from tempera.core.textsearch import STOPWORDS, fts_phrase
 from tempera.core.utility import recompute, record_feedback
 
 if TYPE_CHECKING:
@@ -142,13 +142,12 @@ class Routine:
         """`phrase`: the words in this order (a file, a command); else all of them anywhere (a word trigram)."""
         key = f"{phrase}:{item}"
         if key not in self.seen:
-            words = re.findall(r"\w+", item.lower())
-            match = (f'"{" ".join(words)}"' if phrase else " AND ".join(f'"{w}"' for w in words)) if words else ""
+            match = fts_phrase(item, self.project_id, ordered=phrase)
             counts = (
                 self.db.one(
                     f"SELECT COUNT(*), COUNT(DISTINCT {_SESSION}) FROM episodes_fts f JOIN episodes e "
                     "ON e.rowid = f.rowid WHERE episodes_fts MATCH ?",
-                    (f'({match}) AND "{PROJECT_TOKEN}{self.project_id}"',),
+                    (match,),
                 )
                 if match
                 else (0, 0)

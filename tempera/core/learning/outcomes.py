@@ -14,15 +14,14 @@ HUB_EPISODES is skipped. Standard library only (it runs in the capture's learnin
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from tempera.core import textsearch
 from tempera.core.db import Database
 from tempera.core.selfimprove.anchors import anchor_files, relative_path
-from tempera.core.textsearch import PROJECT_TOKEN
 
 HUB_EPISODES = 20  # a file changed by more earlier episodes than this links none of them (each would weigh < 0.05)
 MAX_LINKS_PER_SESSION = 200  # the heaviest links of one session; a huge session cannot write thousands of rows
@@ -37,25 +36,31 @@ class _Prompt:
     files: set[str] = field(default_factory=set)
 
 
-def _session_prompts(db: Database, session_id: str) -> tuple[str | None, list[_Prompt]]:
-    """(the session's first episode's time, each prompt with the files its own turns changed), in order. Each turn's
-    own prompt, not the session's first for all its files: on the real-session dev split 0.5:0.7 the first prompt
+def _session_prompts(
+    db: Database, session_id: str, episodes: Collection[str] | None
+) -> tuple[str | None, list[_Prompt]]:
+    """(the session's first episode's time, each prompt with the files its own turns changed), in order; only the
+    prompts some episode of `episodes` holds (every prompt when None), each with its files over ALL the session's
+    episodes with that prompt (a prompt whose work spans several captures, or a prompt repeated). Each turn's own
+    prompt, not the session's first for all its files: on the real-session dev split 0.5:0.7 the first prompt
     alone lifted no first-prompt query (hybrid MRR 0.233 at each of nine settings), each turn's own up to 0.305."""
-    prompts: dict[str, _Prompt] = {}
-    first = None
-    for eid, created, prompt, files, root in db.query(
+    rows = db.query(
         "SELECT id, created_at, json_extract(data, '$.intent.raw_prompt'), json_extract(data, "
         "'$.context.files_modified'), json_extract(data, '$.project_path') FROM episodes WHERE session_id = ? "
         "ORDER BY created_at, rowid",
         (session_id,),
-    ):
-        first = first or created
+    )
+    touched = None if episodes is None else {prompt for eid, _, prompt, _, _ in rows if eid in episodes}
+    prompts: dict[str, _Prompt] = {}
+    for eid, _, prompt, files, root in rows:
+        if touched is not None and prompt not in touched:
+            continue
         terms = textsearch.query_terms(prompt or "")
         if not terms:
             continue
         p = prompts.setdefault(prompt, _Prompt(eid, terms))
         p.files.update(anchor_files(_json_list(files), root))
-    return first, [p for p in prompts.values() if p.files]
+    return (rows[0][1] if rows else None), list(prompts.values())
 
 
 def _json_list(raw: str | None) -> list[str]:
@@ -65,11 +70,10 @@ def _json_list(raw: str | None) -> list[str]:
 
 def _changed_by(db: Database, project_id: str, session_id: str, before: str, path: str) -> set[str]:
     """The episodes of the project created before `before`, of other sessions, that changed `path`: FTS5 finds the
-    candidates by the path's words (as `implicit.Routine` does), their stored files confirm."""
-    words = re.findall(r"\w+", path.lower())
-    if not words:
+    candidates by the path's words (`textsearch.fts_phrase`, as `implicit.Routine` does), their stored files confirm."""
+    match = textsearch.fts_phrase(path, project_id)
+    if match is None:
         return set()
-    match = f'"{" ".join(words)}" AND "{PROJECT_TOKEN}{project_id}"'
     out = set()
     for eid, file, root in db.query(
         "SELECT e.id, j.value, json_extract(e.data, '$.project_path') FROM episodes_fts f "
@@ -82,9 +86,20 @@ def _changed_by(db: Database, project_id: str, session_id: str, before: str, pat
     return out
 
 
-def link_session(db: Database, session_id: str, project_id: str) -> int:
-    """Write the session's outcome links afresh (a re-capture replaces them, never adds twice); how many."""
-    first, prompts = _session_prompts(db, session_id)
+def link_session(db: Database, session_id: str, project_id: str, episodes: Collection[str] | None = None) -> int:
+    """Write afresh the outcome links of the session's prompts that `episodes` hold (the episodes a capture just
+    stored; every prompt when None), replacing just those prompts' rows, then keep the session's heaviest
+    MAX_LINKS_PER_SESSION; how many rows the session has. The Stop hook captures after every turn, and relinking
+    the whole session each time redid every earlier turn's FTS lookups (O(turns^2) over a session,
+    docs/experiments/incremental-links.md), although their rows cannot change: a link depends only on its prompt's
+    files and on episodes of other sessions created before the session's first.
+
+    The result equals a full relink's as long as those earlier episodes did not change between the captures (an
+    older session imported meanwhile is linked only by the prompts captured after it) and a prompt's files only
+    grow (a capture adds episodes and regrows the last turn, so they do): then a row the cap dropped has at least
+    the cap's number of rows ranked above it still. Ties at the cap go by (src_id, episode_id), so which of equal
+    rows stay does not depend on the order the captures came in."""
+    first, prompts = _session_prompts(db, session_id, episodes)
     weights: dict[tuple[str, int], float] = defaultdict(float)
     if first is not None:
         counted: dict[str, set[str]] = {}
@@ -96,16 +111,24 @@ def link_session(db: Database, session_id: str, project_id: str) -> int:
                 if 0 < len(earlier) <= HUB_EPISODES:
                     for eid in earlier:
                         weights[(eid, i)] += 1.0 / len(earlier)
-    kept = sorted(weights.items(), key=lambda kv: -kv[1])[:MAX_LINKS_PER_SESSION]
     now = datetime.now(timezone.utc).isoformat()
     with db.transaction() as conn:
-        conn.execute("DELETE FROM outcome_links WHERE session_id = ?", (session_id,))
+        conn.execute(
+            "DELETE FROM outcome_links WHERE session_id = ? AND (? OR src_id IN (SELECT value FROM json_each(?)))",
+            (session_id, episodes is None, json.dumps([p.src_id for p in prompts])),
+        )
         conn.executemany(
             "INSERT INTO outcome_links(episode_id, src_id, session_id, terms, weight, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             [
                 (eid, prompts[i].src_id, session_id, " ".join(prompts[i].terms), round(w, 4), now)
-                for (eid, i), w in kept
+                for (eid, i), w in weights.items()
             ],
         )
-    return len(kept)
+        conn.execute(
+            "DELETE FROM outcome_links WHERE session_id = ? AND rowid NOT IN (SELECT rowid FROM outcome_links "
+            "WHERE session_id = ? ORDER BY weight DESC, src_id, episode_id LIMIT ?)",
+            (session_id, session_id, MAX_LINKS_PER_SESSION),
+        )
+        (kept,) = conn.execute("SELECT COUNT(*) FROM outcome_links WHERE session_id = ?", (session_id,)).fetchone()
+    return int(kept)
