@@ -114,7 +114,11 @@ def test_a_refit_that_ranks_the_used_episodes_higher_is_reported_and_written(dat
     done = tempera("refit-fusion", "--json", check=True)
     report = json.loads(done.stdout)
     assert "embedding 36 prompts" in done.stderr and "grid point 48/48" in done.stderr
-    assert (report["labelled"], report["judged_prompts"]) == (36, 36)
+    assert (report["labelled"], report["judged_prompts"], report["labelled_by"]) == (
+        36,
+        36,
+        {"verdicts": 36, "links": 0},
+    )
     assert report["fit_current"]["queries"] + report["held_out_current"]["queries"] == 36
     assert report["held_out_current"]["queries"] >= 10 and report["held_out_sessions"] == 2
     # the shipped fusion ranks the unrelated text above every used paraphrase; the refit ranks the paraphrase first
@@ -168,8 +172,9 @@ def test_too_few_labelled_prompts_are_refused_with_the_numbers(data_dir: Path, r
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (
         "Error: too few labelled prompts to refit fusion: it needs 20 in the earlier sessions it fits on and 10 in "
-        "the later sessions (30% of the prompts) it checks on; there are 6 and 6 (prompts with an injected episode "
-        "judged used, of 12 judged)"
+        "the later sessions (30% of the prompts) it checks on; there are 6 and 6 (12 from verdicts (an injected "
+        "episode judged used, of 12 judged prompts), 0 from outcome links (earlier episodes that changed the files "
+        "its turns changed))"
     )
     assert not paths.config_path().exists()
 
