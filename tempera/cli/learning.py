@@ -347,43 +347,60 @@ def refit_gate(write: bool, as_json: bool) -> None:
 
 @click.command("refit-fusion")
 @click.option("--write", is_flag=True, help="Save the refit values to config.toml when they beat the current ones.")
+@click.option(
+    "--labels",
+    type=click.Choice(["both", "verdicts", "links"]),
+    default="both",
+    show_default=True,
+    help="Which label source(s) to fit and check on.",
+)
 @all_projects_option
 @json_option
-def refit_fusion(write: bool, project: str | None, as_json: bool) -> None:
+def refit_fusion(write: bool, labels: str, project: str | None, as_json: bool) -> None:
     """Refit hybrid fusion ([retrieval] hybrid_keyword_max_weight, hybrid_keyword_coverage_power, rrf_k) on your
-    own prompts: for each prompt whose injected episodes capture judged, the ones judged used are its relevant
-    episodes.
+    own prompts, labelled by two sources kept apart (one row each; the report counts both):
+
+    \b
+    - verdicts: a prompt whose injected episodes capture judged; the ones judged used are its relevant episodes.
+      The prompt is the injection log's (redacted, its first 500 characters), asked when the hook ran.
+    - links: a prompt with outcome links; the earlier episodes that changed a file its turns went on to change are
+      its relevant episodes, shown or not. The prompt is the one its episode's turn began with (redacted, whole),
+      asked when that episode began. A fresh `tempera import` has these with no injection at all.
 
     Each labelled prompt is embedded once; every point of a small grid (keyword weight 2-5, coverage power 1.5-3,
     rrf_k 10/20/40: 48 points) ranks it in hybrid mode as the prompt hook would, at the time it was asked, among
     the episodes created before it and not shown earlier in its session (later episodes still take places in the
     BM25 and vector lists fused, since the indexes cannot be asked as of a time). The point with the best MRR@10
     on the earlier sessions is compared with the current values on the latest (about 30 % of the prompts): MRR@10,
-    hit@5. Query evidence (retrieval.query_evidence_effect) is off while it ranks: it reads the very verdicts that
-    are the labels. With --write, and only when the refit's held-out MRR is strictly higher (a tie keeps the current
-    values), the keys that changed go to config.toml's [retrieval] (its comments and other keys kept). Progress
-    goes to stderr.
+    hit@5. Query evidence (retrieval.query_evidence_effect) is off while it ranks: it reads the very verdicts and
+    links that are the labels. With --write, and only when the refit's held-out MRR is strictly higher (a tie keeps
+    the current values), the keys that changed go to config.toml's [retrieval] (its comments and other keys kept).
+    Progress goes to stderr.
 
     \b
-    Selection bias: only episodes the current fusion (and the gate) put in front of the agent have verdicts, so
-    every relevant episode is one the current fusion already ranked high, and one a grid point would rank first
-    but that was never shown counts as not relevant: the refit is pulled toward the current fusion. "Used" (the
-    turn touched the episode's files, commands or words) is a proxy for "relevant", not the same thing.
-    It needs the embedding model the database's vectors were made with, 20 labelled prompts (with an episode
-    judged used) to fit on and 10 to check on.
+    Selection bias of the verdicts: only episodes the current fusion (and the gate) put in front of the agent have
+    verdicts, so every such relevant episode is one the current fusion already ranked high, and one a grid point
+    would rank first but that was never shown counts as not relevant: they pull the refit toward the current
+    fusion. "Used" (the turn touched the episode's files, commands or words) is a proxy for "relevant", and so is
+    "changed the same files" (links), a different one.
+    It needs the embedding model the database's vectors were made with, 20 labelled prompts to fit on and 10 to
+    check on.
     """
-    from tempera.inject.fusionfit import refit
+    from tempera.inject.fusionfit import SOURCES, refit, source_counts
 
     def progress(line: str) -> None:
         click.echo(line, err=True)
 
+    sources = tuple(SOURCES) if labels == "both" else (labels,)
     with open_memory() as mem:
-        report = refit(mem.store, mem.config.retrieval, project_id=_project_id(mem, project), progress=progress)
+        report = refit(
+            mem.store, mem.config.retrieval, project_id=_project_id(mem, project), sources=sources, progress=progress
+        )
     out = {**report.as_dict(), **_save_refit("retrieval", report.changed, report.better, write)}
 
     def render(d: dict[str, Any]) -> None:
         click.echo(
-            f"{d['labelled']} labelled prompt(s) (an injected episode judged used) of {d['judged_prompts']} judged; "
+            f"{d['labelled']} labelled prompt(s): {source_counts(d['labelled_by'], d['judged_prompts'])}; "
             f"fit on {d['fit_current']['queries']} prompt(s) of {d['fit_sessions']} session(s), checked on the latest "
             f"{d['held_out_current']['queries']} prompt(s) of {d['held_out_sessions']} session(s)"
         )
@@ -397,7 +414,7 @@ def refit_fusion(write: bool, project: str | None, as_json: bool) -> None:
         _echo_saved(
             d,
             "retrieval." + ", retrieval.".join(d["changed"]),
-            "the refit ranks the held-out prompts' used episodes no higher (MRR@10): the current fusion stays",
+            "the refit ranks the held-out prompts' relevant episodes no higher (MRR@10): the current fusion stays",
             "the refit values",
         )
 

@@ -1,11 +1,20 @@
 """Refitting hybrid fusion's knobs (RetrievalConfig: the BM25 list's full weight and coverage power, `rrf_k`) on the
 user's own feedback: `tempera refit-fusion`. `evals/fit_fusion.py` fitted the shipped values on LoCoMo and the coding
-fixture; this fits them on the prompts whose injected episodes capture judged used, split by session in time order
-as `tempera refit-gate` is (inject/heldout.py).
+fixture; this fits them on labelled prompts, split by session in time order as `tempera refit-gate` is
+(inject/heldout.py). Two label sources, each a function returning rows of one list (SOURCES):
 
-The labels are a biased sample: only episodes the fusion in use (and the gate after it) put in front of the agent
-have verdicts, so every relevant episode is one the current fusion already ranked high; an episode a grid point
-would have ranked first but was never shown counts as not relevant. The refit is pulled toward the fusion in use.
+- verdicts: the prompts whose injected episodes capture judged used. A biased sample: only episodes the fusion in use
+  (and the gate after it) put in front of the agent have verdicts, so every relevant episode is one the current
+  fusion already ranked high, and one a grid point would have ranked first but that was never shown counts as not
+  relevant. The refit is pulled toward the fusion in use.
+- links: the prompts outcome links were written for (core/learning/outcomes.py): the earlier episodes that changed a
+  file the prompt's turns went on to change, shown or not. The fusion in use had no hand in them, and a fresh
+  `tempera import` has them with no injection at all.
+
+The sources stay apart, one row each, rather than a union per prompt: they ask at different times with different
+texts (the injection log's prompt, cut to 500 characters, when the hook ran; the episode's prompt when its turn
+began), so a join would have to match texts, and apart the report can say what each source gave. A prompt with
+both is counted once per source; both rows are of one session, so the split keeps them on one side.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from tempera.core.db import Database
 from tempera.core.errors import InvalidInput
 from tempera.core.retrieve import retrieve
 from tempera.inject.heldout import HELD_OUT_SHARE, split_by_session
+from tempera.transcripts.draft import asked_prompt
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,6 +57,7 @@ class Labelled:
     project_id: str
     prompt: str
     relevant: frozenset[str]
+    source: str  # the SOURCES key it came from
 
 
 def judged_prompts(db: Database, project_id: str | None = None) -> list[Labelled]:
@@ -59,7 +70,33 @@ def judged_prompts(db: Database, project_id: str | None = None) -> list[Labelled
         "AND (? IS NULL OR project_id = ?) GROUP BY session_id, project_id, prompt ORDER BY 2",
         (project_id, project_id),
     )
-    return [Labelled(s, at, p, prompt, frozenset((used or "").split(",")) - {""}) for s, at, p, prompt, used in rows]
+    return [
+        Labelled(s, at, p, prompt, frozenset((used or "").split(",")) - {""}, "verdicts")
+        for s, at, p, prompt, used in rows
+    ]
+
+
+def linked_prompts(db: Database, project_id: str | None = None) -> list[Labelled]:
+    """The prompts with outcome links, oldest first, each with its linked (earlier, other sessions') episodes as
+    its relevant ones, whatever a link's weight. The prompt is the one the link's later episode began with, as the
+    hook retrieved with it (`asked_prompt`: redacted, whole, without the prompts folded in after it), asked when
+    that episode was created."""
+    rows = db.query(
+        "SELECT l.session_id, e.created_at, e.project_id, json_extract(e.data, '$.intent.raw_prompt'), "
+        "GROUP_CONCAT(l.episode_id) FROM outcome_links l JOIN episodes e ON e.id = l.src_id "
+        "WHERE (? IS NULL OR e.project_id = ?) GROUP BY l.src_id ORDER BY 2",
+        (project_id, project_id),
+    )
+    return [
+        Labelled(s, at, p, asked_prompt(raw or ""), frozenset(linked.split(",")), "links")
+        for s, at, p, raw, linked in rows
+    ]
+
+
+SOURCES: dict[str, Callable[[Database, str | None], list[Labelled]]] = {
+    "verdicts": judged_prompts,
+    "links": linked_prompts,
+}
 
 
 def shown_before(db: Database) -> dict[str, dict[str, str]]:
@@ -71,6 +108,15 @@ def shown_before(db: Database) -> dict[str, dict[str, str]]:
     ):
         out.setdefault(session_id, {})[episode_id] = first
     return out
+
+
+def source_counts(by: dict[str, int], judged: int) -> str:
+    """What each source gave, in words: the refusal's and the report's."""
+    words = {
+        "verdicts": f"from verdicts (an injected episode judged used, of {judged} judged prompts)",
+        "links": "from outcome links (earlier episodes that changed the files its turns changed)",
+    }
+    return ", ".join(f"{n} {words[name]}" for name, n in by.items())
 
 
 @dataclass(frozen=True)
@@ -123,8 +169,9 @@ def _rank(store: "EpisodeStore", q: _Query, cfg: RetrievalConfig) -> int | None:
 class FusionRefit:
     """What `tempera refit-fusion` reports: the counts, the chosen point, current and refit on both parts."""
 
-    judged_prompts: int
+    judged_prompts: int  # with verdicts, a used episode or not
     labelled: int
+    labelled_by: dict[str, int]  # source -> labelled prompts it gave
     fit_sessions: int
     held_out_sessions: int
     grid: dict[str, list[float]]
@@ -155,20 +202,22 @@ def refit(
     current: RetrievalConfig,
     *,
     project_id: str | None = None,
+    sources: tuple[str, ...] = tuple(SOURCES),
     grid: dict[str, tuple[float, ...]] = GRID,
     progress: Callable[[str], None] = lambda _: None,
 ) -> FusionRefit:
-    """Choose the grid point with the best MRR on the earlier sessions' labelled prompts and compare it with
-    `current` on the latest ones; InvalidInput, saying the numbers, when there are too few labels or no model."""
-    judged = judged_prompts(store.db, project_id)
-    labelled = [q for q in judged if q.relevant]
+    """Choose the grid point with the best MRR on the earlier sessions' prompts labelled by `sources` and compare it
+    with `current` on the latest ones; InvalidInput, saying the numbers, when there are too few labels or no model."""
+    judged = judged_prompts(store.db, project_id) if "verdicts" in sources else []
+    rows = judged + [q for name in sources if name != "verdicts" for q in SOURCES[name](store.db, project_id)]
+    labelled = [q for q in rows if q.relevant]
+    by = {name: sum(q.source == name for q in labelled) for name in sources}
     fit, held = split_by_session(labelled)
     if len(fit) < MIN_FIT_QUERIES or len(held) < MIN_HELD_OUT_QUERIES:
         raise InvalidInput(
             f"too few labelled prompts to refit fusion: it needs {MIN_FIT_QUERIES} in the earlier sessions it fits "
             f"on and {MIN_HELD_OUT_QUERIES} in the later sessions ({HELD_OUT_SHARE:.0%} of the prompts) it checks "
-            f"on; there are {len(fit)} and {len(held)} (prompts with an injected episode judged used, of "
-            f"{len(judged)} judged)"
+            f"on; there are {len(fit)} and {len(held)} ({source_counts(by, len(judged))})"
         )
     status = store.vector_status()
     if store.embedder is None or status.state != "ok":
@@ -192,7 +241,7 @@ def refit(
     def ranks(cfg: RetrievalConfig, part: list[_Query]) -> list[int | None]:
         return [_rank(store, q, cfg) for q in part]
 
-    # the labels are the verdicts query evidence reads: left on, each prompt would be ranked by its own label
+    # query evidence reads the verdicts and the links, the very labels: left on, a prompt is ranked by its own label
     base = current.model_copy(update={"query_evidence_effect": 0.0})
     keys = list(grid)
     now = {k: getattr(current, k) for k in keys}
@@ -208,6 +257,7 @@ def refit(
     return FusionRefit(
         judged_prompts=len(judged),
         labelled=len(labelled),
+        labelled_by=by,
         fit_sessions=len({q.session_id for q in fit}),
         held_out_sessions=len({q.session_id for q in held}),
         grid={k: list(v) for k, v in grid.items()},

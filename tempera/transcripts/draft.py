@@ -28,6 +28,8 @@ SUMMARY_CHARS = 480
 SUBSTANTIVE_CHARS = 60  # closing words shorter than this (after filler) are an interim remark
 MAX_COMMANDS = 50
 MAX_FILES = 100
+FOLLOWUP = "\n\nThen: "  # raw_prompt: each later prompt folded into the turn follows this
+PART_OF = "\n\nPart of the request: "  # raw_prompt: a work unit after the first ends with its turn's prompt
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _MARKUP = re.compile(r"^\s*(?:#+|[-*>]|\d+[.)])\s*|\*\*|`{3}\w*")
 _FILLER = re.compile(r"^(?:perfect|great|excellent|done|sure|okay|ok|alright|good)[!.]?$|^(?:now )?let me\b", re.I)
@@ -206,6 +208,12 @@ def _test_run(run: signals.TestRunSeen) -> TestRun:
     return TestRun(command=_clip(redact(run.command), 500), passed=run.passed, summary=run.summary)
 
 
+def asked_prompt(raw_prompt: str) -> str:
+    """The prompt the turn began with, as the prompt hook retrieved with it (redacted): a stored raw_prompt less
+    the later prompts and the work unit's request that `draft_episode` appends, which the hook never saw with it."""
+    return raw_prompt.split(FOLLOWUP, 1)[0].split(PART_OF, 1)[0]
+
+
 def draft_episode(
     turn: Turn, project: ProjectRef, *, transcript_path: Path, session_id: str | None, root: str | None = None
 ) -> Episode:
@@ -218,9 +226,9 @@ def draft_episode(
     read = project_files([redact(f) for f in turn.files_read], root)[:MAX_FILES]
     before, after = split_tests(turn)
     status, evidence = judge_outcome(turn, after, final_text)
-    raw_prompt = prompt + "".join(f"\n\nThen: {redact(f)}" for f in turn.followups)
+    raw_prompt = prompt + "".join(f"{FOLLOWUP}{redact(f)}" for f in turn.followups)
     if turn.unit is not None and turn.unit.position > 0:
-        raw_prompt += f"\n\nPart of the request: {_clip(redact(turn.unit.turn_prompt), INTENT_CHARS)}"
+        raw_prompt += f"{PART_OF}{_clip(redact(turn.unit.turn_prompt), INTENT_CHARS)}"
     started = turn.started_at or datetime.now(timezone.utc)
     episode = Episode(
         created_at=started,

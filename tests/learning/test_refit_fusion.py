@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -25,9 +27,13 @@ from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.core.retrieve import retrieve
 from tempera.inject.context import compose
+from tempera.inject.fusionfit import linked_prompts
 from tempera.inject.payload import HookPayload
 from tempera.inject.warm import shown
 from tests.support.cli import tempera
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "transcripts"))
+from transcript_writer import SessionWriter  # noqa: E402
 
 PROMPTS = {  # prompt: (the paraphrase, the unrelated text sharing two of its words)
     "python memory leak": (
@@ -114,7 +120,11 @@ def test_a_refit_that_ranks_the_used_episodes_higher_is_reported_and_written(dat
     done = tempera("refit-fusion", "--json", check=True)
     report = json.loads(done.stdout)
     assert "embedding 36 prompts" in done.stderr and "grid point 48/48" in done.stderr
-    assert (report["labelled"], report["judged_prompts"]) == (36, 36)
+    assert (report["labelled"], report["judged_prompts"], report["labelled_by"]) == (
+        36,
+        36,
+        {"verdicts": 36, "links": 0},
+    )
     assert report["fit_current"]["queries"] + report["held_out_current"]["queries"] == 36
     assert report["held_out_current"]["queries"] >= 10 and report["held_out_sessions"] == 2
     # the shipped fusion ranks the unrelated text above every used paraphrase; the refit ranks the paraphrase first
@@ -158,7 +168,7 @@ def test_when_nothing_beats_the_current_fusion_nothing_is_written(data_dir: Path
     assert report["held_out_current"]["mrr"] == 1.0 and report["held_out_refit"]["mrr"] == 1.0, report
     assert not report["better"] and not report["written"] and report["changed"] == {}
     shown_text = tempera("refit-fusion", "--write", check=True).stdout
-    assert "ranks the held-out prompts' used episodes no higher (MRR@10): the current fusion stays" in shown_text
+    assert "ranks the held-out prompts' relevant episodes no higher (MRR@10): the current fusion stays" in shown_text
     assert "written to" not in shown_text and not paths.config_path().exists()
 
 
@@ -168,8 +178,9 @@ def test_too_few_labelled_prompts_are_refused_with_the_numbers(data_dir: Path, r
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (
         "Error: too few labelled prompts to refit fusion: it needs 20 in the earlier sessions it fits on and 10 in "
-        "the later sessions (30% of the prompts) it checks on; there are 6 and 6 (prompts with an injected episode "
-        "judged used, of 12 judged)"
+        "the later sessions (30% of the prompts) it checks on; there are 6 and 6 (12 from verdicts (an injected "
+        "episode judged used, of 12 judged prompts), 0 from outcome links (earlier episodes that changed the files "
+        "its turns changed))"
     )
     assert not paths.config_path().exists()
 
@@ -183,3 +194,64 @@ def test_without_the_embedding_model_it_is_a_clean_error(data_dir: Path, repo: P
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("Error: refit-fusion ranks in hybrid mode, which needs the embedding model"), done
     assert not paths.config_path().exists()
+
+
+def write_sessions(folder: Path, repo: Path) -> None:
+    """Transcripts in Claude Code's shape, imported as a user's history would be: first a session whose turns
+    write the paraphrases (each editing its topic's files, one per later session) and the unrelated texts
+    (notes); then six sessions asking every prompt, each turn editing its topic's file for that session, so every
+    prompt is linked to its paraphrase and to no unrelated text."""
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+    def turn(w: SessionWriter, prompt: str, files: list[str]) -> None:
+        w.prompt(prompt)
+        for f in files:
+            w.tool("Edit", {"file_path": f"{repo}/{f}", "old_string": "a", "new_string": "b"}, "The file was updated.")
+        w.say(f"Done: changed {', '.join(files)}.")
+
+    base = SessionWriter(folder / "base.jsonl", session_id="base", cwd=str(repo), start=start)
+    for i, (paraphrase, unrelated) in enumerate(PROMPTS.values()):
+        turn(base, paraphrase, [f"topic{i}/part{k}.py" for k in range(6)])
+        turn(base, unrelated, [f"notes/note{i}.md"])
+    for k in range(6):
+        w = SessionWriter(
+            folder / f"s-{k:02d}.jsonl", session_id=f"s-{k:02d}", cwd=str(repo), start=start + timedelta(days=k + 1)
+        )
+        for i, prompt in enumerate(PROMPTS):
+            turn(w, prompt, [f"topic{i}/part{k}.py"])
+
+
+def test_outcome_links_label_prompts_without_any_injection(data_dir: Path, repo: Path, tmp_path: Path) -> None:
+    """A fresh import gives no verdicts, only links: refit-fusion fits on them, and a link to an episode that was
+    never shown (nothing was) is a relevant label, the paraphrase the shipped fusion ranks below the unrelated
+    text."""
+    write_sessions(tmp_path / "t", repo)
+    done = tempera("import", str(tmp_path / "t"), "--json", timeout=300)
+    assert done.returncode == 0 and json.loads(done.stdout)["files_failed"] == 0, done
+    with sqlite3.connect(data_dir / paths.DB_NAME) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM injections").fetchone() == (0,)
+
+    with Memory() as mem:
+        labels = linked_prompts(mem.db)
+        paraphrase = {
+            e.id: e.intent.raw_prompt
+            for e in mem.store.iter_episodes()
+            if e.session_id == "base" and e.intent.raw_prompt in {p for p, _ in PROMPTS.values()}
+        }
+    assert len(labels) == 6 * len(PROMPTS) and {q.prompt for q in labels} == set(PROMPTS)
+    first = [q for q in labels if q.session_id == "s-00"]
+    assert len(first) == len(PROMPTS)
+    for q in first:  # the first asking session's only earlier episodes with its file: the paraphrase
+        assert [paraphrase[e] for e in q.relevant] == [PROMPTS[q.prompt][0]], q
+
+    report = json.loads(tempera("refit-fusion", "--json", check=True).stdout)
+    assert (report["judged_prompts"], report["labelled_by"]) == (0, {"verdicts": 0, "links": 36}), report
+    assert report["fit_current"]["queries"] + report["held_out_current"]["queries"] == 36
+    # every prompt's only relevant episode is its never-shown paraphrase (each session edits a file of its own),
+    # which the shipped fusion ranks below the unrelated text and the earlier sessions' askings, a lower keyword
+    # weight higher
+    assert report["fit_current"]["mrr"] < report["fit_refit"]["mrr"], report
+    assert report["refit"]["hybrid_keyword_max_weight"] < 4.0, report
+
+    refused = tempera("refit-fusion", "--labels", "verdicts")
+    assert refused.returncode == 1 and "there are 0 and 0 (0 from verdicts" in refused.stderr, refused
