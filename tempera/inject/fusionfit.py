@@ -208,8 +208,8 @@ def refit(
 ) -> FusionRefit:
     """Choose the grid point with the best MRR on the earlier sessions' prompts labelled by `sources` and compare it
     with `current` on the latest ones; InvalidInput, saying the numbers, when there are too few labels or no model."""
-    judged = judged_prompts(store.db, project_id) if "verdicts" in sources else []
-    rows = judged + [q for name in sources if name != "verdicts" for q in SOURCES[name](store.db, project_id)]
+    rows = [q for name in sources for q in SOURCES[name](store.db, project_id)]
+    judged = sum(q.source == "verdicts" for q in rows)  # judged prompts, with a used episode or not
     labelled = [q for q in rows if q.relevant]
     by = {name: sum(q.source == name for q in labelled) for name in sources}
     fit, held = split_by_session(labelled)
@@ -217,7 +217,7 @@ def refit(
         raise InvalidInput(
             f"too few labelled prompts to refit fusion: it needs {MIN_FIT_QUERIES} in the earlier sessions it fits "
             f"on and {MIN_HELD_OUT_QUERIES} in the later sessions ({HELD_OUT_SHARE:.0%} of the prompts) it checks "
-            f"on; there are {len(fit)} and {len(held)} ({source_counts(by, len(judged))})"
+            f"on; there are {len(fit)} and {len(held)} ({source_counts(by, judged)})"
         )
     status = store.vector_status()
     if store.embedder is None or status.state != "ok":
@@ -255,7 +255,7 @@ def refit(
     chosen = base.model_copy(update=best)
     progress("held-out sessions: current and refit")
     return FusionRefit(
-        judged_prompts=len(judged),
+        judged_prompts=judged,
         labelled=len(labelled),
         labelled_by=by,
         fit_sessions=len({q.session_id for q in fit}),
