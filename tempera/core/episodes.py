@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import textsearch
+from tempera.core import episode_files, textsearch
 from tempera.core.db import Database
 from tempera.core.errors import AmbiguousId, InvalidInput, NotFound
 from tempera.core.models import Episode, ValidityScope
@@ -188,6 +188,7 @@ class EpisodeStore:
                 )
                 rowid = cur.lastrowid
                 self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(ep)))
+                episode_files.write(self.db.conn, ep.id, ep.context.files_modified, ep.project_path)
                 items.append((rowid, ep))
             if vectors is not None:
                 self._ensure_vec_table()
@@ -210,6 +211,7 @@ class EpisodeStore:
             )
             self.db.execute("DELETE FROM episodes_fts WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(episode)))
+            episode_files.write(self.db.conn, episode.id, episode.context.files_modified, episode.project_path)
             if vectors is not None:
                 self._ensure_vec_table()
                 self._write_vectors([(rowid, episode)], vectors)

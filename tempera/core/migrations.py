@@ -8,6 +8,7 @@ records: a database that already ran it never runs it again."""
 from __future__ import annotations
 
 from tempera.core.db import Connection, Migration, run_script
+from tempera.core.episode_files import m071_episode_files
 from tempera.core.learning.schema import m020_learning, m069_evidence_origin, m070_outcome_links
 from tempera.core.selfimprove.schema import m010_selfimprove
 from tempera.core.textsearch import PROJECT_TOKEN, TRANSFERABLE_TOKEN
@@ -219,4 +220,5 @@ MIGRATIONS: list[Migration] = [
     ("core.067_capture_jobs_needed_fields", m067_capture_jobs_needed_fields),
     ("core.069_evidence_origin", m069_evidence_origin),
     ("core.070_outcome_links", m070_outcome_links),
+    ("core.071_episode_files", m071_episode_files),
 ]

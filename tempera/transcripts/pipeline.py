@@ -36,18 +36,21 @@ def self_improve(mem: "Memory", result: CaptureResult) -> None:
 
 def learn(mem: "Memory", result: CaptureResult) -> None:
     """Session links, temporal credit and implicit feedback for each captured episode; the outcome links of the
-    prompts it holds (earlier episodes that changed the files their turns changed); a correction logged in this
-    session turns the verdicts of the turn it corrects to unhelpful (idempotent)."""
+    prompts it holds (earlier episodes that changed the files their turns changed), and of the sessions that began
+    after it when it is older (a late import); a correction logged in this session turns the verdicts of the turn
+    it corrects to unhelpful (idempotent)."""
     from tempera.core.errors import NotFound
     from tempera.core.learning.implicit import apply_correction
     from tempera.core.learning.loop import learn_from_capture
-    from tempera.core.learning.outcomes import link_session
+    from tempera.core.learning.outcomes import link_session, relink_later
 
     for ep in result.learning:
         learn_from_capture(mem, ep)
     if not result.session_id:
         return
-    link_session(mem.db, result.session_id, result.learning[0].project_id, {ep.id for ep in result.learning})
+    project_id, stored = result.learning[0].project_id, {ep.id for ep in result.learning}
+    link_session(mem.db, result.session_id, project_id, stored)
+    relink_later(mem.db, project_id, result.session_id, stored)
     for (eid,) in mem.db.query(
         "SELECT DISTINCT episode_id FROM mistakes WHERE session_id = ? AND episode_id IS NOT NULL", (result.session_id,)
     ):

@@ -22,6 +22,13 @@ TRANSCRIPT = TRANSCRIPTS / "spotter" / "short.jsonl"
 ADDED_SINCE = {
     "core.069_evidence_origin": {("index", "feedback_origin")},
     "core.070_outcome_links": {("table", "outcome_links"), ("index", "outcome_links_episode")},
+    "core.071_episode_files": {("table", "episode_files"), ("index", "episode_files_episode")},
+}
+# tables a later migration fills from rows the old code stored, with how many rows each should then have (the
+# backfill itself is tested on a real session in tests/learning/test_outcome_links.py)
+BACKFILLED = {
+    "episode_files": "SELECT COUNT(DISTINCT e.id || char(0) || j.value) FROM episodes e "
+    "JOIN json_each(e.data, '$.context.files_modified') j",
 }
 
 BUILD = """
@@ -74,6 +81,16 @@ def _state(path: Path) -> tuple[list[tuple[str, float]], dict[str, int], set[tup
     return migrations, counts, schema  # type: ignore[return-value]
 
 
+def _count(path: Path, sql: str) -> int:
+    from tempera.core.db import connect
+
+    db = connect(path, migrate=False, readonly=True)
+    try:
+        return int(db.one(sql)[0])
+    finally:
+        db.close()
+
+
 def _added(schema: set[tuple[str, str, str]]) -> set[tuple[str, str]]:
     return {(kind, name) for kind, name, _ in schema}
 
@@ -123,6 +140,7 @@ def test_a_database_made_before_the_move_opens_unchanged(tmp_path: Path) -> None
     assert kept == migrations  # same names, same times: no migration ran again
     assert {n for n, _ in after_migrations} - {n for n, _ in kept} == set(ADDED_SINCE)  # the later ones ran
     new_tables = dict.fromkeys((name for kind, name in _added_since() if kind == "table"), 0)  # empty, as made
+    new_tables.update({table: _count(db_path, sql) for table, sql in BACKFILLED.items()})
     assert after_counts == {**counts, **new_tables, "_tempera_migrations": len(after_migrations)}
     assert schema <= after_schema and _added(after_schema - schema) == _added_since()
 

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from learnbook import NOW, Book
 
+from tempera.core.db import Database, connect
 from tempera.core.forget import Selector, forget
 from tempera.core.learning.explain import explain
 from tempera.core.learning.outcomes import MAX_LINKS_PER_SESSION, link_session
+from tempera.core.learning.retire import retire
 from tempera.core.models import Episode
 from tempera.transcripts import cursor as cursors
 from tempera.transcripts.pipeline import capture_and_learn
@@ -124,10 +126,13 @@ def test_forgetting_the_later_session_or_the_linked_episode_forgets_the_link(
     capture(book, session(book, tmp_path, "again", ("invoice totals wrong again", ["billing/invoice.py"]), days=0.5))
     linked = book.memory.db.query("SELECT session_id, episode_id = ? FROM outcome_links ORDER BY 1, 2", (rounding.id,))
     assert linked == [("again", 0), ("again", 1), ("later", 1)]  # "again" links the rounding and "later"'s episode
+    later = {eid for (eid,) in book.memory.db.query("SELECT id FROM episodes WHERE session_id = 'later'")}
+    assert later & {e for e, _ in indexed(book.memory.db)}
     forget(book.memory.db, Selector("session", "later"))
     assert [(e, w) for e, _, w in links(book)] == [(rounding.id, 0.5)]
+    assert not later & {e for e, _ in indexed(book.memory.db)}  # the files it changed go with it
     forget(book.memory.db, Selector("episode", rounding.id))
-    assert links(book) == []
+    assert links(book) == [] and rounding.id not in {e for e, _ in indexed(book.memory.db)}
 
 
 def test_a_real_session_captured_as_it_grows_links_as_a_full_relink_does(book: Book, tmp_path: Path) -> None:
@@ -188,3 +193,88 @@ def test_the_cap_keeps_the_same_rows_whatever_captures_came(book: Book, tmp_path
         cursors.mark_unlearned(book.memory.db, cur, ids)
     capture(book, w)
     assert session_links(book, "cap") == rows
+
+
+def indexed(db: Database) -> list[tuple[str, str]]:
+    return db.query("SELECT episode_id, file FROM episode_files ORDER BY 1, 2")
+
+
+ODD = ['web/it\'s "odd" - file.tsx', "-/--.go", "docs/über/naïve.md"]  # quotes, dashes, no word, diacritics
+
+
+def test_an_odd_path_links_and_a_path_only_mentioned_does_not(book: Book, tmp_path: Path) -> None:
+    """The index holds the path itself, relative to the project: quotes, dashes, diacritics and a path of nothing
+    but punctuation link like any other (as they did by FTS phrase and stored files), and an episode that only
+    read a file is not linked to it."""
+    odd = book.add("Styled the odd page", at=-50, modified=[f"{book.root}/{p}" for p in ODD])
+    reader = book.add("Read the odd page for the review", at=-49, read=ODD, modified=["notes.md"])
+    capture(book, session(book, tmp_path, "later", ("restyle the odd page", ODD)))
+    assert [(e, w) for e, _, w in links(book)] == [(odd.id, 3.0)]  # each of the three files
+    assert {p for e, p in indexed(book.memory.db) if e == odd.id} == set(ODD)  # stored absolute, indexed relative
+    assert reader.id not in {e for e, _ in indexed(book.memory.db) if _ in ODD}
+
+
+def test_an_updated_or_retired_episode_links_by_what_it_is_now(book: Book, tmp_path: Path) -> None:
+    """A regrown episode's rows are rewritten with its files; a retired one (consolidated away) links nothing."""
+    first = book.add("Drafted the export", at=-50, modified=["export.go"])
+    other = book.add("Drafted the import", at=-49, modified=["import.go"])
+    first.context.files_modified = ["import.go"]
+    book.memory.store.update(first, reembed=False)
+    assert [p for e, p in indexed(book.memory.db) if e == first.id] == ["import.go"]
+    retire(book.memory.store, other.id, "consolidated", into_id=first.id)
+    capture(book, session(book, tmp_path, "later", ("rework the import", ["import.go", "export.go"])))
+    assert [(e, w) for e, _, w in links(book)] == [(first.id, 1.0)]
+
+
+def test_a_database_from_before_the_index_is_filled_and_links_the_same(book: Book, tmp_path: Path) -> None:
+    """The migration fills the index from the episodes already stored: the same rows capture writes, the same
+    links (the real session's, whose files are stored relative to its checkout)."""
+    before = (datetime(2026, 1, 13, tzinfo=timezone.utc) - NOW) / timedelta(hours=1)
+    book.add("Added the posthog telemetry client", at=before - 3, modified=[TELEMETRY + "telemetry.go"])
+    book.add("Tested the opt-out", at=before - 1, modified=[f"{book.root}/{TELEMETRY}telemetry_test.go"])
+    capture_and_learn(book.memory, REAL, project=str(book.root))
+    rows, sid = indexed(book.memory.db), REAL.stem
+    written = session_links(book, sid)
+    assert len(rows) > 2 and len(written) == 4  # the 2nd and 3rd prompts link the client, the 5th both
+    with book.memory.db.transaction() as conn:  # as the code before the index left it
+        conn.execute("DROP TABLE episode_files")
+        conn.execute("DELETE FROM _tempera_migrations WHERE name = 'core.071_episode_files'")
+        conn.execute("DELETE FROM outcome_links")
+    db = connect(book.memory.db.path)
+    try:
+        assert indexed(db) == rows
+        link_session(db, sid, book.project.id)
+        assert (
+            db.query(
+                "SELECT episode_id, src_id, terms, weight FROM outcome_links WHERE session_id = ? ORDER BY 1, 2", (sid,)
+            )
+            == written
+        )
+    finally:
+        db.close()
+
+
+def test_sessions_imported_newest_first_link_as_in_time_order(book: Book, tmp_path: Path) -> None:
+    """`tempera import` reads files in path order: each older session captured after a newer one relinks the
+    newer ones whole, so the links end as if the sessions had come in time order (a full relink of each)."""
+    older = session(book, tmp_path, "older", ("round the invoice totals", ["billing/invoice.py"]), days=3)
+    middle = session(
+        book, tmp_path, "middle", ("tax on invoice totals", ["billing/invoice.py", "billing/tax.py"]), days=2
+    )
+    newer = session(book, tmp_path, "newer", ("tax rates per country", ["billing/tax.py"]), days=1)
+    for w in (newer, middle, older):
+        capture(book, w)
+    rows = {sid: session_links(book, sid) for sid in ("older", "middle", "newer")}
+    assert rows["older"] == [] and rows["middle"] and rows["newer"]  # each later one links the one before it
+    assert {sid: relinked(book, sid) for sid in rows} == rows
+
+
+def test_forgetting_an_episode_leaves_a_file_of_that_name_in_the_data_dir(book: Book) -> None:
+    """`forget` deletes the data dir's files that a forgotten row's `path` names (the dream cycle's pages); the
+    index's project-relative names must never reach Tempera's own files."""
+    own = book.memory.db.path.parent / "config.toml"
+    own.write_text("[retrieval]\n")
+    ep = book.add("Tuned the project's config", at=-5, modified=["config.toml"])
+    assert (ep.id, "config.toml") in indexed(book.memory.db)
+    forget(book.memory.db, Selector("episode", ep.id))
+    assert own.read_text() == "[retrieval]\n" and indexed(book.memory.db) == []

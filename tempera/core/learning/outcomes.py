@@ -19,9 +19,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from tempera.core import textsearch
+from tempera.core import episode_files, textsearch
 from tempera.core.db import Database
-from tempera.core.selfimprove.anchors import anchor_files, relative_path
 
 HUB_EPISODES = 20  # a file changed by more earlier episodes than this links none of them (each would weigh < 0.05)
 MAX_LINKS_PER_SESSION = 200  # the heaviest links of one session; a huge session cannot write thousands of rows
@@ -45,57 +44,34 @@ def _session_prompts(
     prompt, not the session's first for all its files: on the real-session dev split 0.5:0.7 the first prompt
     alone lifted no first-prompt query (hybrid MRR 0.233 at each of nine settings), each turn's own up to 0.305."""
     rows = db.query(
-        "SELECT id, created_at, json_extract(data, '$.intent.raw_prompt'), json_extract(data, "
-        "'$.context.files_modified'), json_extract(data, '$.project_path') FROM episodes WHERE session_id = ? "
+        "SELECT id, created_at, json_extract(data, '$.intent.raw_prompt') FROM episodes WHERE session_id = ? "
         "ORDER BY created_at, rowid",
         (session_id,),
     )
-    touched = None if episodes is None else {prompt for eid, _, prompt, _, _ in rows if eid in episodes}
+    touched = None if episodes is None else {prompt for eid, _, prompt in rows if eid in episodes}
+    files_of = episode_files.of_episodes(db, [eid for eid, _, _ in rows])
     prompts: dict[str, _Prompt] = {}
-    for eid, _, prompt, files, root in rows:
+    for eid, _, prompt in rows:
         if touched is not None and prompt not in touched:
             continue
         terms = textsearch.query_terms(prompt or "")
         if not terms:
             continue
         p = prompts.setdefault(prompt, _Prompt(eid, terms))
-        p.files.update(anchor_files(_json_list(files), root))
+        p.files.update(files_of.get(eid, ()))
     return (rows[0][1] if rows else None), list(prompts.values())
-
-
-def _json_list(raw: str | None) -> list[str]:
-    value = json.loads(raw) if raw else []
-    return [str(x) for x in value] if isinstance(value, list) else []
-
-
-def _changed_by(db: Database, project_id: str, session_id: str, before: str, path: str) -> set[str]:
-    """The episodes of the project created before `before`, of other sessions, that changed `path`: FTS5 finds the
-    candidates by the path's words (`textsearch.fts_phrase`, as `implicit.Routine` does), their stored files confirm."""
-    match = textsearch.fts_phrase(path, project_id)
-    if match is None:
-        return set()
-    out = set()
-    for eid, file, root in db.query(
-        "SELECT e.id, j.value, json_extract(e.data, '$.project_path') FROM episodes_fts f "
-        "JOIN episodes e ON e.rowid = f.rowid JOIN json_each(e.data, '$.context.files_modified') j "
-        "WHERE episodes_fts MATCH ? AND e.project_id = ? AND e.created_at < ? AND COALESCE(e.session_id, '') != ?",
-        (match, project_id, before, session_id),
-    ):
-        if relative_path(str(file), root) == path:
-            out.add(eid)
-    return out
 
 
 def link_session(db: Database, session_id: str, project_id: str, episodes: Collection[str] | None = None) -> int:
     """Write afresh the outcome links of the session's prompts that `episodes` hold (the episodes a capture just
     stored; every prompt when None), replacing just those prompts' rows, then keep the session's heaviest
     MAX_LINKS_PER_SESSION; how many rows the session has. The Stop hook captures after every turn, and relinking
-    the whole session each time redid every earlier turn's FTS lookups (O(turns^2) over a session,
+    the whole session each time redid every earlier turn's lookups (O(turns^2) over a session,
     docs/experiments/incremental-links.md), although their rows cannot change: a link depends only on its prompt's
     files and on episodes of other sessions created before the session's first.
 
     The result equals a full relink's as long as those earlier episodes did not change between the captures (an
-    older session imported meanwhile is linked only by the prompts captured after it) and a prompt's files only
+    older session imported meanwhile relinks this one whole: `relink_later`) and a prompt's files only
     grow (a capture adds episodes and regrows the last turn, so they do): then a row the cap dropped has at least
     the cap's number of rows ranked above it still. Ties at the cap go by (src_id, episode_id), so which of equal
     rows stay does not depend on the order the captures came in."""
@@ -106,7 +82,7 @@ def link_session(db: Database, session_id: str, project_id: str, episodes: Colle
         for i, p in enumerate(prompts):
             for path in sorted(p.files):
                 if path not in counted:
-                    counted[path] = _changed_by(db, project_id, session_id, first, path)
+                    counted[path] = episode_files.changed_before(db, project_id, path, first, session_id)
                 earlier = counted[path]
                 if 0 < len(earlier) <= HUB_EPISODES:
                     for eid in earlier:
@@ -132,3 +108,29 @@ def link_session(db: Database, session_id: str, project_id: str, episodes: Colle
         )
         (kept,) = conn.execute("SELECT COUNT(*) FROM outcome_links WHERE session_id = ?", (session_id,)).fetchone()
     return int(kept)
+
+
+def relink_later(db: Database, project_id: str, session_id: str, episodes: Collection[str]) -> list[str]:
+    """Relink whole each other session of the project that began after the earliest of `episodes` (just stored for
+    `session_id`): their links count the episodes created before them, and an older transcript imported late (an
+    import reads its files in path order, not time order) adds some. Which sessions; none for a live session's
+    capture, whose episodes are the newest. With the file index a session's relink is a few index lookups (the 86
+    sessions of the 70 % entire-cli import in 0.1 s, docs/experiments/episode-files-index.md)."""
+    (since,) = db.one(
+        "SELECT MIN(created_at) FROM episodes WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(episodes)),),
+    )
+    if since is None:
+        return []
+    later = [
+        sid
+        for (sid,) in db.query(
+            "SELECT session_id FROM episodes WHERE project_id = ? AND session_id IN (SELECT DISTINCT session_id FROM "
+            "episodes WHERE project_id = ? AND created_at > ? AND session_id != ?) GROUP BY session_id "
+            "HAVING MIN(created_at) > ? ORDER BY MIN(created_at)",
+            (project_id, project_id, since, session_id, since),
+        )
+    ]
+    for sid in later:
+        link_session(db, sid, project_id)
+    return later
