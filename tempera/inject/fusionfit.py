@@ -228,13 +228,15 @@ def refit(
     from tempera.core.vecindex import VectorCache
 
     store.vector_cache = store.vector_cache or VectorCache()  # thousands of searches: the daemon's in-memory KNN
-    progress(f"embedding {len(labelled)} prompts")
     shown = shown_before(store.db)
     embedder = store.embedder
+    prompts = sorted({q.prompt for q in labelled})  # a prompt both sources label is embedded once
+    progress(f"embedding {len(prompts)} prompts")
+    vectors = dict(zip(prompts, (embedder.embed_query(p) for p in prompts)))
 
     def query(q: Labelled) -> _Query:
         out = frozenset(e for e, at in shown.get(q.session_id, {}).items() if at < q.created_at)
-        return _Query(q, embedder.embed_query(q.prompt), datetime.fromisoformat(q.created_at), out)
+        return _Query(q, vectors[q.prompt], datetime.fromisoformat(q.created_at), out)
 
     fit_q, held_q = [query(q) for q in fit], [query(q) for q in held]
 

@@ -127,7 +127,8 @@ def test_fts_migration_stems_and_scopes_existing_rows(tmp_path: Path) -> None:
     from tempera.core.migrations import MIGRATIONS
 
     names = [name for name, _ in MIGRATIONS]
-    old = MIGRATIONS[: names.index("core.066_fts_stemmed_scoped")]
+    # the schema before core.066, plus the file index today's store writes with every episode (core.071)
+    old = MIGRATIONS[: names.index("core.066_fts_stemmed_scoped")] + [MIGRATIONS[names.index("core.071_episode_files")]]
     path = tmp_path / "old.db"
     db = connect(path, migrate=False)
     apply_migrations(db, old)

@@ -119,7 +119,8 @@ def test_a_refit_that_ranks_the_used_episodes_higher_is_reported_and_written(dat
 
     done = tempera("refit-fusion", "--json", check=True)
     report = json.loads(done.stdout)
-    assert "embedding 36 prompts" in done.stderr and "grid point 48/48" in done.stderr
+    # 36 labelled prompts, the same 6 asked in each session: each text is embedded once
+    assert "embedding 6 prompts" in done.stderr and "grid point 48/48" in done.stderr
     assert (report["labelled"], report["judged_prompts"], report["labelled_by"]) == (
         36,
         36,
