@@ -10,9 +10,10 @@ The shared entire-cli sessions (see real_sessions.py, whose functions this reuse
   ever injected, so there is no implicit feedback (the no-feedback case; it should equal real_sessions.py). It
   still learns outcome links (core/learning/outcomes.py: an earlier episode that changed a file a later session
   changed), which retrieval weighs by `retrieval.outcome_link_weight`.
-- none: the off arm's own store measured again with `retrieval.outcome_link_weight` 0, no links and no verdicts:
-  no learning at all. It comes with every off arm (one more retrieval pass, not a replay), so off - none is what
-  the links alone give and on - none what verdicts add on top of them.
+- none: the off arm's own store measured again with `retrieval.outcome_link_weight` 0: no links and no verdicts
+  (the temporal credit every capture writes, core/learning/credit.py, stays in both). It comes with every off arm
+  (one more retrieval pass, not a replay), so off - none is what the links alone give, and on - none what the
+  links and the verdicts give together.
 - on: before a session is captured, the warm daemon's own answer (`tempera.inject.warm.answer`) is asked for its
   SessionStart and for each of its real prompts, which records what it injects into that session, exactly as the
   hooks do; then `capture_and_learn` judges those injections against the captured turns (an injected episode
