@@ -7,7 +7,13 @@ The shared entire-cli sessions (see real_sessions.py, whose functions this reuse
 (`first_ts`) through the real paths, once per arm, each in a fresh sandbox:
 
 - off: each of the earlier 70 % is captured with `capture_and_learn` (what `tempera import` does): no memory was
-  ever injected, so there is no implicit feedback (the no-feedback case; it should equal real_sessions.py).
+  ever injected, so there is no implicit feedback (the no-feedback case; it should equal real_sessions.py). It
+  still learns outcome links (core/learning/outcomes.py: an earlier episode that changed a file a later session
+  changed), which retrieval weighs by `retrieval.outcome_link_weight`.
+- none: the off arm's own store measured again with `retrieval.outcome_link_weight` 0: no links and no verdicts
+  (the temporal credit every capture writes, core/learning/credit.py, stays in both). It comes with every off arm
+  (one more retrieval pass, not a replay), so off - none is what the links alone give, and on - none what the
+  links and the verdicts give together.
 - on: before a session is captured, the warm daemon's own answer (`tempera.inject.warm.answer`) is asked for its
   SessionStart and for each of its real prompts, which records what it injects into that session, exactly as the
   hooks do; then `capture_and_learn` judges those injections against the captured turns (an injected episode
@@ -19,10 +25,10 @@ is injected is retrieved from earlier sessions only, and a memory judged ignored
 again by every later turn of the session (implicit.py rewrites its verdict when one uses it).
 
 Then the future-files eval of real_sessions.py on the later 30 %: per mode hit@5 and MRR@10, per arm, and the
-lift (on - off). Also how much evidence the replay wrote. Every prompt, replayed or queried, is asked on the git
-branch Claude Code recorded with it, checked out in the sandbox repository (`real_sessions.on_branch`): the hook
-reads the branch from its cwd, and a thin prompt is searched with the branch's words (`inject/workcontext.py`).
-Progress goes to stderr, the table to stdout.
+lifts (on - off, and over none: off - none, on - none). Also how much evidence the replay wrote. Every prompt,
+replayed or queried, is asked on the git branch Claude Code recorded with it, checked out in the sandbox
+repository (`real_sessions.on_branch`): the hook reads the branch from its cwd, and a thin prompt is searched with
+the branch's words (`inject/workcontext.py`). Progress goes to stderr, the table to stdout.
 `--split 0.5:0.7` replays the first 50 % and queries with the sessions from 50 to 70 %: the dev split, for
 choosing a learning setting without looking at the reported 70/30 lift. `--explain` prints, per query, the best
 relevant episode's hybrid rank off -> on and each top-10 episode that moved with the evidence that moved it
@@ -43,6 +49,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +91,7 @@ from tempera.inject.warm import answer  # noqa: E402
 from tempera.transcripts.pipeline import capture_and_learn  # noqa: E402
 
 ARMS = ("off", "on")
+BASES = ("off", "none")  # the arms the report gives lifts over
 GOAL_LIFT = 0.05
 ORACLE_RULE = "oracle: the episode changed a file the session changed"
 
@@ -112,8 +121,21 @@ def evidence_profile(mem: Memory) -> dict[str, Any]:
         "injections": injected,
         "judged_used": used,
         "evidence_rows (count, weight)": rows,
+        "outcome_links": mem.db.one("SELECT COUNT(*) FROM outcome_links")[0],
         "episodes_with_utility_moved": moved,
     }
+
+
+@contextmanager
+def without_links(mem: Memory) -> Iterator[None]:
+    """Meanwhile `mem` retrieves with `retrieval.outcome_link_weight` 0, the none arm's setting. The evals search
+    with `mem.config`, read once when the Memory opened, so the override goes there, not into the environment."""
+    saved = mem.config
+    mem.config = saved.model_copy(update={"retrieval": saved.retrieval.model_copy(update={"outcome_link_weight": 0.0})})
+    try:
+        yield
+    finally:
+        mem.config = saved
 
 
 def oracle_verdicts(mem: Memory, session_files: dict[str, set[str]], files_of: dict[str, set[str]]) -> dict[str, int]:
@@ -231,7 +253,8 @@ def replay(
     oracle: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """One arm's replay and its figures; with `oracle` (on arm only), also the oracle arm's, measured on the same
-    store once `oracle_verdicts` has rewritten its verdicts (so both arms made the very same injections)."""
+    store once `oracle_verdicts` has rewritten its verdicts (so both arms made the very same injections). The off
+    arm always brings the none arm too: its own store measured `without_links`, one more retrieval pass."""
     base = data / "entire-cli"
     rows = load_sessions(base / "sessions.tsv")
     cut = round(len(rows) * split[0])
@@ -267,6 +290,7 @@ def replay(
                 "prompts_asked": prompts_asked,
                 "evidence": evidence_profile(mem),
                 "queries": len(cases),
+                "outcome_link_weight": mem.config.retrieval.outcome_link_weight,
                 "retrieval": figures,
                 "cases": {c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c)} for c in cases},
                 "diagnosis": evidence_vs_relevance(mem, episodes, cases),
@@ -274,6 +298,9 @@ def replay(
             }
 
         out[arm] = measure(arm)
+        if arm == "off":
+            with without_links(mem):
+                out["none"] = measure("none")
         if oracle and arm == "on":
             files_of = {e.id: {mapper(f) for f in e.context.files_modified} for e in episodes}
             session_files = {r["session_id"]: set(split_list(r["files_modified"])) for r in past}
@@ -304,17 +331,17 @@ def print_report(r: dict[str, Any]) -> None:
             }
             for arm, a in arms.items()
         }
-        lifts = [arm for arm in arms if arm != "off"] if "off" in arms else []
+        lifts = [(arm, base) for base in BASES if base in arms for arm in arms if arm not in (base, "none")]
         n = sum(1 for sid in first["cases"] if keep(sid))
         print(
             f"\n{view + f' ({n})':<20}"
             + "".join(f"{arm + ' hit@5':>13}{arm + ' MRR':>11}" for arm in arms)
-            + "".join(f"{arm + ' lift':>13}" for arm in lifts)
+            + "".join(f"{arm + ' - ' + base:>15}" for arm, base in lifts)
         )
         for m in first["retrieval"]:
             line = f"{m:<20}" + "".join(f"{f[m]['hit@5']:>13.3f}{f[m]['mrr@10']:>11.3f}" for f in figures.values())
-            line += "".join(f"{figures[arm][m]['mrr@10'] - figures['off'][m]['mrr@10']:>+13.3f}" for arm in lifts)
-            if m == "hybrid" and "on" in lifts and view == "first prompts":
+            line += "".join(f"{figures[a][m]['mrr@10'] - figures[b][m]['mrr@10']:>+15.3f}" for a, b in lifts)
+            if m == "hybrid" and ("on", "off") in lifts and view == "first prompts":
                 met = figures["on"][m]["mrr@10"] - figures["off"][m]["mrr@10"] >= GOAL_LIFT
                 line += f"   goal >= +{GOAL_LIFT:.2f} {'met' if met else 'NOT met'}"
             print(line)

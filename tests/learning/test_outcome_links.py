@@ -23,6 +23,8 @@ from tempera.transcripts.pipeline import capture_and_learn
 sys.path.append(str(Path(__file__).resolve().parents[1] / "transcripts"))
 from transcript_writer import SessionWriter  # noqa: E402
 
+from evals import learning_replay  # noqa: E402
+
 LATER = "the discount is applied twice on invoice totals"
 QUERY = "why is the discount applied twice on the invoice totals"
 UNRELATED = "the rounding of line items looks wrong"  # retrieves the rounding episode, shares no word with LATER
@@ -95,6 +97,28 @@ def test_an_episode_whose_file_a_later_session_changed_ranks_higher_for_a_prompt
     assert on[0] < off[0] and on[1] > off[1], (off, on)
     (rank_on, score_on), (rank_off, score_off) = (rank_and_score(book, UNRELATED, rounding, w) for w in (1.0, 0.0))
     assert rank_on == rank_off and score_on == pytest.approx(score_off)
+
+
+def test_the_replays_none_arm_measures_the_same_store_without_its_links(
+    book: Book, rounding: Episode, tmp_path: Path
+) -> None:
+    """evals/learning_replay.py's none arm: the off arm's store through the eval's own retrieval, the link weight 0
+    for that measurement only (it retrieves with the Memory's config, read when it opened)."""
+    capture(book, session(book, tmp_path, "later", (LATER, ["billing/invoice.py"])))
+    mem, weight = book.memory, book.memory.config.retrieval.outcome_link_weight
+    assert weight > 0
+    ranks = {}
+    for arm in ("off", "none"):
+        case = {"session_id": "q", "prompt": QUERY, "relevant": [rounding.id]}
+        if arm == "off":
+            learning_replay.retrieval_figures(mem, book.project.id, [case])
+        else:
+            with learning_replay.without_links(mem):
+                assert mem.config.retrieval.outcome_link_weight == 0
+                learning_replay.retrieval_figures(mem, book.project.id, [case])
+        ranks[arm] = case["ranks"]["hybrid"]
+    assert mem.config.retrieval.outcome_link_weight == weight  # restored for whatever is measured next
+    assert ranks["off"] < (ranks["none"] or 99), ranks
 
 
 def test_recapture_writes_no_duplicate_links(book: Book, rounding: Episode, tmp_path: Path) -> None:
