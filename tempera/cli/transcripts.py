@@ -161,9 +161,9 @@ def import_(
     PATHS are transcript files or folders (searched recursively for *.jsonl); the default is Claude Code's
     projects folder ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects). Import runs the same steps as the
     Stop hook: episodes, corrections, should-have-asked moments, ask-backs, facts, session links and implicit
-    feedback. Each session keeps a cursor, so importing again adds only work that is new since, and updates a
-    last unit that grew. Secrets are redacted before anything is stored. The table at the end counts the records
-    that were no prompt, by reason.
+    feedback, oldest session first (each learns from the ones before it). Each session keeps a cursor, so
+    importing again adds only work that is new since, and updates a last unit that grew. Secrets are redacted
+    before anything is stored. The table at the end counts the records that were no prompt, by reason.
 
     \b
     tempera import                        # everything Claude Code has kept

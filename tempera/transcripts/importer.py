@@ -5,6 +5,7 @@ they are read with the session they belong to."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import time
 from collections import Counter
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 from tempera.core.db import storage_error
 from tempera.transcripts.capture import CaptureResult, PreparedCapture, prepare_capture
 from tempera.transcripts.pipeline import store_and_learn
-from tempera.transcripts.reader import read_records
+from tempera.transcripts.reader import parse_timestamp, read_records
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -42,8 +43,35 @@ def is_subagent_file(path: Path) -> bool:
     return path.name.startswith("agent-") or path.parent.name == "subagents"
 
 
+NO_TIME = datetime.min.replace(tzinfo=timezone.utc)
+PEEK_LINES = 200  # the first record with a time is among the first few: summaries and snapshots come before it
+
+
+def started_at(path: Path) -> datetime | None:
+    """The time of the transcript's first record that has one, read from its first PEEK_LINES lines (a whole
+    transcript can be tens of MB); None when there is none or the file cannot be read."""
+    try:
+        with path.open("rb") as f:
+            for _, line in zip(range(PEEK_LINES), f):
+                if b'"timestamp"' not in line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                stamp = parse_timestamp(record.get("timestamp")) if isinstance(record, dict) else None
+                if stamp is not None:
+                    return stamp
+    except OSError:
+        return None
+    return None
+
+
 def find_sessions(paths: Iterable[Path]) -> list[Path]:
-    """Session transcripts named directly or found under folders, each once, in a stable order."""
+    """Session transcripts named directly or found under folders, each once, oldest first (by `started_at`; path
+    order for ties and after them the files with no time). Capture learns from what is stored before: a session's
+    outcome links count the sessions before it, and an older one stored later relinks every later session
+    (`outcomes.relink_later`): in path order, about N^2/4 relinks for N sessions."""
     found: dict[Path, None] = {}
     for p in paths:
         p = p.expanduser()
@@ -53,7 +81,8 @@ def find_sessions(paths: Iterable[Path]) -> list[Path]:
             for f in sorted(p.rglob("*.jsonl")):
                 if f.is_file() and not is_subagent_file(f):
                     found.setdefault(f, None)
-    return list(found)
+    starts = {f: started_at(f) for f in found}
+    return sorted(found, key=lambda f: (starts[f] is None, starts[f] or NO_TIME, str(f)))
 
 
 def active_since(path: Path, since: datetime) -> bool:
