@@ -112,10 +112,10 @@ def link_session(db: Database, session_id: str, project_id: str, episodes: Colle
 
 def relink_later(db: Database, project_id: str, session_id: str, episodes: Collection[str]) -> list[str]:
     """Relink whole each other session of the project that began after the earliest of `episodes` (just stored for
-    `session_id`): their links count the episodes created before them, and an older transcript imported late (an
-    import reads its files in path order, not time order) adds some. Which sessions; none for a live session's
-    capture, whose episodes are the newest. With the file index a session's relink is a few index lookups (the 86
-    sessions of the 70 % entire-cli import in 0.1 s, docs/experiments/episode-files-index.md)."""
+    `session_id`): their links count the episodes created before them, and a transcript older than what is stored
+    (imported by a later `tempera import`; one import stores its files oldest first) adds some. Which sessions;
+    none for a live session's capture, whose episodes are the newest. With the file index a session's relink is a
+    few index lookups (the 86 sessions of the 70 % entire-cli import in 0.1 s: episode-files-index.md)."""
     (since,) = db.one(
         "SELECT MIN(created_at) FROM episodes WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(list(episodes)),),
