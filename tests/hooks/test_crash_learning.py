@@ -25,6 +25,7 @@ from tempera.transcripts.pipeline import capture_and_learn
 SOURCE = TRANSCRIPTS / "claude-code-log" / "representative_messages.jsonl"  # 4 work units, corrections among them
 COPIES = 20  # 80 units: three write chunks, so a kill after the first lands mid-capture
 SID = "crash-session"
+ATTEMPTS = 3  # runs until a kill lands mid-capture
 
 
 def count(data_dir: Path, sql: str) -> int:
@@ -74,8 +75,15 @@ def test_kill_mid_capture_leaves_the_database_of_no_kill(
     assert sum(expected["links"].values()) > 0 and sum(expected["calibration"].values()) == 4 * COPIES
 
     monkeypatch.setenv("TEMPERA_DAEMON__JOB_LEASE_SECONDS", "2")  # today's takeover waits out the lease
-    stop(transcript, tmp_path / "repo")
-    stored = kill_after_first_chunk(data_dir, start_daemon)
+    for _ in range(ATTEMPTS):
+        stop(transcript, tmp_path / "repo")
+        stored = kill_after_first_chunk(data_dir, start_daemon)
+        if stored < 4 * COPIES:
+            break
+        # on a loaded machine the kill can land after the last chunk (they are written back to back once the
+        # vectors are made): not the case under test, so again on a fresh database
+        for f in data_dir.glob(paths.DB_NAME + "*"):
+            f.unlink()
     assert 0 < stored < 4 * COPIES
     start_daemon()
     wait_for(lambda: count(data_dir, "SELECT COUNT(*) FROM jobs WHERE status != 'done'") == 0, timeout=180)
