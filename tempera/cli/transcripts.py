@@ -21,6 +21,7 @@ from tempera.transcripts.importer import (
     failure_text,
     find_sessions,
     import_transcripts,
+    oldest_first,
 )
 
 
@@ -177,7 +178,7 @@ def import_(
             f"no such file or folder: {', '.join(missing)}"
             + ("" if paths else " (Claude Code has not written transcripts here; set CLAUDE_CONFIG_DIR or pass a path)")
         )
-    files = find_sessions(roots)
+    files = oldest_first(find_sessions(roots))
     with open_memory(use_model=not no_embed) as mem:
         report = _run_import(mem, files, project, _parse_since(since), dry_run, as_json, quiet)
     emit(report.totals(), as_json, lambda _: _render_table(report))

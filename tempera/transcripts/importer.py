@@ -68,10 +68,7 @@ def started_at(path: Path) -> datetime | None:
 
 
 def find_sessions(paths: Iterable[Path]) -> list[Path]:
-    """Session transcripts named directly or found under folders, each once, oldest first (by `started_at`; path
-    order for ties and after them the files with no time). Capture learns from what is stored before: a session's
-    outcome links count the sessions before it, and an older one stored later relinks every later session
-    (`outcomes.relink_later`): in path order, about N^2/4 relinks for N sessions."""
+    """Session transcripts named directly or found under folders, each once, in a stable order."""
     found: dict[Path, None] = {}
     for p in paths:
         p = p.expanduser()
@@ -81,8 +78,16 @@ def find_sessions(paths: Iterable[Path]) -> list[Path]:
             for f in sorted(p.rglob("*.jsonl")):
                 if f.is_file() and not is_subagent_file(f):
                     found.setdefault(f, None)
-    starts = {f: started_at(f) for f in found}
-    return sorted(found, key=lambda f: (starts[f] is None, starts[f] or NO_TIME, str(f)))
+    return list(found)
+
+
+def oldest_first(files: Iterable[Path]) -> list[Path]:
+    """The transcripts in the order an import stores them: by `started_at`, path order for ties and after them the
+    files with no time. Capture learns from what is stored before: a session's outcome links count the sessions
+    before it, and an older one stored later relinks every later session (`outcomes.relink_later`): in path order,
+    about N^2/4 relinks for N sessions."""
+    starts = {f: started_at(f) for f in files}
+    return sorted(starts, key=lambda f: (starts[f] is None, starts[f] or NO_TIME, str(f)))
 
 
 def active_since(path: Path, since: datetime) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from transcript_writer import SessionWriter
 
-from tempera.transcripts.importer import PEEK_LINES, find_sessions, started_at
+from tempera.transcripts.importer import PEEK_LINES, find_sessions, oldest_first, started_at
 
 
 def _session(path: Path, start: datetime, *, lead: list[str] = ()) -> Path:
@@ -34,5 +34,5 @@ def test_sessions_come_oldest_first_whatever_their_names(tmp_path: Path) -> None
     late = _session(tmp_path / "late.jsonl", datetime(2025, 1, 1, tzinfo=timezone.utc), lead=["{}"] * PEEK_LINES)
     assert started_at(older) == started_at(tie) and started_at(timeless) is None  # past the lines with no time
     assert started_at(late) is None  # its first time lies past the lines read
-    assert find_sessions([tmp_path]) == [older, tie, newer, timeless, late]
-    assert find_sessions([newer, older]) == [older, newer]  # files named one by one too
+    assert oldest_first(find_sessions([tmp_path])) == [older, tie, newer, timeless, late]
+    assert oldest_first(find_sessions([newer, older])) == [older, newer]  # files named one by one too
