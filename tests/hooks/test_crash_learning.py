@@ -53,13 +53,24 @@ def stop(transcript: Path, cwd: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
-def kill_after_first_chunk(data_dir: Path, start_daemon) -> int:  # type: ignore[no-untyped-def]
-    """Start the daemon on the queued job and SIGKILL it once its first chunk of episodes is committed; returns
-    how many episodes were stored then (fewer than the session has)."""
-    start_daemon()
-    wait_for(lambda: count(data_dir, "SELECT COUNT(*) FROM episodes") > 0, timeout=120, interval=0.005)
-    kill_daemon(data_dir, signal.SIGKILL)
-    return count(data_dir, "SELECT COUNT(*) FROM episodes")
+def kill_mid_capture(data_dir: Path, transcript: Path, cwd: Path, start_daemon) -> int:  # type: ignore[no-untyped-def]
+    """Queue the session's capture, start the daemon on it and SIGKILL it once its first chunk of episodes is
+    committed; returns the episodes stored then. On a loaded machine the kill can land after the last chunk (they
+    are written back to back once the vectors are made), even after the job is done: not the case under test, so
+    again on a fresh database, up to ATTEMPTS times. Fewer episodes than the session has means the job was still
+    leased when the daemon died."""
+    for _ in range(ATTEMPTS):
+        stop(transcript, cwd)
+        start_daemon()
+        wait_for(lambda: count(data_dir, "SELECT COUNT(*) FROM episodes") > 0, timeout=120, interval=0.005)
+        kill_daemon(data_dir, signal.SIGKILL)
+        stored = count(data_dir, "SELECT COUNT(*) FROM episodes")
+        if stored < 4 * COPIES:
+            break
+        for f in data_dir.glob(paths.DB_NAME + "*"):
+            f.unlink()
+    assert 0 < stored < 4 * COPIES
+    return stored
 
 
 def test_kill_mid_capture_leaves_the_database_of_no_kill(
@@ -75,16 +86,7 @@ def test_kill_mid_capture_leaves_the_database_of_no_kill(
     assert sum(expected["links"].values()) > 0 and sum(expected["calibration"].values()) == 4 * COPIES
 
     monkeypatch.setenv("TEMPERA_DAEMON__JOB_LEASE_SECONDS", "2")  # today's takeover waits out the lease
-    for _ in range(ATTEMPTS):
-        stop(transcript, tmp_path / "repo")
-        stored = kill_after_first_chunk(data_dir, start_daemon)
-        if stored < 4 * COPIES:
-            break
-        # on a loaded machine the kill can land after the last chunk (they are written back to back once the
-        # vectors are made): not the case under test, so again on a fresh database
-        for f in data_dir.glob(paths.DB_NAME + "*"):
-            f.unlink()
-    assert 0 < stored < 4 * COPIES
+    kill_mid_capture(data_dir, transcript, tmp_path / "repo", start_daemon)
     start_daemon()
     wait_for(lambda: count(data_dir, "SELECT COUNT(*) FROM jobs WHERE status != 'done'") == 0, timeout=180)
     got = learned(data_dir / paths.DB_NAME)
@@ -94,8 +96,7 @@ def test_kill_mid_capture_leaves_the_database_of_no_kill(
 
 def test_lease_of_a_killed_daemon_is_taken_at_once(data_dir: Path, tmp_path: Path, start_daemon) -> None:
     transcript = long_session(tmp_path)
-    stop(transcript, tmp_path / "repo")
-    kill_after_first_chunk(data_dir, start_daemon)
+    kill_mid_capture(data_dir, transcript, tmp_path / "repo", start_daemon)
     assert count(data_dir, "SELECT COUNT(*) FROM jobs WHERE status = 'leased'") == 1
     start_daemon()
     started = time.monotonic()
