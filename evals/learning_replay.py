@@ -1,7 +1,7 @@
 """Learning replay (issue #16): does implicit feedback from real sessions make later retrieval better?
 
     python evals/learning_replay.py [--data DIR] [--json PATH] [--limit N] [--arms off,on] [--split PAST:END]
-        [--explain] [--keep DIR] [--every-prompt] [--oracle] [--set SECTION.KEY=VALUE]
+        [--explain] [--explain-mode MODE] [--keep DIR] [--every-prompt] [--oracle] [--set SECTION.KEY=VALUE]
 
 The shared entire-cli sessions (see real_sessions.py, whose functions this reuses) are replayed in time order
 (`first_ts`) through the real paths, once per arm, each in a fresh sandbox:
@@ -31,7 +31,8 @@ repository (`real_sessions.on_branch`): the hook reads the branch from its cwd, 
 the branch's words (`inject/workcontext.py`). Progress goes to stderr, the table to stdout.
 `--split 0.5:0.7` replays the first 50 % and queries with the sessions from 50 to 70 %: the dev split, for
 choosing a learning setting without looking at the reported 70/30 lift. `--explain` prints, per query, the best
-relevant episode's hybrid rank off -> on and each top-10 episode that moved with the evidence that moved it
+relevant episode's rank off -> on in hybrid (or `--explain-mode`) and each top-10 episode that moved with the
+evidence that moved it (salience: the global utility; query factor: `retrieve._query_evidence`)
 (episodes are matched across arms by session, time and summary), then where each arm's evidence landed: rows on
 episodes relevant to a later query or not, and each injected (session, episode) by its verdict and by whether a
 turn of the session changed the episode's files again. `--every-prompt` also asks each future session's later
@@ -83,7 +84,7 @@ from tempera.core.learning.implicit import UseVerdict, is_chronic, judge  # noqa
 from tempera.core.learning.retire import live_id  # noqa: E402
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.models import Episode  # noqa: E402
-from tempera.core.retrieve import retrieve  # noqa: E402
+from tempera.core.retrieve import MODES, retrieve  # noqa: E402
 from tempera.core.selfimprove.anchors import anchor_files  # noqa: E402
 from tempera.core.utility import record_feedback  # noqa: E402
 from tempera.inject.payload import HookPayload  # noqa: E402
@@ -181,9 +182,10 @@ def episode_key(ep: Episode) -> str:
     return f"{ep.session_id}|{ep.created_at.isoformat()}|{ep.summary[:60]}"
 
 
-def top_hits(mem: Memory, project_id: str, case: dict[str, Any], n: int = LIMIT) -> list[dict[str, Any]]:
-    """The hybrid top n of a case with their evidence: where learning moved a rank, and why."""
-    hits = retrieve(mem.store, case["prompt"], project_id=project_id, cfg=mem.config.retrieval, limit=n)
+def top_hits(mem: Memory, project_id: str, case: dict[str, Any], mode: str, n: int = LIMIT) -> list[dict[str, Any]]:
+    """The top n of a case in `mode` with their evidence: where learning moved a rank, and why. The score is
+    relevance x salience x the query evidence's factor (`retrieve._query_evidence`), so the factor is the rest."""
+    hits = retrieve(mem.store, case["prompt"], project_id=project_id, cfg=mem.config.retrieval, limit=n, mode=mode)
     rel = set(case["relevant"])
     return [
         {
@@ -192,6 +194,7 @@ def top_hits(mem: Memory, project_id: str, case: dict[str, Any], n: int = LIMIT)
             "relevant": h.episode.id in rel,
             "relevance": round(h.relevance, 3),
             "salience": round(h.salience, 3),
+            "query_factor": round(h.score / (h.relevance * h.salience), 3) if h.relevance * h.salience else None,
             "utility": round(h.episode.utility.value, 3),
             "evidence": evidence_of(mem, h.episode.id),
         }
@@ -251,6 +254,7 @@ def replay(
     split: tuple[float, float] = (PAST_SHARE, 1.0),
     every_prompt: bool = False,
     oracle: bool = False,
+    explain_mode: str = "hybrid",
 ) -> dict[str, dict[str, Any]]:
     """One arm's replay and its figures; with `oracle` (on arm only), also the oracle arm's, measured on the same
     store once `oracle_verdicts` has rewritten its verdicts (so both arms made the very same injections). The off
@@ -292,7 +296,10 @@ def replay(
                 "queries": len(cases),
                 "outcome_link_weight": mem.config.retrieval.outcome_link_weight,
                 "retrieval": figures,
-                "cases": {c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c)} for c in cases},
+                "cases": {
+                    c["session_id"]: {"ranks": c["ranks"], "top": top_hits(mem, project_id, c, explain_mode)}
+                    for c in cases
+                },
                 "diagnosis": evidence_vs_relevance(mem, episodes, cases),
                 "seconds": round(time.perf_counter() - started, 1),
             }
@@ -347,14 +354,14 @@ def print_report(r: dict[str, Any]) -> None:
             print(line)
 
 
-def explain(r: dict[str, Any]) -> None:
-    """Per query, the best relevant episode's hybrid rank off -> on, and every top-10 episode whose rank moved,
+def explain(r: dict[str, Any], mode: str) -> None:
+    """Per query, the best relevant episode's rank in `mode` off -> on, and every top-10 episode whose rank moved,
     with the evidence that moved it; then where each arm's evidence landed."""
     off, on = r["arms"]["off"], r["arms"]["on"]
-    print("\n== explain (hybrid): best relevant rank off -> on; moved episodes with their evidence (on arm)")
+    print(f"\n== explain ({mode}): best relevant rank off -> on; moved episodes with their evidence (on arm)")
     for sid, c_on in on["cases"].items():
         c_off = off["cases"][sid]
-        print(f"{sid[:8]}  {c_off['ranks']['hybrid']} -> {c_on['ranks']['hybrid']}")
+        print(f"{sid[:8]}  {c_off['ranks'][mode]} -> {c_on['ranks'][mode]}")
         was = {h["key"]: (i, h) for i, h in enumerate(c_off["top"], 1)}
         now = {h["key"]: (i, h) for i, h in enumerate(c_on["top"], 1)}
         for key in dict.fromkeys([*now, *was]):
@@ -364,9 +371,10 @@ def explain(r: dict[str, Any]) -> None:
             h = hb or ha
             assert h is not None
             sal = f"{ha['salience'] if ha else '-'} -> {hb['salience'] if hb else '-'}"
+            qe = f"{ha.get('query_factor', '-') if ha else '-'} -> {hb.get('query_factor', '-') if hb else '-'}"
             print(
                 f"   {'R' if h['relevant'] else ' '} {a or '>10'} -> {b or '>10'}  rel {h['relevance']:.3f}  "
-                f"salience {sal}  {json.dumps(hb['evidence'] if hb else 'not in the on top 10')}"
+                f"salience {sal}  query factor {qe}  {json.dumps(hb['evidence'] if hb else 'not in the on top 10')}"
             )
     for arm, a in r["arms"].items():
         print(f"\n[{arm}] {json.dumps(a['diagnosis'], indent=1)}")
@@ -382,6 +390,12 @@ def main() -> None:
     add_split_option(ap, "replay")
     add_set_option(ap)
     ap.add_argument("--explain", action="store_true", help="per query, which evidence moved which episode")
+    ap.add_argument(
+        "--explain-mode",
+        choices=MODES,
+        default="hybrid",
+        help="the retrieval mode whose top 10 the JSON keeps per query and --explain prints (default hybrid)",
+    )
     ap.add_argument(
         "--every-prompt",
         action="store_true",
@@ -402,12 +416,14 @@ def main() -> None:
         "arms": {
             name: figures
             for arm in arms
-            for name, figures in replay(a.data, arm, a.limit, a.keep, a.split, a.every_prompt, a.oracle).items()
+            for name, figures in replay(
+                a.data, arm, a.limit, a.keep, a.split, a.every_prompt, a.oracle, a.explain_mode
+            ).items()
         },
     }
     print_report(report)
     if a.explain and {"off", "on"} <= set(arms):
-        explain(report)
+        explain(report, a.explain_mode)
     if a.json:
         a.json.write_text(json.dumps(report, indent=2) + "\n")
 

@@ -4,6 +4,7 @@ the one capture pipeline, the offline embedding model."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -17,6 +18,7 @@ from tempera.core.learning.explain import explain
 from tempera.core.learning.outcomes import MAX_LINKS_PER_SESSION, link_session
 from tempera.core.learning.retire import retire
 from tempera.core.models import Episode
+from tempera.core.retrieve import retrieve
 from tempera.transcripts import cursor as cursors
 from tempera.transcripts.pipeline import capture_and_learn
 
@@ -119,6 +121,25 @@ def test_the_replays_none_arm_measures_the_same_store_without_its_links(
         ranks[arm] = case["ranks"]["hybrid"]
     assert mem.config.retrieval.outcome_link_weight == weight  # restored for whatever is measured next
     assert ranks["off"] < (ranks["none"] or 99), ranks
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+def test_the_replays_explanation_gives_each_modes_query_factor(
+    book: Book, rounding: Episode, tmp_path: Path, mode: str
+) -> None:
+    """evals/learning_replay.py's top 10 (what --explain prints, in --explain-mode): the linked episode's score is
+    its relevance x salience x a query factor above 1; the same store without its links gives the factor 1."""
+    capture(book, session(book, tmp_path, "later", (LATER, ["billing/invoice.py"])))
+    case = {"session_id": "q", "prompt": QUERY, "relevant": [rounding.id]}
+    factors = []
+    for links_on in (True, False):
+        with contextlib.nullcontext() if links_on else learning_replay.without_links(book.memory):
+            top = learning_replay.top_hits(book.memory, book.project.id, case, mode)
+            cfg = book.memory.config.retrieval
+            ranked = retrieve(book.memory.store, QUERY, project_id=book.project.id, cfg=cfg, limit=10, mode=mode)
+        assert [h["id"] for h in top] == [h.episode.id[:8] for h in ranked]  # the mode asked for
+        factors.append(next(h["query_factor"] for h in top if h["relevant"]))
+    assert factors[0] > 1 and factors[1] == 1, factors
 
 
 def test_recapture_writes_no_duplicate_links(book: Book, rounding: Episode, tmp_path: Path) -> None:
