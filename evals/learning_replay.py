@@ -25,10 +25,12 @@ is injected is retrieved from earlier sessions only, and a memory judged ignored
 again by every later turn of the session (implicit.py rewrites its verdict when one uses it).
 
 Then the future-files eval of real_sessions.py on the later 30 %: per mode hit@5 and MRR@10, per arm, and the
-lifts (on - off, and over none: off - none, on - none). Also how much evidence the replay wrote. Every prompt,
-replayed or queried, is asked on the git branch Claude Code recorded with it, checked out in the sandbox
-repository (`real_sessions.on_branch`): the hook reads the branch from its cwd, and a thin prompt is searched with
-the branch's words (`inject/workcontext.py`). Progress goes to stderr, the table to stdout.
+lifts (on - off, and over none: off - none, on - none), and under each view's table each hybrid lift's 95 % interval
+(a paired bootstrap over sessions, `lift_interval`) with the queries it moved up and down. Also how much evidence
+the replay wrote. Every prompt, replayed or queried, is asked on the git branch Claude Code recorded with it,
+checked out in the sandbox repository (`real_sessions.on_branch`): the hook reads the branch from its cwd, and a
+thin prompt is searched with the branch's words (`inject/workcontext.py`). Progress goes to stderr, the table to
+stdout.
 `--split 0.5:0.7` replays the first 50 % and queries with the sessions from 50 to 70 %: the dev split, for
 choosing a learning setting without looking at the reported 70/30 lift. `--explain` prints, per query, the best
 relevant episode's rank off -> on in hybrid (or `--explain-mode`) and each top-10 episode that moved with the
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from collections.abc import Iterator
@@ -316,6 +319,31 @@ def replay(
     return out
 
 
+def reciprocal(rank: int | None) -> float:
+    return 1 / rank if rank and rank <= LIMIT else 0.0
+
+
+def lift_interval(
+    a: dict[str, int | None], b: dict[str, int | None], draws: int = 2000, seed: int = 16
+) -> tuple[float, float, int, int]:
+    """The 95 % interval of the MRR@10 lift a - b (ranks per case id) by a paired bootstrap over sessions, and how
+    many queries went up and down. A session's later prompts (`sid#n`) share its relevant episodes, so they are
+    drawn together, not as independent queries. With 24 first prompts one query moving one rank is a lift of
+    0.02-0.04: the interval says whether a lift is more than that."""
+    diffs: dict[str, list[float]] = {}
+    for sid, rank in a.items():
+        diffs.setdefault(sid.split("#")[0], []).append(reciprocal(rank) - reciprocal(b[sid]))
+    groups = list(diffs.values())
+    rng = random.Random(seed)
+    means = []
+    for _ in range(draws):
+        drawn = [rng.choice(groups) for _ in groups]
+        means.append(sum(map(sum, drawn)) / sum(map(len, drawn)))
+    means.sort()
+    flat = [d for g in groups for d in g]
+    return means[int(0.025 * draws)], means[int(0.975 * draws) - 1], sum(d > 0 for d in flat), sum(d < 0 for d in flat)
+
+
 def print_report(r: dict[str, Any]) -> None:
     c = r["code"]
     print(f"code: {c['package']}" + (f" @ {c['commit'][:12]}{' (dirty)' if c['dirty'] else ''}" if c["commit"] else ""))
@@ -352,6 +380,13 @@ def print_report(r: dict[str, Any]) -> None:
                 met = figures["on"][m]["mrr@10"] - figures["off"][m]["mrr@10"] >= GOAL_LIFT
                 line += f"   goal >= +{GOAL_LIFT:.2f} {'met' if met else 'NOT met'}"
             print(line)
+        for a, b in lifts:
+            ranks = [{sid: c["ranks"]["hybrid"] for sid, c in arms[x]["cases"].items() if keep(sid)} for x in (a, b)]
+            lo, hi, up, down = lift_interval(*ranks)
+            print(
+                f"hybrid {a} - {b}: 95 % interval {lo:+.3f} to {hi:+.3f} (paired bootstrap over sessions); "
+                f"{up} queries up, {down} down"
+            )
 
 
 def explain(r: dict[str, Any], mode: str) -> None:
