@@ -77,6 +77,7 @@ from real_sessions import (  # noqa: E402
     record_branch,
     retrieval_figures,
     rank_metrics,
+    reciprocal,
     sandbox,
     split_list,
     use_settings,
@@ -317,10 +318,6 @@ def replay(
             verdicts = oracle_verdicts(mem, session_files, files_of)
             out["oracle"] = measure("oracle") | {"oracle_verdicts": verdicts}
     return out
-
-
-def reciprocal(rank: int | None) -> float:
-    return 1 / rank if rank and rank <= LIMIT else 0.0
 
 
 def lift_interval(

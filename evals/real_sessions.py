@@ -365,11 +365,16 @@ def first_rank(ids: list[str], relevant: set[str]) -> int | None:
     return next((i for i, e in enumerate(ids, 1) if e in relevant), None)
 
 
+def reciprocal(rank: int | None) -> float:
+    """One query's part of MRR@10: 1 / its first relevant rank, 0 when none is in the top LIMIT."""
+    return 1 / rank if rank and rank <= LIMIT else 0.0
+
+
 def rank_metrics(ranks: list[int | None]) -> dict[str, float]:
     n = len(ranks) or 1
     return {
         "hit@5": round(sum(1 for r in ranks if r and r <= K) / n, 3),
-        "mrr@10": round(sum(1 / r for r in ranks if r and r <= LIMIT) / n, 3),
+        "mrr@10": round(sum(map(reciprocal, ranks)) / n, 3),
     }
 
 
