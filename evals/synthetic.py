@@ -100,9 +100,10 @@ def episode(rnd: random.Random, project: ProjectRef, when: datetime) -> Episode:
 
 
 def populate(
-    mem: Memory, n: int, *, projects: int = 5, seed: int = 7, dim: int = 384, refs: list[ProjectRef] | None = None
+    mem: Memory, n: int, *, projects: int = 5, seed: int = 7, refs: list[ProjectRef] | None = None
 ) -> list[ProjectRef]:
-    """Add n episodes over `projects` projects (keyword index through the store, vectors in bulk)."""
+    """Add n episodes over `projects` projects (keyword index through the store, vectors in bulk, of the model's
+    dimension: a benchmark runs with whichever model the config resolves, `embedding.model_path` included)."""
     rnd = random.Random(seed)
     refs = refs or [ProjectRef(id=f"{i:016x}", name=f"bench-{i}", path=f"/bench/{i}") for i in range(projects)]
     projects = len(refs)
@@ -121,6 +122,7 @@ def populate(
         "SELECT rowid, project_id, summary FROM episodes WHERE rowid NOT IN (SELECT rowid FROM episode_vec)"
     )
     gen = np.random.default_rng(seed)
+    dim = mem.embedder.spec.dim
     subject_vecs = dict(zip(SUBJECTS, mem.embedder.embed(SUBJECTS)))
     for lo in range(0, len(rows), 5000):
         part = rows[lo : lo + 5000]
