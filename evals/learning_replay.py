@@ -239,11 +239,21 @@ def evidence_vs_relevance(mem: Memory, episodes: list[Episode], cases: list[dict
     }
 
 
+def later_case_id(session_id: str, n: int) -> str:
+    """The case id of a session's n-th later prompt; `session_of` reads the session back."""
+    return f"{session_id}#{n}"
+
+
+def session_of(case_id: str) -> str:
+    """The session a case belongs to: the case id itself for a first prompt (`later_case_id`)."""
+    return case_id.split("#")[0]
+
+
 def later_prompts(base: Path, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each case's session's later real prompts as cases of their own, with the same relevant episodes (those
     that changed a file the session changed): several times more queries than first prompts alone."""
     return [
-        {**c, "session_id": f"{c['session_id']}#{n}", "prompt": text, "branch": record_branch(record)}
+        {**c, "session_id": later_case_id(c["session_id"], n), "prompt": text, "branch": record_branch(record)}
         for c in cases
         for n, (text, record) in enumerate(prompt_records(base / "sessions" / f"{c['session_id']}.jsonl"))
         if n > 0
@@ -329,7 +339,7 @@ def lift_interval(
     0.02-0.04: the interval says whether a lift is more than that."""
     diffs: dict[str, list[float]] = {}
     for sid, rank in a.items():
-        diffs.setdefault(sid.split("#")[0], []).append(reciprocal(rank) - reciprocal(b[sid]))
+        diffs.setdefault(session_of(sid), []).append(reciprocal(rank) - reciprocal(b[sid]))
     groups = list(diffs.values())
     rng = random.Random(seed)
     means = []
@@ -355,8 +365,8 @@ def print_report(r: dict[str, Any]) -> None:
             f"[{arm}] {a['episodes']} episodes, {a['prompts_asked']} prompts asked, {a['seconds']:.0f} s; "
             f"evidence: {json.dumps(a['evidence'])}"
         )
-    views = {"every prompt": lambda sid: True} if any("#" in sid for sid in first["cases"]) else {}
-    for view, keep in {"first prompts": lambda sid: "#" not in sid, **views}.items():
+    views = {"every prompt": lambda sid: True} if any(session_of(sid) != sid for sid in first["cases"]) else {}
+    for view, keep in {"first prompts": lambda sid: session_of(sid) == sid, **views}.items():
         figures = {
             arm: {
                 m: rank_metrics([c["ranks"][m] for sid, c in a["cases"].items() if keep(sid)]) for m in a["retrieval"]
