@@ -325,10 +325,11 @@ class Daemon:
     def __exit__(self, *exc: Any) -> None:
         self.box.run("daemon", "stop", timeout=60)
 
-    def prompt(self, text: str) -> tuple[str, float]:
-        """The additionalContext injected for a prompt in a new session, and the call's wall time in ms."""
+    def prompt(self, text: str, session_id: str | None = None) -> tuple[str, float]:
+        """The additionalContext injected for a prompt in session `session_id` (default a new one), and the call's
+        wall time in ms."""
         payload = {
-            "session_id": str(uuid.uuid4()),
+            "session_id": session_id or str(uuid.uuid4()),
             "cwd": str(self.box.repo),
             "hook_event_name": "UserPromptSubmit",
             "transcript_path": str(self.box.claude / "projects" / "eval" / f"{uuid.uuid4()}.jsonl"),
