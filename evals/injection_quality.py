@@ -3,7 +3,8 @@ channel of what it injected measured line by line.
 
     python evals/injection_quality.py [--data DIR] [--json PATH] [--cases PATH] [--labels PATH] [--later N]
                                       [--limit N] [--projects NAMES]
-    python evals/injection_quality.py packet RUN.jsonl [RUN.jsonl ...] --out DIR
+    python evals/injection_quality.py judged CASES.jsonl [--labels PATH]
+    python evals/injection_quality.py packet CASES.jsonl [CASES.jsonl ...] --out DIR
 
 Not a test: it reads the shared data set (`$TEMPERA_SHARED_DIR/data/transcripts`, default `../shared/...`) and
 writes only to temporary directories (`evals/real_sessions.py`'s sandbox: its own data dir, Claude config dir and
@@ -26,7 +27,8 @@ are fragments, and the share of sessions the most shown fact line reached; silen
 content-free prompts. These checks are the eval's own, deliberately independent of the code that writes the text.
 
 Judged precision (`../shared/JUDGING.md`): `--labels` reads labelled items (JSONL, one per item: session_id,
-item, label USEFUL/MARGINAL/NOISE/MISLEADING, outcome yes/no/cant_tell) and reports, per channel, the labelled share
+item, label USEFUL/MARGINAL/NOISE/MISLEADING, outcome yes/no/cant_tell; an item's first row counts, a second row is
+a second judge's, for agreement) and reports, per channel, the labelled share
 and the shares of each label over the items it has a label for. `--cases` writes every replayed prompt with its
 items for judging; `packet` merges the cases of several runs (e.g. before and after a change) into one blind
 packet per session: the union of the items, shuffled, with no word of which run showed which.
@@ -83,6 +85,7 @@ CONTENT_FREE = (
 )
 CHANNELS = {"Tempera brief": "brief", "Tempera facts": "facts", "Tempera memory": "episodes"}
 LABELS = ("USEFUL", "MARGINAL", "NOISE", "MISLEADING")
+LABELS_FILE = Path(__file__).resolve().parent / "fixtures" / "injection_judged.jsonl"
 EPISODE_ID = re.compile(r"\bid ([0-9a-f]{8})\b")
 BRACKET = re.compile(r"^- \[([^\]]*)\]")
 QUOTE = re.compile(r'(?:^|; |\] )([a-z][a-z ]+): "([^"]*)"')
@@ -313,12 +316,17 @@ def channel_figures(cases: list[dict[str, Any]]) -> dict[str, Any]:
 
 def judged(cases: list[dict[str, Any]], labels_path: Path) -> dict[str, Any]:
     """Judged shares per channel over the items a label exists for (keyed by session and item text)."""
-    labels = {}
+    labels: dict[tuple[str, str], dict[str, Any]] = {}
+    pairs = []  # (first label, a second judge's label) of the same item
     for line in labels_path.read_text().splitlines():
         if line.strip():
             row = json.loads(line)
-            labels[(row["session_id"], row["item"])] = row
-    out: dict[str, Any] = {}
+            key = (row["session_id"], row["item"])
+            if key in labels:
+                pairs.append((labels[key]["label"], row["label"]))
+            else:
+                labels[key] = row
+    out: dict[str, Any] = {"second_judge": {"items": len(pairs), "agree": share([a == b for a, b in pairs])}}
     firsts = [c for c in cases if c["prompt_no"] == 0]  # a judged case is a later session's first prompt
     for ch in ("brief", "facts", "episodes"):
         its = [(c["session_id"], it["text"]) for c in firsts for it in c["items"] if it["channel"] == ch]
@@ -380,6 +388,7 @@ def print_silence(q: dict[str, Any]) -> None:
 
 
 def print_judged(j: dict[str, Any]) -> None:
+    print(f"second judge: {j['second_judge']['items']} items, same label {j['second_judge']['agree']:.3f}")
     print(
         f"judged: {j['first_prompts_fully_labelled']} first prompts fully labelled, with a USEFUL item "
         f"{j['first_prompts_with_useful']:.3f}"
@@ -453,6 +462,16 @@ def packet(runs: list[Path], out: Path, seed: int = 37) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "judged":
+        jp = argparse.ArgumentParser(prog="injection_quality.py judged", description=judged.__doc__)
+        jp.add_argument("cases", type=Path, help="a run's --cases file")
+        jp.add_argument("--labels", type=Path, default=LABELS_FILE, help="judged items (JSONL)")
+        ja = jp.parse_args(sys.argv[2:])
+        cases = [json.loads(line) for line in ja.cases.read_text().splitlines() if line.strip()]
+        for name in dict.fromkeys(c["project"] for c in cases):
+            print(f"== {name}")
+            print_judged(judged([c for c in cases if c["project"] == name], ja.labels))
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "packet":
         pp = argparse.ArgumentParser(prog="injection_quality.py packet", description=packet.__doc__)
         pp.add_argument("runs", type=Path, nargs="+", help="--cases files of the runs to merge")
@@ -464,7 +483,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=SHARED / "data" / "transcripts", help="the shared transcripts")
     ap.add_argument("--json", type=Path, help="write every figure here")
     ap.add_argument("--cases", type=Path, help="write each replayed prompt with its items here (JSONL)")
-    ap.add_argument("--labels", type=Path, help="judged items (JSONL) to report judged precision with")
+    ap.add_argument("--labels", type=Path, default=LABELS_FILE, help="judged items (JSONL): evals/fixtures/...")
     ap.add_argument("--later", type=int, default=LATER, help=f"later prompts per session after the first ({LATER})")
     ap.add_argument("--limit", type=int, help="replay only the first N later sessions of each project")
     ap.add_argument("--projects", default=",".join(PROJECTS), help=f"comma-separated, of {', '.join(PROJECTS)}")
@@ -476,7 +495,7 @@ def main() -> None:
     for name in [p for p in a.projects.split(",") if p]:
         run = project_run(a.data, name, a.later, a.limit)
         entry = {"import": run["import"], "silence": run["silence"], "figures": channel_figures(run["cases"])}
-        if a.labels:
+        if a.labels.exists():
             entry["judged"] = judged(run["cases"], a.labels)
         report["projects"][name] = entry
         all_cases += run["cases"]
