@@ -329,7 +329,9 @@ class DreamConfig(_Section):
 
 
 class SelfImproveConfig(_Section):
-    detect_corrections: bool = Field(True, description="Log corrections and clarifying questions found in transcripts")
+    detect_corrections: bool = Field(
+        True, description="Log corrections found in transcripts and the questions they show were not asked"
+    )
     use_llm: bool = Field(True, description="Let the LLM (when a key is set) categorise, draft ask-backs and templates")
     llm_max_usd: float = Field(0.01, ge=0, description="Cost cap of the optional LLM calls per processed capture")
     calibration_min_declared: int = Field(5, ge=1, description="Declared successes before a calibration warning")
