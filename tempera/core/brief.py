@@ -51,10 +51,11 @@ class CategoryCount:
     category: str
     count: int
     project: str | None  # None: this project; else the foreign project it comes from
-    latest: str  # the newest correction's words, '' when they read as an order (the brief quotes no orders)
+    latest: str  # the words of the newest correction that reads as no order (the brief quotes no orders)
     files: list[str]
     sessions: int = 1
     last_seen: str = ""  # the date of the newest correction (its session's, for an imported one)
+    said_on: str = ""  # the date of `latest`
 
 
 @dataclass
@@ -103,13 +104,14 @@ class Brief:
             )
         for c in self.categories:
             tag = f"[from {c.project}] " if c.project else ""
-            where = f" on {', '.join(c.files[:3])}" if c.files else ""
-            said = f'; the user said: "{c.latest}"' if c.latest else ""
+            more = f" and {len(c.files) - 3} more" if len(c.files) > 3 else ""
+            where = f" on {', '.join(c.files[:3])}{more}" if c.files else ""
+            when = f" on {c.said_on}" if c.said_on != c.last_seen else ""
             out.append(
                 Statement(
                     f"category:{c.project or self.project_id}:{c.category}:{','.join(c.files[:3])}",
                     f"{tag}Correction category {c.category} ({c.count}x, {c.sessions} sessions, last {c.last_seen})"
-                    f"{where}{said}",
+                    f'{where}; the user said{when}: "{c.latest}"',
                 )
             )
         for a in self.asks:
@@ -217,10 +219,17 @@ def _categories(rows: list[LogEntry], limit: int, evidence: _Evidence) -> list[C
         entries = evidence.recent(found)
         if entries is None:
             continue
+        quotable = next((e for e in entries if _quoted(e.values["correction"], 120)), None)
+        if quotable is None:  # only a count and a category name: nothing the next agent could act on
+            continue
         files = list(dict.fromkeys(f for e in entries for f in e.files))
-        latest = _quoted(entries[0].values["correction"], 120)
-        day = entries[0].created_at[:10]
-        counted.append(CategoryCount(category, len(entries), project, latest, files, _sessions(entries), day))
+        line = CategoryCount(category, len(entries), project, _quoted(quotable.values["correction"], 120), files)
+        line.sessions, line.last_seen, line.said_on = (
+            _sessions(entries),
+            entries[0].created_at[:10],
+            quotable.created_at[:10],
+        )
+        counted.append(line)
     own = sorted((c for c in counted if c.project is None), key=lambda c: -c.count)[:limit]
     foreign = sorted((c for c in counted if c.project is not None), key=lambda c: -c.count)[:limit]
     return own + foreign

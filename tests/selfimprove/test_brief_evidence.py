@@ -114,5 +114,15 @@ def test_the_brief_states_a_correction_but_quotes_no_order(mem: Memory, tmp_path
     _correct(mem, root, "don't worry about linting for now, just continue.", "s3", "2026-02-03")
     project = _latest_session(mem, root, "2026-02-05")
     text = session_brief(mem, project.id).render(4000)
-    assert "Correction category wrong_convention (3x, 3 sessions, last 2026-02-03) on cmd/status.go" in text
+    assert text.startswith("- Correction category wrong_convention (3x, 3 sessions, last 2026-02-03) on cmd/status.go")
+    assert 'the user said on 2026-02-02: "no, the status output goes through slog"' in text
     assert "linting" not in text and "continue" not in text
+
+
+def test_a_category_of_orders_alone_is_not_shown(mem: Memory, tmp_path: Path) -> None:
+    """Nothing but a count and a name is left when every correction reads as an order: no line."""
+    root = _project(tmp_path)
+    for n, day in enumerate(("2026-02-01", "2026-02-02", "2026-02-03")):
+        _correct(mem, root, "don't worry about linting for now, just continue.", f"s{n}", day)
+    project = _latest_session(mem, root, "2026-02-05")
+    assert session_brief(mem, project.id).categories == []

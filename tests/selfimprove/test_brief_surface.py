@@ -33,7 +33,7 @@ def correct(mem: Memory, project: ProjectRef, category: str, files: list[str], s
         CorrectionInput(
             category=category,
             description=f"{category} happened",
-            correction=f"fix for {category}",
+            correction=f"that was {category}",
             files=files,
             scope=scope,
             project=project.path,
