@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+from tempera.core.config import SelfImproveConfig
 from tempera.core.db import Database
+from tempera.core.directives import reads_as_order
 from tempera.core.selfimprove import calibration
 from tempera.core.selfimprove.anchors import anchor_files, files_named_in, languages_of
 from tempera.core.selfimprove.askbacks import AskBack, ask_backs, consume
@@ -48,17 +51,22 @@ class CategoryCount:
     category: str
     count: int
     project: str | None  # None: this project; else the foreign project it comes from
-    latest: str
+    latest: str  # the words of the newest correction that reads as no order (the brief quotes no orders)
     files: list[str]
+    sessions: int = 1
+    last_seen: str = ""  # the date of the newest correction (its session's, for an imported one)
+    said_on: str = ""  # the date of `latest`
 
 
 @dataclass
 class AskLine:
-    trigger: str
+    trigger: str  # '' when the words read as an order, as `answer`
     question: str
     answer: str
     count: int
     project: str | None
+    sessions: int = 1
+    last_seen: str = ""
 
 
 @dataclass
@@ -96,20 +104,25 @@ class Brief:
             )
         for c in self.categories:
             tag = f"[from {c.project}] " if c.project else ""
-            where = f" on {', '.join(c.files[:3])}" if c.files else ""
+            more = f" and {len(c.files) - 3} more" if len(c.files) > 3 else ""
+            where = f" on {', '.join(c.files[:3])}{more}" if c.files else ""
+            when = f" on {c.said_on}" if c.said_on != c.last_seen else ""
             out.append(
                 Statement(
                     f"category:{c.project or self.project_id}:{c.category}:{','.join(c.files[:3])}",
-                    f"{tag}Correction category {c.category} ({c.count}x){where}; latest: {c.latest}",
+                    f"{tag}Correction category {c.category} ({c.count}x, {c.sessions} sessions, last {c.last_seen})"
+                    f'{where}; the user said{when}: "{c.latest}"',
                 )
             )
         for a in self.asks:
             tag = f"[from {a.project}] " if a.project else ""
-            answer = f"; answer then: {a.answer}" if a.answer else ""
+            trigger = f'; the request was "{a.trigger}"' if a.trigger else ""
+            answer = f'; the user then said: "{a.answer}"' if a.answer else ""
             out.append(
                 Statement(
                     f"ask:{a.project or self.project_id}:{a.question.lower()}",
-                    f'{tag}Question that should have been asked first ({a.trigger}): "{a.question}"{answer}',
+                    f'{tag}Question that should have been asked first: "{a.question}" ({a.count}x, {a.sessions} '
+                    f"sessions, last {a.last_seen}){trigger}{answer}",
                 )
             )
         if self.calibration:
@@ -160,30 +173,88 @@ class Brief:
         }
 
 
-def _categories(rows: list[LogEntry], limit: int) -> list[CategoryCount]:
+def _quoted(text: str, n: int) -> str:
+    """Stored words as the brief may quote them: clipped, and '' when they read as an order to an agent."""
+    return "" if reads_as_order(text) else text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+class _Evidence:
+    """Which groups of rows a brief shows: recent and repeated, at least `brief_min_rows` rows from
+    `brief_min_sessions` sessions within `brief_window_days` up to the latest session of the rows' project (its
+    newest episode, else its newest row), not up to now, so an import of old sessions counts as live capture did."""
+
+    def __init__(self, db: Database, cfg: SelfImproveConfig) -> None:
+        self.db, self.cfg = db, cfg
+        self._latest: dict[str, datetime] = {}
+
+    def _since(self, entry: LogEntry) -> datetime:
+        if entry.project_id not in self._latest:
+            row = self.db.one("SELECT MAX(created_at) FROM episodes WHERE project_id = ?", (entry.project_id,))
+            latest = max(_when(row[0] if row and row[0] else entry.created_at), _when(entry.created_at))
+            self._latest[entry.project_id] = latest
+        return self._latest[entry.project_id] - timedelta(days=self.cfg.brief_window_days)
+
+    def recent(self, entries: list[LogEntry]) -> list[LogEntry] | None:
+        """The recent rows of one group (newest first), or None when they are too few or from too few sessions."""
+        kept = [e for e in entries if _when(e.created_at) >= self._since(e)]
+        enough = len(kept) >= self.cfg.brief_min_rows and _sessions(kept) >= self.cfg.brief_min_sessions
+        return kept if enough else None
+
+
+def _when(stamp: str) -> datetime:
+    at = datetime.fromisoformat(stamp)
+    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+
+
+def _sessions(entries: list[LogEntry]) -> int:
+    return len({e.session_id or e.episode_id or str(e.id) for e in entries})
+
+
+def _categories(rows: list[LogEntry], limit: int, evidence: _Evidence) -> list[CategoryCount]:
     groups: dict[tuple[str | None, str], list[LogEntry]] = {}
     for r in rows:  # newest first
         groups.setdefault((r.project_name if r.foreign else None, r.values["category"]), []).append(r)
     counted = []
-    for (project, category), entries in groups.items():
+    for (project, category), found in groups.items():
+        entries = evidence.recent(found)
+        if entries is None:
+            continue
+        quotable = next((e for e in entries if _quoted(e.values["correction"], 120)), None)
+        if quotable is None:  # only a count and a category name: nothing the next agent could act on
+            continue
         files = list(dict.fromkeys(f for e in entries for f in e.files))
-        latest = entries[0].values["correction"] or entries[0].values["description"]
-        counted.append(CategoryCount(category, len(entries), project, latest[:200], files))
+        line = CategoryCount(category, len(entries), project, _quoted(quotable.values["correction"], 120), files)
+        line.sessions, line.last_seen, line.said_on = (
+            _sessions(entries),
+            entries[0].created_at[:10],
+            quotable.created_at[:10],
+        )
+        counted.append(line)
     own = sorted((c for c in counted if c.project is None), key=lambda c: -c.count)[:limit]
     foreign = sorted((c for c in counted if c.project is not None), key=lambda c: -c.count)[:limit]
     return own + foreign
 
 
-def _asks(rows: list[LogEntry], limit: int) -> list[AskLine]:
+def _asks(rows: list[LogEntry], limit: int, evidence: _Evidence) -> list[AskLine]:
     groups: dict[tuple[str | None, str], list[LogEntry]] = {}
     for r in rows:
         groups.setdefault((r.project_name if r.foreign else None, r.values["question"].lower()), []).append(r)
-    lines = [
-        AskLine(
-            e[0].values["trigger"][:160], e[0].values["question"][:240], e[0].values["answer"][:200], len(e), project
-        )
-        for (project, _), e in groups.items()
-    ]
+    lines = []
+    for (project, _), found in groups.items():
+        e = evidence.recent(found)
+        if e is not None:
+            first = e[0].values
+            lines.append(
+                AskLine(
+                    _quoted(first["trigger"], 120),
+                    first["question"][:240],
+                    _quoted(first["answer"], 120),
+                    len(e),
+                    project,
+                    _sessions(e),
+                    e[0].created_at[:10],
+                )
+            )
     return sorted(lines, key=lambda a: (a.project is not None, -a.count))[:limit]
 
 
@@ -204,8 +275,9 @@ def _anchored(mem: "Memory", brief: Brief) -> Brief:
             mem.db, kind, brief.project_id, brief.files, cross_project=brief.cross_project, scopes=scopes
         )
 
-    brief.categories = _categories(rows(MISTAKES), cfg.brief_top_categories)
-    brief.asks = _asks(rows(ASKS), cfg.brief_max_asks)
+    evidence = _Evidence(mem.db, cfg)
+    brief.categories = _categories(rows(MISTAKES), cfg.brief_top_categories, evidence)
+    brief.asks = _asks(rows(ASKS), cfg.brief_max_asks, evidence)
     return brief
 
 

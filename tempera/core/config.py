@@ -329,13 +329,22 @@ class DreamConfig(_Section):
 
 
 class SelfImproveConfig(_Section):
-    detect_corrections: bool = Field(True, description="Log corrections and clarifying questions found in transcripts")
+    detect_corrections: bool = Field(
+        True, description="Log corrections found in transcripts and the questions they show were not asked"
+    )
     use_llm: bool = Field(True, description="Let the LLM (when a key is set) categorise, draft ask-backs and templates")
     llm_max_usd: float = Field(0.01, ge=0, description="Cost cap of the optional LLM calls per processed capture")
     calibration_min_declared: int = Field(5, ge=1, description="Declared successes before a calibration warning")
     calibration_warn_ratio: float = Field(0.5, ge=0, le=1, description="Warn when verified/declared is below this")
     brief_top_categories: int = Field(3, ge=1, le=20, description="Correction categories shown in a brief")
     brief_max_asks: int = Field(3, ge=0, le=20, description="Should-have-asked triggers shown in a brief")
+    brief_min_rows: int = Field(
+        3, ge=1, description="Corrections of one category (or asks of one question) before a brief shows it"
+    )
+    brief_min_sessions: int = Field(2, ge=1, description="Sessions those rows must come from")
+    brief_window_days: int = Field(
+        60, ge=1, description="Rows counted: those of this many days up to the project's latest session"
+    )
 
 
 class StorageConfig(_Section):

@@ -6,7 +6,9 @@ back verbatim they would reach the model with Tempera's authority. The hooks wit
 classifier flags (inject/render.py), and so do the MCP tools that show stored text (`shown`). It is deliberately
 narrow: ordinary requests ("run the tests", "ignore the flaky test", "update the system prompt of the bot") are not
 flagged; the patterns name the agent, its instructions or its role, or pair an order with a remote script piped into
-a shell. Standard library only."""
+a shell. `reads_as_order` is the wider test for the brief, which states what happened and never quotes a user's
+order to an earlier agent ("don't worry about linting for now, just continue.") as a line of its own. Standard
+library only."""
 
 from __future__ import annotations
 
@@ -88,6 +90,25 @@ def directive_reason(text: str) -> str | None:
 
 def reads_as_directive(text: str) -> bool:
     return directive_reason(text) is not None
+
+
+# An order opens with a verb in the imperative (after "please", "just", "ok", "now"), or a request to the agent
+# ("can you", "could we"), or carries "just continue" / "for now" / "go ahead".
+_ORDER = re.compile(
+    r"^\W*(?:(?:please|just|now|ok(?:ay)?|so|and|then|hmm|wait)\b[\s,.!]*)*"
+    r"(?:don'?t|do not|never|always|make sure|go ahead|let'?s|keep|stop|continue|proceed|carry on|run|use|add|"
+    r"remove|delete|drop|fix|change|write|read|create|update|move|rename|break|put|try|check|ignore|skip|commit|"
+    r"push|revert|undo|implement|refactor|replace|call|pass|set|test|include|leave|(?:can|could|would|will) "
+    r"(?:you|we)|you (?:should|must|need to|have to)|we (?:should|must|need to))\b"
+    r"|\bjust (?:continue|proceed|go on|keep going)\b|\bfor now\b|\bgo ahead\b",
+    re.I,
+)
+
+
+def reads_as_order(text: str) -> bool:
+    """Whether `text` is an order or a request to an agent (the user's words to an earlier session), which the brief
+    may report as having happened but does not quote."""
+    return reads_as_directive(text) or bool(_ORDER.search(text))
 
 
 def shown(text: str) -> str:

@@ -1,12 +1,13 @@
-"""Corrections and clarifying questions found in a transcript's turns, without an LLM and without a tool call.
+"""Corrections and should-have-asked questions found in a transcript's turns, without an LLM and without a tool call.
 
 A correction is the user telling the agent it got something wrong: a prompt that opens like "no, ...", "that's
-wrong", "actually we use ...", "don't ...", "I meant ...", "revert that"; the reason typed when rejecting a tool
-call; or a `git checkout/restore` of the agent's files run in `!` shell mode. It is anchored to the files of the
-turn it corrects. A clarifying question is the agent asking mid-task (AskUserQuestion, or a closing question after
-it had already acted) and getting an answer that changes its course; a correction of some kinds also shows a
-question that was never asked. The detectors are pure functions over `Turn` lists; `process_captured_turns`
-stores what they find (the capture pipeline calls it after each capture).
+wrong", "actually we ...", "don't ...", "I meant ...", "revert that", or says "that is not correct", "use X
+instead of Y"; a rejected tool call whose typed reason says the same; or a `git checkout/restore` of the agent's
+files run in `!` shell mode. It is anchored to the files of the turn it corrects and dated by the transcript. A
+should-have-asked is a question a correction shows was never asked: the agent went ahead, and the user then said
+what they meant, where the change goes or what it may touch. A question the agent asked is none. The detectors are
+pure functions over `Turn` lists; `process_captured_turns` stores what they find (the capture pipeline calls it
+after each capture). Their precision on real sessions is measured by `evals/brief_precision.py`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tempera.core.models import Episode
@@ -36,23 +38,35 @@ if TYPE_CHECKING:
 REJECTED_WITH_REASON = "To tell you how to proceed, the user said:"
 CLARIFY_REJECTION = "The user wants to clarify these questions"
 
+# Fitted on the entire-cli sessions and checked on cipher-box (evals/brief_precision.py, labels in
+# evals/fixtures/brief_labels.jsonl): only words that say the agent's work was wrong. Questions ("could we use X?"),
+# new requests, permissions ("don't worry about linting, just continue") and the user describing their own setup
+# ("our session starts with <uuid>") are no correction, so "we use", "don't worry" and a bare "instead of" are out.
 _OPENERS = re.compile(
     r"^(?:(?:no|nope|nah)\b(?![\s,]+(?:problem|worries|thanks|rush|need to (?:apologi|worry)))"
     r"|(?:that'?s|this is|it'?s|thats)\s+(?:wrong|incorrect|not (?:right|correct|it|what)|the wrong)"
     r"|wrong\b|incorrect\b"
     r"|actually,?\s+(?:we|our|it|that|this|you|the\s+\w+\s+(?:is|are|should|uses?)|no\b|not\b|i\s)"
-    r"|(?:don'?t|do not|never|stop)\b"
+    r"|(?:don'?t|do not|never)\b(?!\s+(?:worry|forget|bother|mind|hesitate)\b)"
+    r"|stop\s+\w+ing\b"
     r"|(?:please\s+)?(?:revert|undo|roll\s?back|put (?:it|that|them) back)\b"
     r"|(?:why did you|you (?:broke|deleted|removed|forgot|missed|shouldn'?t|should not))\b)",
     re.I,
 )
 _ANYWHERE = re.compile(
-    r"\b(?:i (?:said|meant|asked (?:for|you to)|told you)|not what i (?:asked|wanted|meant|said)"
-    r"|wrong (?:file|place|directory|folder|module|function|branch)|we (?:always |usually |never )?use\b"
-    r"|use [\w.@/-]+ instead\b|instead of (?:using )?[\w.@/-]+|(?:in|for) this (?:project|repo|codebase),? we\b"
-    r"|that (?:broke|breaks)\b)",
+    r"(?<!\bam )(?<!\bwas )\bi (?:said|meant|asked (?:for|you to)|told you)\b"
+    r"|\bnot what i (?:asked|wanted|meant|said)"
+    r"|\bonly (?:change|touch|edit|modify)\b|\bwrong (?:file|place|directory|folder|module|function|branch)"
+    r"|\b(?:is|are|'re|'s)\s+not\s+(?:correct|right)\b"
+    r"|\b(?:use|using|called|named)\b[^.?!\n]{1,60}\binstead of\b"
+    r"|\bma(?:de|ke) (?:it|that|this) up\b|\bdon'?t be lazy\b"
+    r"|(?:in|for) this (?:project|repo|codebase),? we\b"
+    r"|\bthat (?:broke|breaks)\b",
     re.I,
 )
+_QUOTED = re.compile(r"^\s*>.*$", re.M)  # lines the user quoted (the agent's words), not the user's own
+_GENERATED = ("Implement the following plan",)  # prompts Claude Code writes when a plan is accepted
+_SCAN = 300  # corrections are said up front: the words past this are the request's details
 
 # Ordered: the first category whose pattern matches the user's words wins.
 CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
@@ -105,30 +119,17 @@ CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
     ]
 ]
 DEFAULT_CATEGORY = "wrong_assumption"
-# Kinds of correction that show a question the agent never asked, with the question it should have asked.
+# Kinds of correction that show a question the agent never asked, with the question it should have asked: only what
+# the user alone knows (what they meant, where it goes, what it may touch). A convention or a command is in the
+# repository to be read (on entire-cli, "the first part is not correct, for manual-commits we use git hooks" was a
+# fact the agent should have looked up, not asked).
 MISSED_QUESTIONS = {
-    "wrong_convention": "Which convention or tool does this project use for this?",
-    "wrong_command": "Which command does this project use for this?",
     "wrong_location": "Where should this change go (which file or module)?",
     "scope_creep": "Which parts may this change touch, and what must stay as it is?",
     "misunderstood_intent": "What exactly is meant by this request, and what result counts as done?",
 }
-_AFFIRMATION = re.compile(
-    r"^(?:yes|yep|yeah|ya|sure|ok(?:ay)?|k|go(?: ahead| for it)?|sounds good|please do|do it|"
-    r"proceed|continue|lgtm|looks good|correct|right|exactly|perfect|great|fine|y|agreed|"
-    r"(?:the )?(?:first|second|1|2) (?:one|option)?)\b"
-    r"[\s,.!]*(?:please|thanks|thank you)?[\s.!]*$",
-    re.I,
-)
-_QUESTION_TO_USER = re.compile(
-    r"\b(?:should i|shall i|do you|would you|did you|can you|could you|which|what|"
-    r"where|how|prefer|want|or)\b",
-    re.I,
-)
-_CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _GIT_REVERT = re.compile(r"\bgit\s+(?:checkout|restore|reset\s+--hard|stash|revert)\b")
-_ANSWER_PAIR = re.compile(r'"(.+?)"="(.*?)"(?=, "|\. You can now|\s*$)', re.S)
 
 
 @dataclass(frozen=True)
@@ -140,17 +141,19 @@ class CorrectionSeen:
     words: str  # the user's words
     description: str  # what the agent had done
     files: list[str] = field(default_factory=list)
+    at: datetime | None = None  # when the user said it, from the transcript: an import keeps the session's date
 
 
 @dataclass(frozen=True)
 class QuestionSeen:
     key: str
-    kind: str  # asked | missed
+    kind: str  # missed
     turn: Turn  # the turn the question belongs to
     trigger: str
     question: str
     answer: str
     files: list[str] = field(default_factory=list)
+    at: datetime | None = None
 
 
 def categorize(words: str) -> str:
@@ -158,8 +161,11 @@ def categorize(words: str) -> str:
 
 
 def is_correction(text: str) -> bool:
-    text = text.strip()
-    return bool(_OPENERS.match(text) or _ANYWHERE.search(text))
+    """Whether the user's words say the agent got something wrong (see `_OPENERS`, `_ANYWHERE`)."""
+    text = _QUOTED.sub("", text).strip()
+    if text.startswith(_GENERATED):
+        return False
+    return bool(_OPENERS.match(text) or _ANYWHERE.search(text[:_SCAN]))
 
 
 def _short(text: str, n: int) -> str:
@@ -191,6 +197,7 @@ def _prompt_corrections(turns: list[Turn]) -> list[CorrectionSeen]:
                 _short(turn.prompt, 1000),
                 _did(prev),
                 _turn_files(prev),
+                turn.started_at,
             )
         )
     return found
@@ -201,7 +208,9 @@ def _rejection_reason(call: ToolCall) -> str | None:
     if not call.rejected or REJECTED_WITH_REASON not in text:
         return None
     reason = text.split(REJECTED_WITH_REASON, 1)[1].strip()
-    return None if not reason or reason.startswith(CLARIFY_REJECTION) else reason
+    # a rejection stops a call; its words are a correction only when they say what was wrong (most ask a question
+    # or change the plan: "let's cut a branch first", "our session starts with <uuid>")
+    return reason if reason and not reason.startswith(CLARIFY_REJECTION) and is_correction(reason) else None
 
 
 def _rejections(turn: Turn) -> list[CorrectionSeen]:
@@ -218,7 +227,14 @@ def _rejections(turn: Turn) -> list[CorrectionSeen]:
         did = f"{_did(turn)}; rejected {call.name} {_short(what, 160)}"
         found.append(
             CorrectionSeen(
-                f"rejection:{call.id}", "rejection", turn, categorize(reason), _short(reason, 1000), did, files
+                f"rejection:{call.id}",
+                "rejection",
+                turn,
+                categorize(reason),
+                _short(reason, 1000),
+                did,
+                files,
+                call.timestamp or turn.ended_at or turn.started_at,
             )
         )
     return found
@@ -250,6 +266,7 @@ def _reverts(turn: Turn) -> list[CorrectionSeen]:
                         f"The user reverted the agent's change: {_short(command, 300)}",
                         _did(turn),
                         files,
+                        record.timestamp,
                     )
                 )
     return found
@@ -270,67 +287,6 @@ def detect_corrections(turns: list[Turn], previous: Turn | None = None) -> list[
     return sorted(found, key=lambda c: c.turn.index)
 
 
-def _closing_question(text: str) -> str | None:
-    """The question the agent's reply ends on, when it is one addressed to the user."""
-    tail = _CODE_BLOCK.sub(" ", text).strip().split("\n\n")[-1]
-    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", tail) if s.strip()]
-    question = next((s for s in reversed(sentences[-2:]) if s.endswith("?")), None)
-    return question if question and _QUESTION_TO_USER.search(question) else None
-
-
-def is_affirmation(answer: str) -> bool:
-    return bool(_AFFIRMATION.match(answer.strip()))
-
-
-def _asked_in_text(turns: list[Turn]) -> list[QuestionSeen]:
-    found = []
-    for prev, turn in zip(turns, turns[1:]):
-        question = _closing_question(prev.final_text)
-        if not question or not prev.tool_calls or turn.kind != "prompt" or is_affirmation(turn.prompt):
-            continue
-        files = list(dict.fromkeys(prev.files_modified + turn.files_modified)) or prev.files_read
-        found.append(
-            QuestionSeen(
-                f"asked:{turn.prompt_uuid or turn.prompt_line}",
-                "asked",
-                prev,
-                _short(prev.prompt, 200),
-                _short(question, 500),
-                _short(turn.prompt, 500),
-                files,
-            )
-        )
-    return found
-
-
-def _answers(call: ToolCall) -> dict[str, str]:
-    out = call.output.get("answers") if isinstance(call.output, dict) else None
-    if isinstance(out, dict):
-        return {str(q): str(a) for q, a in out.items()}
-    return {q: a for q, a in _ANSWER_PAIR.findall(call.result or "")}
-
-
-def _asked_with_tool(turn: Turn) -> list[QuestionSeen]:
-    found = []
-    for pos, call in enumerate(turn.tool_calls):
-        if call.name != "AskUserQuestion" or pos == 0 or call.is_error:
-            continue  # asked before any work: that is asking up front, as it should be
-        for question, answer in _answers(call).items():
-            if answer.strip() and not is_affirmation(answer):
-                found.append(
-                    QuestionSeen(
-                        f"asked:{call.id}:{_short(question, 60)}",
-                        "asked",
-                        turn,
-                        _short(turn.prompt, 200),
-                        _short(question, 500),
-                        _short(answer, 500),
-                        _turn_files(turn),
-                    )
-                )
-    return found
-
-
 def missed_question(correction: CorrectionSeen) -> QuestionSeen | None:
     """The question a correction shows was never asked (for the kinds in MISSED_QUESTIONS)."""
     question = MISSED_QUESTIONS.get(correction.category)
@@ -344,25 +300,18 @@ def missed_question(correction: CorrectionSeen) -> QuestionSeen | None:
         question,
         correction.words,
         correction.files,
+        correction.at,
     )
 
 
 def detect_questions(
     turns: list[Turn], corrections: list[CorrectionSeen] | None = None, previous: Turn | None = None
 ) -> list[QuestionSeen]:
-    """Clarifying questions asked mid-task whose answer changed course, and questions corrections show missing
-    (`previous` as for `detect_corrections`: the first prompt may answer its closing question)."""
+    """The questions corrections show were never asked. A question the agent did ask, and the user answered, is
+    none: it was asked (`previous` as for `detect_corrections`)."""
     if corrections is None:
         corrections = detect_corrections(turns, previous)
-    turns = _with(previous, turns)
-    found = _asked_in_text(turns)
-    for turn in turns:
-        found += _asked_with_tool(turn)
-    for correction in corrections:
-        missed = missed_question(correction)
-        if missed is not None:
-            found.append(missed)
-    return found
+    return [q for q in map(missed_question, corrections) if q is not None]
 
 
 # -- storing what was found (the entry point the capture pipeline calls) -----------------------------------------
@@ -443,7 +392,7 @@ def _store_correction(mem: "Memory", c: CorrectionSeen, ep: Episode, key: str, l
         session_id=ep.session_id,
     )
     with mem.db.transaction():
-        added = log_correction(mem.store, item, source=f"transcript:{c.kind}", dedupe_key=key) is not None
+        added = log_correction(mem.store, item, source=f"transcript:{c.kind}", dedupe_key=key, at=c.at) is not None
         if added:
             calibration.mark_corrected(mem.db, ep.id)
     return added
@@ -456,7 +405,8 @@ def _store_question(mem: "Memory", q: QuestionSeen, ep: Episode, key: str, llm: 
     item = ShouldHaveAskedInput(
         trigger=q.trigger, question=question, answer=q.answer, files=q.files, episode=ep.id, session_id=ep.session_id
     )
-    return log_should_have_asked(mem.store, item, source=f"transcript:{q.kind}", dedupe_key=key) is not None
+    added = log_should_have_asked(mem.store, item, source=f"transcript:{q.kind}", dedupe_key=key, at=q.at)
+    return added is not None
 
 
 def _in_checkout(files: list[str], turn: Turn, roots: list[str], project_root: str | None) -> list[str]:

@@ -50,6 +50,9 @@ def _stdlib_fix(repo: Path) -> list[Reply]:
 
 def test_a_correction_reaches_the_next_session_on_the_same_files(installed: Sandbox) -> None:
     box = installed
+    # one correction in one session: the brief's bar for repeated evidence (tests/selfimprove/test_brief_evidence.py)
+    # is lowered, so this scenario shows the path from a transcript to the next session's request
+    box.env_extra.update(TEMPERA_SELFIMPROVE__BRIEF_MIN_ROWS="1", TEMPERA_SELFIMPROVE__BRIEF_MIN_SESSIONS="1")
     repo = box.repo("work/shop", SHOP)
     first = box.claude("add logging to export() in app.py", cwd=repo, script=_loguru_work(repo))
     again = box.claude(CORRECTION, cwd=repo, args=("--resume", first.session_id), script=_stdlib_fix(repo))

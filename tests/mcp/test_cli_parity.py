@@ -15,28 +15,32 @@ BRIEF_FLAGS = ("brief", "--files", "src/auth.py", "--task-type", "bugfix", "--do
 
 
 async def _teach(client: Tempera) -> None:
-    """A failed vague turn (it leaves an ask-back), a correction and a missed question on src/auth.py."""
+    """A failed vague turn (it leaves an ask-back), and on src/auth.py a correction and a missed question, each
+    logged in three sessions (a brief shows only repeated evidence)."""
     captured = await client.ok("tempera_capture", {"summary": "fix it again", "outcome": "failure"})
     assert captured["ask_back"] is not None
-    await client.ok(
-        "tempera_log_correction",
-        {
-            "category": "Validation Skipped",
-            "description": "Trusted the return URL from the query string",
-            "correction": "Validate redirect targets against the allow-list",
-            "files": ["src/auth.py"],
-            "episode": captured["id"][:8],
-        },
-    )
-    await client.ok(
-        "tempera_log_should_have_asked",
-        {
-            "trigger": "edit auth middleware",
-            "question": "Should auth run before or after request logging?",
-            "answer": "Before",
-            "files": ["src/auth.py"],
-        },
-    )
+    for session in ("s1", "s2", "s3"):
+        await client.ok(
+            "tempera_log_correction",
+            {
+                "category": "Validation Skipped",
+                "description": "Trusted the return URL from the query string",
+                "correction": "The redirect target was not checked against the allow-list",
+                "files": ["src/auth.py"],
+                "episode": captured["id"][:8],
+                "session_id": session,
+            },
+        )
+        await client.ok(
+            "tempera_log_should_have_asked",
+            {
+                "trigger": "edit auth middleware",
+                "question": "Should auth run before or after request logging?",
+                "answer": "Before",
+                "files": ["src/auth.py"],
+                "session_id": session,
+            },
+        )
 
 
 def _without_consumed_at(brief: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,9 @@ from tempera.core.selfimprove.asks import ShouldHaveAskedInput, log_should_have_
 from tempera.core.selfimprove.mistakes import CorrectionInput, log_correction
 
 
+pytestmark = pytest.mark.usefixtures("one_row_suffices")  # about matching, transfer and budget, not the bar
+
+
 @pytest.fixture
 def projects(tmp_path: Path) -> tuple[ProjectRef, ProjectRef]:
     refs = []
@@ -30,7 +33,7 @@ def correct(mem: Memory, project: ProjectRef, category: str, files: list[str], s
         CorrectionInput(
             category=category,
             description=f"{category} happened",
-            correction=f"fix for {category}",
+            correction=f"that was {category}",
             files=files,
             scope=scope,
             project=project.path,
@@ -95,7 +98,7 @@ def test_counts_budget_and_keys(mem: Memory, projects: tuple[ProjectRef, Project
     brief = build_brief(mem, alpha.id, ["src/auth.py", "src/router.py"])
     assert [(c.category, c.count) for c in brief.categories] == [("validation_skipped", 3), ("host_header_trust", 1)]
     full = brief.render(4000)
-    assert full.splitlines()[0].startswith("- Correction category validation_skipped (3x) on src/auth.py")
+    assert full.splitlines()[0].startswith("- Correction category validation_skipped (3x, 3 sessions, last ")
     assert len(brief.render(150)) <= 150 and len(brief.render(150).splitlines()) == 1
     assert brief.render(60).endswith("…") and len(brief.render(60)) <= 60
     first_key = brief.statements()[0].key

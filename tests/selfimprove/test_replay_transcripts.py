@@ -6,6 +6,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from selfimprove_support import DATA, WEBSHOP, replay
 
 from tempera.core.brief import prompt_brief, session_brief, session_start
@@ -38,36 +39,20 @@ def test_no_correction_from_ordinary_prompts(mem: Memory, replayed: Callable) ->
     assert not any(t.startswith(("No problem", "Now make", "Refactor", "Add a new", "yes")) for t in texts)
 
 
-def test_clarifying_questions_are_logged(mem: Memory, replayed: Callable) -> None:
+def test_questions_the_agent_asked_are_no_should_have_asked(mem: Memory, replayed: Callable) -> None:
+    """A closing question answered by a change of course, and an AskUserQuestion answered "Half up": the agent
+    asked, so neither is a question it should have asked."""
     [done] = replayed("clarify")
-    assert done.questions == 2
-    rows = {a.values["question"]: a for a in asks.asks(mem.db, project_id=WEBSHOP.id)}
-    closing = rows[
-        "Should the migration convert the existing rows in place, or should I add a new `amount_cents` "
-        "column and backfill it later?"
-    ]
-    assert closing.values["trigger"] == "Store order amounts in cents instead of floats"
-    assert closing.values["answer"].startswith("Add a new amount_cents column")
-    assert closing.files == ["src/webshop/models.py", "migrations/0008_amount_cents.sql"]
-    tool = rows["Which rounding should refund totals use?"]
-    assert (tool.values["answer"], tool.files, tool.source) == (
-        "Half up",
-        ["src/webshop/report.py"],
-        "transcript:asked",
-    )
-    # "Want me to add a test for it as well?" answered "yes please" did not change course: not logged
-    assert not any("test for it" in q for q in rows)
+    assert done.questions == 0 and asks.asks(mem.db, project_id=WEBSHOP.id) == []
 
 
 def test_corrections_show_questions_never_asked(mem: Memory, replayed: Callable) -> None:
     replayed("corrections")
     missed = {a.values["question"]: a for a in asks.asks(mem.db) if a.source == "transcript:missed"}
-    assert set(missed) == {
-        "Which convention or tool does this project use for this?",
-        "Which parts may this change touch, and what must stay as it is?",
-    }
-    convention = missed["Which convention or tool does this project use for this?"]
-    assert convention.files == ["src/webshop/cli.py"] and "logging module" in convention.values["answer"]
+    # "We use the standard logging module" is a convention the agent could read, not a question for the user
+    assert set(missed) == {"Which parts may this change touch, and what must stay as it is?"}
+    scope = missed["Which parts may this change touch, and what must stay as it is?"]
+    assert scope.files == ["src/webshop/export.py"] and "export_orders" in scope.values["answer"]
 
 
 def test_replay_is_idempotent(mem: Memory, replayed: Callable, tmp_path: Path) -> None:
@@ -75,7 +60,7 @@ def test_replay_is_idempotent(mem: Memory, replayed: Callable, tmp_path: Path) -
     counts = (len(mistakes.mistakes(mem.db)), len(asks.asks(mem.db)), len(askbacks.ask_backs(mem.db)))
     again = [replay(mem, tmp_path / "transcripts" / f"{n}.jsonl") for n in ("corrections", "clarify", "vague_failure")]
     assert [d.as_dict() for d in again] == [{"corrections": 0, "questions": 0, "ask_backs": []}] * 3
-    assert counts == (3, 4, 1) and sum(d.corrections for d in first) == 3
+    assert counts == (3, 1, 1) and sum(d.corrections for d in first) == 3
     assert (len(mistakes.mistakes(mem.db)), len(asks.asks(mem.db)), len(askbacks.ask_backs(mem.db))) == counts
 
 
@@ -113,12 +98,14 @@ def test_vague_failure_drafts_an_ask_back_for_the_next_session(mem: Memory, repl
     assert [a.status for a in askbacks.ask_backs(mem.db)] == ["consumed"]
 
 
+@pytest.mark.usefixtures("one_row_suffices")  # one replayed session: its single rows clear the bar here
 def test_next_session_brief_and_prompt_lines(mem: Memory, replayed: Callable) -> None:
     replayed("corrections", "clarify", "vague_failure")
     session = session_brief(mem, WEBSHOP.id)
     keys = [s.key for s in session.statements()]
     assert keys[0].startswith("askback:")
-    assert {"wrong_convention", "scope_creep", "reverted_edit"} <= {c.category for c in session.categories}
+    # scope_creep's only words, "keep the public function name export_orders, ...", are an order: not quoted, no line
+    assert {c.category for c in session.categories} == {"wrong_convention", "reverted_edit"}
     brief = prompt_brief(mem, WEBSHOP.id, "Add a --quiet flag next to --verbose in src/webshop/cli.py", WEBSHOP.path)
     assert brief is not None and brief.files == ["src/webshop/cli.py"]
     assert [c.category for c in brief.categories] == ["wrong_convention"]

@@ -84,19 +84,13 @@ def test_llm_places_a_correction_the_heuristics_cannot(llm_env: AnthropicStub, l
 
 
 def test_llm_phrases_the_missed_question(llm_env: AnthropicStub, llm_mem: Memory, tmp_path: Path) -> None:
-    llm_env.replies += [
-        {"text": "Should verbose output use the logging module or a new library?"},
-        {"text": "Must the public name export_orders stay?"},
-    ]
+    llm_env.replies += [{"text": "Must the public name export_orders stay?"}]
     path = tmp_path / "c.jsonl"
     shutil.copy(DATA / "corrections.jsonl", path)
     replay(llm_mem, path)
     missed = sorted(a.values["question"] for a in asks.asks(llm_mem.db) if a.source == "transcript:missed")
-    assert missed == [
-        "Must the public name export_orders stay?",
-        "Should verbose output use the logging module or a new library?",
-    ]
-    assert replay(llm_mem, path).questions == 0 and len(llm_env.requests) == 2  # no call for known rows
+    assert missed == ["Must the public name export_orders stay?"]  # a convention is read, not asked: no question
+    assert replay(llm_mem, path).questions == 0 and len(llm_env.requests) == 1  # no call for known rows
 
 
 def test_template_extracted_by_the_llm_and_its_fallback(

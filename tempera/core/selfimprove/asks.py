@@ -5,6 +5,7 @@ The brief shows their triggers for the files at hand, so the next session sees w
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
@@ -34,10 +35,11 @@ def log_should_have_asked(
     cwd: str | None = None,
     source: str = "manual",
     dedupe_key: str | None = None,
+    at: datetime | None = None,
 ) -> int | None:
     """Store a should-have-asked row; None when `dedupe_key` was already logged."""
     values = {"trigger": item.trigger, "question": item.question, "answer": item.answer}
-    return log_entry(store, ASKS, item, values, cwd=cwd, source=source, dedupe_key=dedupe_key)
+    return log_entry(store, ASKS, item, values, cwd=cwd, source=source, dedupe_key=dedupe_key, at=at)
 
 
 def asks(db: Database, *, project_id: str | None = None, limit: int | None = None) -> list[LogEntry]:

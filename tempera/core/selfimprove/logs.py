@@ -77,13 +77,15 @@ def add_entry(
     session_id: str | None = None,
     source: str = "manual",
     dedupe_key: str | None = None,
+    at: datetime | None = None,
 ) -> int | None:
-    """Store one row, secrets redacted; None when a row with the same dedupe key exists (already logged)."""
+    """Store one row, secrets redacted; None when a row with the same dedupe key exists (already logged). `at` is
+    when it happened (a transcript's timestamp: an imported session keeps its own date); default now."""
     clean = {f: " ".join(redact(values.get(f) or "").split())[:MAX_TEXT] for f in kind.fields}
     missing = [f for f in kind.required if not clean[f]]
     if missing:
         raise InvalidInput(f"{kind.name}: {', '.join(missing)} must not be empty")
-    now = datetime.now(timezone.utc).isoformat()
+    now = (at or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat()
     cols = ", ".join(kind.fields)
     with db.transaction():
         EpisodeStore(db).ensure_project(project)
@@ -275,6 +277,7 @@ def log_entry(
     cwd: str | None = None,
     source: str = "manual",
     dedupe_key: str | None = None,
+    at: datetime | None = None,
 ) -> int | None:
     """Resolve the item's project, episode, files and scope, then store its row (None: already logged)."""
     anchor = resolve_anchor(store, item, cwd=cwd)
@@ -289,4 +292,5 @@ def log_entry(
         session_id=item.session_id,
         source=source,
         dedupe_key=dedupe_key,
+        at=at,
     )

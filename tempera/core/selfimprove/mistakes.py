@@ -7,6 +7,7 @@ The brief reads it back as "top correction categories for these files", so a cat
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
@@ -44,6 +45,7 @@ def log_correction(
     cwd: str | None = None,
     source: str = "manual",
     dedupe_key: str | None = None,
+    at: datetime | None = None,
 ) -> int | None:
     """Store a correction; None when `dedupe_key` was already logged."""
     values = {
@@ -51,7 +53,7 @@ def log_correction(
         "description": item.description,
         "correction": item.correction,
     }
-    return log_entry(store, MISTAKES, item, values, cwd=cwd, source=source, dedupe_key=dedupe_key)
+    return log_entry(store, MISTAKES, item, values, cwd=cwd, source=source, dedupe_key=dedupe_key, at=at)
 
 
 def mistakes(db: Database, *, project_id: str | None = None, limit: int | None = None) -> list[LogEntry]:
