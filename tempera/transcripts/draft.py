@@ -22,7 +22,7 @@ from tempera.core.project import ProjectRef, relative_to
 from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
 from tempera.transcripts.compaction import shorten
-from tempera.transcripts.outcome import distinct_errors, judge_outcome, open_errors
+from tempera.transcripts.outcome import distinct_errors, judge_outcome, open_errors, reported_success
 from tempera.transcripts.turns import Turn
 
 INTENT_CHARS = 300
@@ -46,7 +46,7 @@ _INTERIM = re.compile(
     r"^(?:now,? )?i (?:now )?have (?:a |an |all |enough |the )?(?:\w+ ){0,3}"
     r"(?:understanding|picture|information|context|overview)\b|^(?:now,? )?i (?:now )?(?:understand|see)\b.{0,60}$|"
     r"^now i can (?:explain|give|answer|see)\b|"
-    r"^now (?:add|update|run|fix|create|write|remove|check|implement|replace|move|edit|verify|build|test)\b|:$",
+    r"^now (?:add|update|run|fix|create|write|remove|check|implement|replace|move|edit|verify|build|test)\b",
     re.I,
 )
 # "Implement the following plan:\n\n# Plan: Foo\n\n## Context …": the request is the plan's title
@@ -69,14 +69,21 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+def _fitting(parts: list[str], limit: int) -> list[str]:
+    """The leading sentences that fit `limit` characters joined by spaces (at least the first)."""
+    out: list[str] = []
+    used = -1
+    for s in parts:
+        if out and used + 1 + len(s) > limit:
+            break
+        out.append(s)
+        used += 1 + len(s)
+    return out
+
+
 def _take(parts: list[str], limit: int) -> str:
     """Whole sentences up to `limit` characters (at least the first, clipped)."""
-    out = ""
-    for s in parts:
-        if out and len(out) + 1 + len(s) > limit:
-            break
-        out = f"{out} {s}".strip()
-    return shorten(out, limit)
+    return shorten(" ".join(_fitting(parts, limit)), limit)
 
 
 def request(prompt: str) -> str:
@@ -101,16 +108,18 @@ def clean_prose(text: str, root: str | None = None) -> str:
 
 
 def reply_text(final_text: str, root: str | None = None, *, agentic: bool = False) -> str:
-    """The useful sentences of a message, up to REPLY_CHARS (interim remarks left out of agentic work, and a last
-    sentence that introduces what clean_prose removed, "For example:", in any)."""
+    """The useful sentences of a message, up to REPLY_CHARS (interim remarks left out of agentic work), never
+    ending on a sentence that introduces what follows ("For example:", "Changes made:"): what it introduced was
+    removed (code, a table) or left out for the length."""
     useful = [
         s
         for s in sentences(clean_prose(final_text, root))
         if not _FILLER.search(s) and not (agentic and _INTERIM.search(s))
     ]
-    while useful and useful[-1].endswith(":"):
-        useful.pop()
-    return _take(useful, REPLY_CHARS) if useful else ""
+    kept = _fitting(useful, REPLY_CHARS)
+    while kept and kept[-1].endswith(":"):
+        kept.pop()
+    return shorten(" ".join(kept), REPLY_CHARS)
 
 
 def conclusion(turn: Turn, root: str | None) -> tuple[str, str]:
@@ -119,7 +128,7 @@ def conclusion(turn: Turn, root: str | None) -> tuple[str, str]:
     latest message that calls no tool and says more than an interim remark, else the last such one with any
     words left; in a plain conversation, the last reply. A message whose text introduces tool calls ("Now I have
     all the information needed.", "Now add X after Y:") concludes nothing: a unit without a closing message has
-    no conclusion ("", "")."""
+    only the success it reported on the way, or no conclusion ("", "")."""
     if turn.unit is not None and turn.unit.compact_summary:
         text = redact(turn.unit.compact_summary)
         return text, reply_text(text, root, agentic=True)
@@ -135,7 +144,18 @@ def conclusion(turn: Turn, root: str | None) -> tuple[str, str]:
         if len(words) >= SUBSTANTIVE_CHARS:
             return text, words
         found = found if found[1] or not words else (text, words)
-    return found
+    return found if found[1] else _success_said(turn, root)
+
+
+def _success_said(turn: Turn, root: str | None) -> tuple[str, str]:
+    """A unit with no closing message: the latest report that the checks pass ("All 478 API tests pass."), said
+    on the way to the next tool call, as (its message, that sentence)."""
+    for message in reversed(turn.messages):
+        text = redact(message.text)
+        said = reported_success(text)
+        if said:
+            return text, reply_text(said, root)
+    return "", ""
 
 
 def project_files(paths: list[str], root: str | None) -> list[str]:

@@ -86,6 +86,10 @@ def test_agent_said_quotes_the_conclusion_never_an_interim_remark(kw_memory: Mem
     )
     audit = captured(kw_memory, s)
     assert "agent said" not in line_of(audit) and "information needed" not in audit.summary
+    # ... unless it reported on the way that the checks pass: that sentence, and only it
+    s.prompt("limit the device name to letters and digits")
+    edit(s, "src/device.dto.ts", text="All 478 API tests pass. Now add the same check to the DTO:")
+    assert 'agent said: "All 478 API tests pass."' in line_of(captured(kw_memory, s))
 
 
 def test_a_plan_handed_over_is_asked_by_its_title(kw_memory: Memory, tmp_path: Path) -> None:
