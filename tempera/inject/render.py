@@ -19,6 +19,7 @@ HEADER_PROMPT = (
 HEADER_SESSION = f"Tempera memory: the most useful recent work recorded for this project. {DATA_NOTE}"
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
 HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."
+FILES = ". Files: "  # what starts an episode line's file list, which a line cut to the budget keeps
 # Summary lines draft.summarize writes after the intent and the closing words, by what they quote.
 _SUMMARY_PARTS = (
     ("Committed: ", "agent committed"),
@@ -71,8 +72,19 @@ def episode_line(ep: InjectHit) -> str:
     line = f"- [{', '.join(b for b in bits if b)}] " + "; ".join(quote(lab, t) for lab, t in summary_parts(ep))
     files = ep.files
     if files and not reads_as_directive(" ".join(files[:5])):
-        line += f". Files: {', '.join(files[:5])}{' …' if len(files) > 5 else ''}."
+        line += f"{FILES}{', '.join(files[:5])}{' …' if len(files) > 5 else ''}."
     return line
+
+
+def clip_line(line: str, room: int) -> str:
+    """The line cut to `room` characters: its quoted text shortened (the cut quote closed), an episode's file list
+    kept whole unless it would take more than half the room."""
+    head, sep, files = line.rpartition(FILES)
+    tail = sep + files
+    if not sep or len(tail) > room // 2:
+        head, tail = line, ""
+    cut = head[: room - len(tail) - 2].rstrip() + "…"
+    return cut + ('"' if cut.count('"') % 2 else "") + tail
 
 
 def fit(lines: list[str], budget: int, *, prefix: str = "") -> list[str]:
@@ -103,7 +115,7 @@ def render_blocks(sections: list[tuple[str, list[str]]], budget: int) -> str:
             if room < 80:
                 break
             if len(line) > room:
-                line = line[: room - 1].rstrip() + "…"
+                line = clip_line(line, room)
             block.append(line)
             size += len(line) + 1
         if len(block) > 1:

@@ -49,11 +49,12 @@ def sections(text: str) -> dict[str, str]:
 def _first(found: dict[str, str], *names: str) -> str:
     for name in names:
         if found.get(name):
-            return _clip(_clean(found[name]))
+            return shorten(_clean(found[name]))
     return ""
 
 
-def _clip(text: str, limit: int = MAX_CHARS) -> str:
+def shorten(text: str, limit: int = MAX_CHARS) -> str:
+    """The text cut to `limit` characters, an ellipsis marking the cut."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -74,4 +75,4 @@ def continuation_intent(text: str) -> str:
     if intent:
         return intent
     body = _TAIL.sub("", _PREAMBLE.sub("", text or ""))
-    return _clip(_clean(body)) or "(continued session)"
+    return shorten(_clean(body)) or "(continued session)"

@@ -1,12 +1,14 @@
 """A turn (or one work unit of it, see `units.py`) turned into an episode draft without an LLM: intent, task type,
-domains, files, commands, errors, test runs before/after, an outcome with the evidence it rests on, and an
-extractive summary. Everything is redacted before the episode leaves this module.
+domains, files, commands, errors, test runs before/after, an outcome with the evidence it rests on (`outcome.py`),
+and an extractive summary. Everything is redacted before the episode leaves this module.
 
 The summary is what the hooks inject, so it is written for a later prompt to match and for two or three to fit
-the injection budget: the intent, then the unit's substantive closing words (not an interim "Still compiling…" or
-"Want me to continue?": an earlier message that says what was done, or the compaction summary's "current work"),
-the commits it made and task items it finished, how the tests ended; no markdown tables, code or escapes, paths
-relative to the repository, files left to the injected line (which lists them once), under SUMMARY_CHARS.
+the injection budget: the intent (a plan handed over to implement: its title), then the unit's conclusion (a
+message that calls no tool, not an interim "Still compiling…" or "Want me to continue?", or the compaction
+summary's "current work"; nothing rather than a remark that introduces a tool call), the commits it made and task
+items it finished, the counts its last test run gave (the command alone says nothing), the error it ended on; no
+markdown tables, code or escapes, paths relative to the repository, files left to the injected line (which lists
+them once), under SUMMARY_CHARS.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from tempera.core.models import Context, Episode, ErrorRecord, Intent, Outcome, 
 from tempera.core.project import ProjectRef, relative_to
 from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
+from tempera.transcripts.compaction import shorten
+from tempera.transcripts.outcome import distinct_errors, judge_outcome, open_errors, reported_success
 from tempera.transcripts.turns import Turn
 
 INTENT_CHARS = 300
@@ -36,21 +40,24 @@ _FILLER = re.compile(r"^(?:perfect|great|excellent|done|sure|okay|ok|alright|goo
 # What an agent says between tool calls or to hand the turn back, never what it did: left out of agentic work only
 # (in a conversation without tools, "I'll ..." and "Would you like ..." are the content).
 _INTERIM = re.compile(
-    r"^(?:now |next,? )?(?:i'll|i will|let's|let us)\b|^still\b|"
-    r"^(?:want me to|would you like|shall i|should i|do you want|let me know|if you'd like)\b",
+    r"^(?:now,? |next,? |first,? |ok(?:ay)?,? )?(?:i'll|i will|let's|let us|let me|i need to|i'm going to|"
+    r"i am going to)\b|^still\b|"
+    r"^(?:want me to|would you like|shall i|should i|do you want|let me know|if you'd like)\b|"
+    r"^(?:now,? )?i (?:now )?have (?:a |an |all |enough |the )?(?:\w+ ){0,3}"
+    r"(?:understanding|picture|information|context|overview)\b|^(?:now,? )?i (?:now )?(?:understand|see)\b.{0,60}$|"
+    r"^now i can (?:explain|give|answer|see)\b|"
+    r"^now (?:add|update|run|fix|create|write|remove|check|implement|replace|move|edit|verify|build|test)\b",
     re.I,
+)
+# "Implement the following plan:\n\n# Plan: Foo\n\n## Context …": the request is the plan's title
+_PLAN_TITLE = re.compile(
+    r"^\s*implement the following plan:\s*\n\s*#+\s*(?:(?:implementation )?plan:\s*)?(?P<title>\S[^\n]*)", re.I
 )
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*[-|: ]{3,}\s*$", re.M)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\\[nrt]")
 _INLINE = re.compile(r"\*\*|__|`")
-_PIPE_TAIL = re.compile(r"\s*(?:\d?>&\d|\||;)\s*")  # `2>&1 | tail -15` says nothing about the tests
 OUTSIDE_NOISE = ("/.claude/", "/tmp/", "/private/tmp/", "/private/var/folders/", "/var/folders/")
-_PROBLEM = re.compile(
-    r"\b(?:couldn't|could not|can't|cannot|unable to|wasn't able|was not able|failed to|still "
-    r"fail\w*|still broken|doesn't work|does not work|not working|blocked by)\b",
-    re.I,
-)
 
 
 def sentences(text: str) -> list[str]:
@@ -62,23 +69,33 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+def _fitting(parts: list[str], limit: int) -> list[str]:
+    """The leading sentences that fit `limit` characters joined by spaces (at least the first)."""
+    out: list[str] = []
+    used = -1
+    for s in parts:
+        if out and used + 1 + len(s) > limit:
+            break
+        out.append(s)
+        used += 1 + len(s)
+    return out
 
 
 def _take(parts: list[str], limit: int) -> str:
     """Whole sentences up to `limit` characters (at least the first, clipped)."""
-    out = ""
-    for s in parts:
-        if out and len(out) + 1 + len(s) > limit:
-            break
-        out = f"{out} {s}".strip()
-    return _clip(out, limit)
+    return shorten(" ".join(_fitting(parts, limit)), limit)
+
+
+def request(prompt: str) -> str:
+    """What the prompt asks for: the prompt, or for a plan handed over to implement, the plan's title."""
+    m = _PLAN_TITLE.match(prompt)
+    return m.group("title").strip() if m else prompt
 
 
 def intent_line(prompt: str) -> str:
     """The request in its own words: whole sentences from the start, up to INTENT_CHARS."""
-    return _take(sentences(prompt) or [prompt], INTENT_CHARS)
+    asked = request(prompt)
+    return _take(sentences(asked) or [asked], INTENT_CHARS)
 
 
 def clean_prose(text: str, root: str | None = None) -> str:
@@ -91,28 +108,54 @@ def clean_prose(text: str, root: str | None = None) -> str:
 
 
 def reply_text(final_text: str, root: str | None = None, *, agentic: bool = False) -> str:
-    """The useful sentences of a message, up to REPLY_CHARS (interim remarks left out of agentic work)."""
+    """The useful sentences of a message, up to REPLY_CHARS (interim remarks left out of agentic work), never
+    ending on a sentence that introduces what follows ("For example:", "Changes made:"): what it introduced was
+    removed (code, a table) or left out for the length."""
     useful = [
         s
         for s in sentences(clean_prose(final_text, root))
         if not _FILLER.search(s) and not (agentic and _INTERIM.search(s))
     ]
-    return _take(useful, REPLY_CHARS) if useful else ""
+    kept = _fitting(useful, REPLY_CHARS)
+    while kept and kept[-1].endswith(":"):
+        kept.pop()
+    return shorten(" ".join(kept), REPLY_CHARS)
 
 
-def closing_words(turn: Turn, root: str | None) -> str:
-    """The unit's substantive last words: the "current work" of a compaction that closed it (the fullest account
-    the transcript holds); else, in agentic work (tool calls), the latest message that says more than an interim
-    remark, else the last words there are; in a plain conversation, the last reply."""
+def conclusion(turn: Turn, root: str | None) -> tuple[str, str]:
+    """The message that concludes the unit (redacted) and the words to quote from it: the "current work" of a
+    compaction that closed it (the fullest account the transcript holds); else, in agentic work (tool calls), the
+    latest message that calls no tool and says more than an interim remark, else the last such one with any
+    words left; in a plain conversation, the last reply. A message whose text introduces tool calls ("Now I have
+    all the information needed.", "Now add X after Y:") concludes nothing: a unit without a closing message has
+    only the success it reported on the way, or no conclusion ("", "")."""
     if turn.unit is not None and turn.unit.compact_summary:
-        return reply_text(redact(turn.unit.compact_summary), root, agentic=True)
-    agentic = bool(turn.all_tool_calls)
-    texts = [m.text for m in reversed(turn.messages) if m.text]
-    for text in texts if agentic else texts[:1]:
-        reply = reply_text(redact(text), root, agentic=agentic)
-        if len(reply) >= SUBSTANTIVE_CHARS or not agentic:
-            return reply
-    return reply_text(redact(texts[0]), root) if texts else ""
+        text = redact(turn.unit.compact_summary)
+        return text, reply_text(text, root, agentic=True)
+    if not turn.all_tool_calls:
+        text = redact(turn.final_text)
+        return text, reply_text(text, root)
+    found = ("", "")
+    for message in reversed(turn.messages):
+        if not message.text or message.calls_tools:
+            continue
+        text = redact(message.text)
+        words = reply_text(text, root, agentic=True)
+        if len(words) >= SUBSTANTIVE_CHARS:
+            return text, words
+        found = found if found[1] or not words else (text, words)
+    return found if found[1] else _success_said(turn, root)
+
+
+def _success_said(turn: Turn, root: str | None) -> tuple[str, str]:
+    """A unit with no closing message: the latest report that the checks pass ("All 478 API tests pass."), said
+    on the way to the next tool call, as (its message, that sentence)."""
+    for message in reversed(turn.messages):
+        text = redact(message.text)
+        said = reported_success(text)
+        if said:
+            return text, reply_text(said, root)
+    return "", ""
 
 
 def project_files(paths: list[str], root: str | None) -> list[str]:
@@ -139,73 +182,29 @@ def split_tests(turn: Turn) -> tuple[list[signals.TestRunSeen], list[signals.Tes
     return ([r for r in turn.test_runs if r.position < edits[0]], [r for r in turn.test_runs if r.position > edits[-1]])
 
 
-def judge_outcome(turn: Turn, after: list[signals.TestRunSeen], final_text: str) -> tuple[str, list[str]]:
-    """success / partial / failure / unknown, and the observations that decided it (`final_text` redacted)."""
-    if not turn.has_agent_work:
-        return "unknown", ["no agent response in this turn"] + (["interrupted by the user"] if turn.interrupted else [])
-    evidence: list[str] = []
-    unresolved = [e for e in distinct_errors(turn.errors) if not e.resolved]
-    problem = next((s for s in sentences(final_text) if _PROBLEM.search(s)), None)
-    if turn.interrupted:
-        evidence.append("interrupted by the user")
-    if turn.rejections:
-        evidence.append(f"user rejected {len(turn.rejections)} tool call(s)")
-    if problem:
-        evidence.append(f"agent reported a problem: {_clip(problem, 160)}")
-    if unresolved:
-        evidence.append(f"{len(unresolved)} unresolved error(s): {_clip(unresolved[-1].message, 120)}")
-    if after:
-        last = after[-1]
-        state = "passed" if last.passed else "failing"
-        evidence.insert(
-            0,
-            f"tests {state} at the end: `{_clip(redact(last.command), 80)}`"
-            + (f" ({last.summary})" if last.summary else ""),
-        )
-        if not last.passed:
-            return "failure", evidence
-        return ("partial" if turn.interrupted else "success"), evidence
-    if turn.rejections and not turn.files_modified:
-        return "failure", evidence
-    if turn.interrupted or problem or unresolved:
-        return "partial", evidence
-    if turn.files_modified:
-        return "success", [f"modified {len(turn.files_modified)} file(s) with no unresolved error"]
-    if final_text:
-        return "success", ["answered without errors"]
-    return "unknown", ["no final answer"]
-
-
 def summarize(turn: Turn, prompt: str, reply: str, after: list[signals.TestRunSeen]) -> str:
-    """Extractive: the intent, the agent's closing words, commits and items done, how the tests ended."""
-    parts = [_take(sentences(clean_prose(prompt)) or [prompt], SUMMARY_INTENT_CHARS) or "(empty prompt)"]
+    """Extractive: the intent, the agent's closing words, commits and items done, the counts the last test run
+    gave, the error the unit ended on."""
+    asked = request(prompt)
+    parts = [_take(sentences(clean_prose(asked)) or [asked], SUMMARY_INTENT_CHARS) or "(empty prompt)"]
     if reply:
         parts.append(reply)
     unit = turn.unit
     if unit is not None and unit.commits:
-        parts.append(f"Committed: {'; '.join(_clip(c, 100) for c in unit.commits[-2:])}.")
+        parts.append(f"Committed: {'; '.join(shorten(c, 100) for c in unit.commits[-2:])}.")
     if unit is not None and unit.done:
-        parts.append(f"Done: {'; '.join(_clip(d, 80) for d in unit.done[-3:])}.")
-    if after:
-        command = _PIPE_TAIL.split(redact(after[-1].command), 1)[0]
-        parts.append(f"Tests {'passed' if after[-1].passed else 'failed'}: {_clip(command, 60)}.")
-    unresolved = [e for e in distinct_errors(turn.errors) if not e.resolved]
+        parts.append(f"Done: {'; '.join(shorten(d, 80) for d in unit.done[-3:])}.")
+    counts = signals.test_counts(after[-1].summary) if after else ""
+    if counts:  # the command alone says nothing the outcome does not
+        parts.append(f"Tests {'passed' if after[-1].passed else 'failed'}: {counts}.")
+    unresolved = open_errors(turn)
     if unresolved:
-        parts.append(f"Unresolved: {_clip(unresolved[-1].message, 120)}")
-    return _clip("\n".join(parts), SUMMARY_CHARS)
-
-
-def distinct_errors(errors: list[signals.ErrorSeen]) -> list[signals.ErrorSeen]:
-    """One entry per fingerprint, the last occurrence deciding whether it ended resolved."""
-    last: dict[str, signals.ErrorSeen] = {}
-    for err in errors:
-        last.pop(err.fingerprint, None)
-        last[err.fingerprint] = err
-    return list(last.values())
+        parts.append(f"Unresolved: {shorten(unresolved[-1].message, 120)}")
+    return shorten("\n".join(parts), SUMMARY_CHARS)
 
 
 def _test_run(run: signals.TestRunSeen) -> TestRun:
-    return TestRun(command=_clip(redact(run.command), 500), passed=run.passed, summary=run.summary)
+    return TestRun(command=shorten(redact(run.command), 500), passed=run.passed, summary=run.summary)
 
 
 def asked_prompt(raw_prompt: str) -> str:
@@ -225,10 +224,11 @@ def draft_episode(
     modified = project_files([redact(f) for f in turn.files_modified], root)[:MAX_FILES]
     read = project_files([redact(f) for f in turn.files_read], root)[:MAX_FILES]
     before, after = split_tests(turn)
-    status, evidence = judge_outcome(turn, after, final_text)
+    closing, words = conclusion(turn, root)
+    status, evidence = judge_outcome(turn, after, closing)
     raw_prompt = prompt + "".join(f"{FOLLOWUP}{redact(f)}" for f in turn.followups)
     if turn.unit is not None and turn.unit.position > 0:
-        raw_prompt += f"{PART_OF}{_clip(redact(turn.unit.turn_prompt), INTENT_CHARS)}"
+        raw_prompt += f"{PART_OF}{shorten(redact(turn.unit.turn_prompt), INTENT_CHARS)}"
     started = turn.started_at or datetime.now(timezone.utc)
     episode = Episode(
         created_at=started,
@@ -237,7 +237,7 @@ def draft_episode(
         project_name=project.name,
         project_path=project.path,
         session_id=session_id,
-        summary=summarize(turn, prompt, closing_words(turn, root), after),
+        summary=summarize(turn, prompt, words, after),
         intent=Intent(
             raw_prompt=raw_prompt,
             extracted=intent_line(prompt),
@@ -248,7 +248,7 @@ def draft_episode(
             files_read=read,
             files_modified=modified,
             tools=list(dict.fromkeys(c.name for c in turn.all_tool_calls)),
-            commands=[_clip(redact(c), 500) for c in turn.commands[:MAX_COMMANDS]],
+            commands=[shorten(redact(c), 500) for c in turn.commands[:MAX_COMMANDS]],
             errors=[
                 ErrorRecord(message=e.message, fingerprint=e.fingerprint, resolved=e.resolved, resolution=e.resolution)
                 for e in distinct_errors(turn.errors)

@@ -132,6 +132,14 @@ def _last_summary(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
+_COUNT = re.compile(r"\b\d+ (?:passed|pass|failed|fail|failing|skipped|errors?|tests?)\b", re.I)
+
+
+def test_counts(summary: str) -> str:
+    """The counts a test run's summary line gives ("1290 passed, 2 skipped"; "" for `ok  pkg  0.3s`)."""
+    return ", ".join(m.group(0) for m in _COUNT.finditer(summary))
+
+
 def test_passed(call: "ToolCall") -> bool | None:
     """Whether a call that ran tests passed; None for any other call."""
     cmd = shell_command(call)

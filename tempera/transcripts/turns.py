@@ -81,6 +81,11 @@ class AssistantMessage:
     def text(self) -> str:
         return "\n".join(b.text for b in self.blocks if b.kind == "text" and b.text.strip()).strip()
 
+    @property
+    def calls_tools(self) -> bool:
+        """Its text introduces tool calls ("Let me check the tests:"): an interim remark, never a conclusion."""
+        return any(b.kind == "tool_use" for b in self.blocks)
+
 
 @dataclass
 class SubagentRun:
