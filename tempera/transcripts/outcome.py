@@ -1,8 +1,9 @@
 """How a work unit ended, judged from its final evidence without an LLM: its last test run, its last command's
 result, its closing words ("All tests pass (1290/1290) and lint is clean"). An error on the way is not the end: a
-failed call that a later successful command (any later successful call, for a tool slip such as "String to
-replace not found"), a later passing test run or a later message reporting success came after is resolved, and a
-subagent's errors are the main agent's to act on. Failure or partial only when the final evidence says so.
+failed call that a later successful run of the same program (for a shell command) or the same kind of call (an
+edit after "String to replace not found"), a later passing test run or a later message reporting success came
+after is resolved, and a subagent's errors are the main agent's to act on. Failure or partial only when the
+final evidence says so.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from tempera.core.redact import redact
 from tempera.transcripts import signals
 from tempera.transcripts.compaction import shorten
-from tempera.transcripts.turns import Turn
+from tempera.transcripts.turns import ToolCall, Turn
 
 SIBLING = "Sibling tool call errored"  # a call cancelled because a parallel one failed: not an error of its own
 # The agent reporting that its own work or the checks did not succeed, not an explanation of the code's behaviour
@@ -79,6 +80,18 @@ def distinct_errors(errors: list[signals.ErrorSeen]) -> list[signals.ErrorSeen]:
     return list(last.values())
 
 
+def _kind(call: ToolCall) -> str:
+    """What a later call must be to show that a failed one was got past: the same program for a shell command
+    (`cd app && FOO=1 bun test | tail` runs bun: a later `docker ps` does not resolve a failed `psql`), any edit
+    for an edit ("String to replace not found", then the edit made), else the same tool."""
+    command = signals.shell_command(call)
+    if command is not None:
+        parts = [p.strip() for p in re.split(r"&&|\|\||;", command) if p.strip() and not p.strip().startswith("cd ")]
+        words = [w for w in (parts[0] if parts else command).split("|")[0].split() if "=" not in w]
+        return "shell:" + (words[0].rsplit("/", 1)[-1] if words else "")
+    return "edit" if call.name in signals.MODIFY_TOOLS else call.name
+
+
 def open_errors(turn: Turn) -> list[signals.ErrorSeen]:
     """The main agent's errors that nothing later in the unit resolved (distinct, in order)."""
     calls = turn.tool_calls
@@ -87,10 +100,9 @@ def open_errors(turn: Turn) -> list[signals.ErrorSeen]:
     passing = [r.position for r in turn.test_runs if r.passed]
 
     def later_success(err: signals.ErrorSeen) -> bool:
-        shell = calls[err.position].name in signals.SHELL_TOOLS
+        kind = _kind(calls[err.position])
         for call in calls[err.position + 1 :]:
-            ok = call.result is not None and not call.is_error and not call.rejected
-            if ok and (not shell or signals.shell_command(call)):
+            if call.result is not None and not call.is_error and not call.rejected and _kind(call) == kind:
                 return True
         if any(p > err.position for p in passing):
             return True

@@ -131,3 +131,17 @@ def test_a_line_cut_to_the_budget_keeps_its_files() -> None:
     text = render.render_blocks([(render.HEADER_PROMPT, [line])], len(render.HEADER_PROMPT) + 250)
     (shown,) = [ln for ln in text.splitlines() if ln.startswith("- [")]
     assert len(shown) < len(line) and shown.endswith('…". Files: src/total.ts, src/invoice.ts.')
+
+
+def test_a_failed_command_is_got_past_only_by_the_same_program_succeeding(kw_memory: Memory, tmp_path: Path) -> None:
+    s = session(tmp_path, "k")
+    s.prompt("the api cannot reach the database in dev, have a look")
+    s.bash("psql -h localhost -U app -c 'select 1'", "psql: error: connection refused", ok=False)
+    s.bash("docker ps", "CONTAINER ID   IMAGE")  # another program succeeding says nothing of the database
+    s.say("Postgres refuses connections on localhost; the containers listed are not the database.")
+    assert captured(kw_memory, s).outcome.status == "partial"
+    s.prompt("start it and try again")
+    s.bash("docker compose up -d db", "Container db Started")
+    s.bash("cd api && PGPASSWORD=x psql -h localhost -U app -c 'select 1' | head", " ?column? \n 1")
+    s.say("The database container is up and answers queries.")
+    assert captured(kw_memory, s).outcome.status == "success"
