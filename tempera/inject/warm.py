@@ -190,7 +190,7 @@ def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
         else:
             brief = prompt_brief(mem, project.id, hp.prompt, project.path)
             facts = render.fit(
-                [line for line in prompt_facts(mem, hp.prompt, project_id=project.id) if "fact:" + line not in given],
+                [f.text for f in prompt_facts(mem, hp.prompt, project_id=project.id) if "fact:" + f.text not in given],
                 int(budget * PROMPT_FACTS_SHARE),
                 prefix="- ",
             )
