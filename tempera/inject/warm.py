@@ -203,7 +203,10 @@ def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
             share = SESSION_BRIEF_SHARE
         else:
             brief = prompt_brief(mem, project.id, hp.prompt, project.path)
-            facts = render.fit(_facts(mem, hp.prompt, project, given), int(budget * PROMPT_FACTS_SHARE), prefix="- ")
+            if mem.current_config().inject.facts:
+                facts = render.fit(
+                    _facts(mem, hp.prompt, project, given), int(budget * PROMPT_FACTS_SHARE), prefix="- "
+                )
             share = PROMPT_BRIEF_SHARE
         statements = brief.select(int(budget * share), exclude=given) if brief is not None else []
         keys = [s.key for s in statements] + ["fact:" + line for line in facts or []]

@@ -1,6 +1,7 @@
 """Per-turn facts through the real hooks: a constraint stated in one session is captured with no tool call and
 comes back, as a currently valid fact, when a later prompt of the same project touches it, and not in another
-project; a prompt that names no stored fact gets none, and the browser's log shows the facts given."""
+project; a prompt that names no stored fact gets none, the browser's log shows the facts given, and config can turn
+the channel off."""
 
 from __future__ import annotations
 
@@ -118,3 +119,10 @@ def test_a_prompt_naming_an_identifier_gets_its_stance_and_the_log_shows_it(ask:
     with Memory() as mem:
         [shown] = [p for p in injection_log.prompts(mem.db) if p["facts"]]
     assert (shown["session_id"], shown["prompt"], shown["facts"]) == ("batch", NAMING, [KEEP])
+
+
+def test_facts_false_in_config_silences_the_facts(ask: Callable[[str, str], str], data_dir: Path) -> None:
+    (data_dir / paths.CONFIG_NAME).write_text("[inject]\nfacts = false\n")
+    assert ask("off", NAMING) == ""
+    (data_dir / paths.CONFIG_NAME).write_text("[inject]\nfacts = true\n")
+    assert KEEP in ask("on", NAMING)
