@@ -3,9 +3,10 @@
 Runs on every prompt in the warm daemon, so it is a few indexed SQL queries and no Datalog compilation:
 - stances (decisions, preferences, constraints, dependencies) whose subject the prompt names: by an identifier,
   path or file name it writes (`REMEDIATION_BATCH_SIZE`, `GetGitDir`, `os.path`, `auth.py`), by a name the stance
-  writes as one (`MySQL`, `Postgres`), or by two of the subject's words; never by a stop word or a word of fewer
-  than three letters ("what's" is no mention of `go-git's`). The first two are `FactLine.named`; a stance found
-  by words alone is weaker evidence, and the caller may hold it back when it has been shown too often. Candidates
+  writes as one (`MySQL`, `Postgres`), or by two of the subject's words standing together; never by a stop word
+  or a word of fewer than three letters ("what's" is no mention of `go-git's`). The first two are
+  `FactLine.named`; a stance found by words alone is weaker evidence, and the caller may hold it back when it has
+  been shown too often. Candidates
   come from an in-memory index of slug words kept per database and rebuilt after each fact transaction; given a
   project, only that project's stances and the global ones (no :project, see turnfacts.py);
 - other entities the prompt names: a keyword such as `:module/auth` or `:service/payment` built from the
@@ -23,7 +24,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
-from itertools import pairwise
+from itertools import combinations, pairwise
 from typing import TYPE_CHECKING, Any
 
 from tempera.core.textsearch import name_terms
@@ -82,6 +83,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][\w.+#/@-]*[\w+#]|[A-Za-z0-9]")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # pkg.Func, os.path
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9]{2,}")  # JWT, SQS, S3A
 MIN_WORD = 3  # a shorter token names nothing ("s" of "what's", "os", "go")
+NEAR = 3  # two words of a stance's subject name it when they stand at most this far apart in the prompt
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DATE = re.compile(
     r"\b(?P<signal>before|prior to|until|till|up to|as of|on|at|by|after|since|in)\s+(?:the\s+)?"
@@ -134,7 +136,7 @@ def prompt_facts(
     moment = prompt_moment(prompt)
     at = moment.ms if moment else to_ms(now or datetime.now(timezone.utc))
     words = prompt_words(prompt)
-    stances = _stances(mem, words, at, limit, project_id, names=named_slugs(prompt)) if words else []
+    stances = _stances(mem, words, at, limit, project_id, prompt=prompt) if words else []
     lines = [FactLine(_stance_line(r, moment), named) for r, named in stances]
     if len(lines) < limit:
         lines += [FactLine(t, True) for t in _entity_lines(mem, prompt, words, at, moment, limit - len(lines))]
@@ -231,7 +233,7 @@ def _stances(
     limit: int,
     project_id: str | None,
     kinds: Sequence[str] = STANCES,
-    names: Collection[str] = (),
+    prompt: str = "",
 ) -> list[tuple[_Row, bool]]:
     """Stance descriptions valid at `at`, of the project (and global ones) if one is given, each with whether it was
     named (`_named`): those whose subject the prompt names (`_mention`; named first, then most words shared, then
@@ -257,20 +259,32 @@ def _stances(
     ]
     if words is None:
         return [(r, True) for r in rows]
-    found = [(r, m) for r in rows if (m := _mention(r, index.subject(r.e), words, names)) is not None]
+    names, places = named_slugs(prompt), _places(prompt)
+    found = [(r, m) for r in rows if (m := _mention(r, index.subject(r.e), names, places)) is not None]
     return sorted(found, key=lambda f: (not f[1], -score[f[0].e], -f[0].valid_from))[:limit]
 
 
-def _mention(row: _Row, subject: str, words: Sequence[str], names: Collection[str]) -> bool | None:
+def _places(prompt: str) -> dict[str, list[int]]:
+    """Where each slug word stands in the prompt (the index of the word among all its slug words)."""
+    parts = [p for t in _TOKEN.findall(prompt) for p in slug(t).split("-")]
+    places: dict[str, list[int]] = {}
+    for i, p in enumerate(parts):
+        if len(p) >= MIN_WORD and p not in STOP_WORDS and not p.isdigit():
+            places.setdefault(p, []).append(i)
+    return places
+
+
+def _mention(row: _Row, subject: str, names: Collection[str], places: dict[str, list[int]]) -> bool | None:
     """How the prompt names a stance: True by an identifier it writes (a run of the subject's slug) or by a word the
-    stance writes as a name, False by two or more of the subject's words only, None not at all."""
-    parts = subject.split("-")
+    stance writes as a name, False by two of the subject's words standing together in the prompt (at most
+    NEAR words apart: "true ... false" across a pasted log is no mention of `true/false`), None not at all."""
     if any(f"-{n}-" in f"-{subject}-" for n in names):
         return True
-    shared = {w for w in words if w in parts}
-    if shared & written_names(str(row.value)):
+    shared = [w for w in dict.fromkeys(subject.split("-")) if w in places]
+    if set(shared) & written_names(str(row.value)):
         return True
-    return False if len(shared) >= 2 else None
+    together = any(abs(i - j) <= NEAR for a, b in combinations(shared, 2) for i in places[a] for j in places[b])
+    return False if together else None
 
 
 def _slug_index(db: "Database") -> _SlugIndex:

@@ -210,6 +210,7 @@ STORED = [
     ("decision/existing", "keep existing)"),
     ("decision/keep-remediation-batch-size", "Keep REMEDIATION_BATCH_SIZE (used by copy-paste endpoint)"),
     ("constraint/mysql", "Never use MySQL for the billing service"),
+    ("decision/true-false", "let's use true/false and not on/off for the skip-push-sessions"),
 ]
 
 
@@ -226,6 +227,8 @@ def test_a_prompt_that_names_nothing_stored_gets_no_fact(full: Memory) -> None:
     assert fact_lines(full, "what's the capital of Australia?", now=NOW) == []
     assert fact_lines(full, "what is it for?", now=NOW) == []
     assert fact_lines(full, "the endpoint is slow", now=NOW) == []  # one plain word of a subject is no mention
+    # two words of `true/false` far apart in a pasted log: no mention either (entire-cli showed it on such prompts)
+    assert fact_lines(full, "TestSkip returned true, expected it to keep the old default of false", now=NOW) == []
 
 
 def test_a_prompt_naming_an_identifier_or_a_name_gets_the_stance_as_named(full: Memory) -> None:
@@ -235,3 +238,5 @@ def test_a_prompt_naming_an_identifier_or_a_name_gets_the_stance_as_named(full: 
     assert fact_lines(full, "can billing read from mysql?", now=NOW) == [FactLine(mysql, True)]
     # two words of its subject, no identifier: found, but not as named (the hook may hold it back, see warm.py)
     assert fact_lines(full, "how big is the remediation batch?", now=NOW) == [FactLine(keep, False)]
+    flags = "Decision (since 2026-01-30): let's use true/false and not on/off for the skip-push-sessions."
+    assert fact_lines(full, "make the telemetry flag true/false", now=NOW) == [FactLine(flags, False)]
