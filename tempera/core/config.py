@@ -250,6 +250,11 @@ class InjectConfig(_Section):
     )
     min_keyword_hits: int = _knob(settings.MIN_KEYWORD_HITS, "Distinct query terms a keyword-only hit must contain")
     daemon_timeout_seconds: float = _knob(settings.DAEMON_TIMEOUT, "How long a hook waits for the warm daemon's answer")
+    facts: bool = Field(
+        True,
+        description='Inject the fact graph\'s stances and entities that a prompt names ("Tempera facts"); '
+        "false turns the channel off",
+    )
 
     @model_validator(mode="before")
     @classmethod

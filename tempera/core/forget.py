@@ -55,8 +55,19 @@ PAIR_COLUMNS = ("src_id", "dst_id", "a_id", "b_id")  # episode pairs: links, con
 # One prompt injects several episodes, one query retrieves several: the rows of such an event share these columns,
 # and each holds the prompt or query that led to the forgotten episode, so the whole event goes.
 EVENT_KEYS = {"injections": ("session_id", "event", "created_at"), "retrievals": ("query", "created_at")}
+# A log of the same events without episode ids: its row of an event goes with the event (the facts a prompt was
+# shown, logged with the same session, event and time as its episodes; swept before `injections`, by name order).
+EVENT_PARTNERS = {"fact_injections": "injections"}
 # Activity logs that "everything before a date" clears even where they concern kept episodes.
-BEFORE_LOGS = ("injections", "retrievals", "mistakes", "should_have_asked", "ask_backs", "session_context")
+BEFORE_LOGS = (
+    "injections",
+    "fact_injections",
+    "retrievals",
+    "mistakes",
+    "should_have_asked",
+    "ask_backs",
+    "session_context",
+)
 DERIVED_SOURCES = ("propagation", "temporal", "chain")
 LOG_FILES = {"mistake": "mistakes", "ask": "should_have_asked"}
 
@@ -191,6 +202,9 @@ def _sweep_where(table: str, cols: set[str], sel: Selector) -> tuple[str, tuple[
     if table in EVENT_KEYS:
         key = ", ".join(EVENT_KEYS[table])
         parts.append(f"({key}) IN (SELECT {key} FROM {table} WHERE episode_id IN {IDS})")
+    if table in EVENT_PARTNERS:
+        key = ", ".join(EVENT_KEYS[EVENT_PARTNERS[table]])
+        parts.append(f"({key}) IN (SELECT {key} FROM {EVENT_PARTNERS[table]} WHERE episode_id IN {IDS})")
     parts += [f"{c} IN {IDS}" for c in PAIR_COLUMNS if c in cols]
     if "evidence" in cols:  # reflections, patterns, verdicts: built from these episodes (ids are UUIDs)
         parts.append(f"EXISTS (SELECT 1 FROM temp.forget_ids f WHERE instr({table}.evidence, f.id) > 0)")

@@ -208,6 +208,29 @@ def m067_capture_jobs_needed_fields(conn: Connection) -> None:
     )
 
 
+def m072_fact_injections(conn: Connection) -> None:
+    """The facts each prompt was shown (`lines`, a JSON list, [] for none), one row per prompt the facts channel
+    answered: the browser's injection log shows them beside the episodes (same session, event and time), and a
+    fact found by words alone is held back once it was shown on more than a fifth of the project's recent prompts
+    (`inject/injectlog.py`)."""
+    run_script(
+        conn,
+        """
+    CREATE TABLE fact_injections (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        prompt TEXT,
+        lines TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX fact_injections_project ON fact_injections(project_id, id);
+    CREATE INDEX fact_injections_session ON fact_injections(session_id, created_at);
+    """,
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("core.001_initial", m001_initial),
     ("core.002_jobs_injections_links", m002_jobs_injections_links),
@@ -221,4 +244,5 @@ MIGRATIONS: list[Migration] = [
     ("core.069_evidence_origin", m069_evidence_origin),
     ("core.070_outcome_links", m070_outcome_links),
     ("core.071_episode_files", m071_episode_files),
+    ("core.072_fact_injections", m072_fact_injections),
 ]

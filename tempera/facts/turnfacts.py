@@ -83,8 +83,23 @@ _COURTESY = re.compile(
 )
 _HEDGE = re.compile(r"\b(?:if|whether|unless|maybe|perhaps|might|could|not|don't|doesn't|never|no)\b", re.I)
 _QUESTION_START = re.compile(r"^(?:should|shall|do|does|can|could|would|will|what|which|how|why|is|are)\b", re.I)
+_PLAN = re.compile(r"\s*(?:please\s+)?implement the following plan\b", re.I)
+# What a stored stance may not be (see `well_formed`), fitted on the entire-cli sessions (evals/stance_precision.py)
+_CONDITION = re.compile(r"\b(?:if|when|unless|whether|once)\b", re.I)
+_PRONOUNS = frozenset({"this", "that", "these", "those", "it", "they", "which"})
+UNSURE = ("i think", "i guess", "i believe", "probably", "likely", "maybe", "perhaps", "might", "could", "not sure")
+_UNSURE = re.compile(rf"\b(?:{'|'.join(UNSURE)}|keep in mind|obviously|thoughts on)\b", re.I)
+_DANGLING = frozenset({"a", "an", "the", "to", "of", "for", "and", "or", "with", "in", "on", "by", "as", "is"})
+_TOOL_ERROR = re.compile(
+    r"\((?:variable|value|constant) of (?:\w+ )?type\b|\bvalue in (?:argument|assignment|return)\b|"
+    r"(?:^|\s)(?:undefined|error|warning|TS\d{4}|E\d{4})(?:\[\w+\])?:|\bexpected .+ (?:got|found)\b",
+    re.I,
+)
+_PAIRS = ("()", "[]", "{}")
+_TASK_AT_HAND = re.compile(r"\b(?:on this|this one|your|you need|we made|for now|first(?!-))\b", re.I)
 
 LEADS = frozenset({"we", "you", "please", "and", "but", "so", "then", "also", "just", "should", "must"})
+MODALS = frozenset({"should", "must"})  # "the function should use GetGitDir()": a rule with its subject
 CHOICE_VERBS = frozenset(
     {
         "use",
@@ -241,6 +256,7 @@ NOT_A_NAME = frozenset(
         "you",
         "something",
         "anything",
+        "going",
         "everything",
     }
 )
@@ -252,7 +268,7 @@ class _Trigger:
     kind: str
     polarity: Keyword
     pattern: re.Pattern[str]
-    agent: bool  # may the agent's own text state it (else only the user, or the agent speaking for "we")
+    agent: bool  # may the agent's own text (or a plan pasted as a prompt) state it (else only the user)
     lead: bool  # must start its clause, or follow one of LEADS ("please never ...", "we always ...")
 
 
@@ -290,8 +306,8 @@ TRIGGERS = (
     _trigger(
         "constraint",
         AGAINST,
-        r"\b(?:never|do not|don't|dont|must not|mustn't|should not|shouldn't|cannot|can't|"
-        r"may not)\s+(?:ever\s+)?(?P<verb>[a-z]+)\b\s*",
+        r"\b(?:never|do not|don't|dont|must not|mustn't|should not|shouldn't|may not)\s+(?:ever\s+)?"
+        r"(?P<verb>[a-z]+)\b\s*",
         lead=True,
     ),
     _trigger(
@@ -352,9 +368,12 @@ class FactCandidate:
 def extract_turn_facts(turn: TurnText) -> list[FactCandidate]:
     """The stances a turn states, the user's prompt first, then the agent's final text (secrets redacted first).
     One subject keeps one direction per turn: the first statement wins over a later opposite one. A continued
-    session's first "prompt" is a compaction summary in the agent's words, not the user's: only its reply counts."""
+    session's first "prompt" is a compaction summary in the agent's words, not the user's: only its reply counts.
+    A pasted plan ("Implement the following plan: ...") is the agent's words too: its imperative steps ("Keep X",
+    "Use the Add() method") are this task's steps, not standing decisions."""
     prompt = "" if turn.kind == "continuation" else turn.prompt
-    found = _extract(redact(prompt), agent=False) + _extract(redact(turn.final_text), agent=True)
+    plan = bool(_PLAN.match(prompt))
+    found = _extract(redact(prompt), agent=plan) + _extract(redact(turn.final_text), agent=True)
     direction: dict[str, Keyword] = {}
     kept: dict[str, FactCandidate] = {}
     for c in found:
@@ -390,13 +409,15 @@ def _candidates(sentence: str, m: re.Match[str], trigger: _Trigger, *, agent: bo
     start = _clause_start(sentence, m.start())
     prefix = sentence[start : m.start()].strip().lower()
     last = prefix.split()[-1] if prefix else ""
-    if (trigger.lead and prefix and last not in LEADS) or (agent and not trigger.agent and last != "we"):
-        return []
+    if trigger.lead and any(w not in LEADS for w in prefix.split()) and last not in MODALS:
+        return []  # "X returns early and never runs it": a description of X, not a rule
+    if (agent and not trigger.agent) or _CONDITION.search(sentence, 0, start):
+        return []  # "we avoid reading ...": the agent describing code; "if X, always Y": Y alone would be wrong
     if trigger.polarity == FOR and _HEDGE.search(prefix):
         return []
     verb = (m.groupdict().get("verb") or "").lower()
-    if verb in NOT_A_RULE:
-        return []
+    if verb in NOT_A_RULE or (trigger.lead and not prefix and verb.endswith("ing")):
+        return []  # "Using a common format that ...": a gerund, not an imperative
     obj, after = (m.group("obj"), m.end()) if m.groupdict().get("obj") else _object(sentence, m.end())
     if trigger.kind == "decision" and verb and trigger.lead and sentence[after:].lstrip().startswith("to "):
         return []  # "use grep to find it": a means, not a choice
@@ -405,6 +426,8 @@ def _candidates(sentence: str, m: re.Match[str], trigger: _Trigger, *, agent: bo
     if (choice and not obj) or not slug(subject) or (obj.split() or [""])[0].lower() in NOT_A_NAME:
         return []
     phrase = _phrase(sentence, start, after)
+    if not well_formed(phrase) or (trigger.kind == "dependency" and not prefix and trigger.polarity == FOR):
+        return []  # "relies on end-of-line as delimiter": what relies on it is not said
     why = _WHY.search(phrase)
     rationale = why.group(1).strip(" .") if why else None
     out = [FactCandidate(trigger.kind, subject, trigger.polarity, phrase, rationale)]
@@ -414,6 +437,21 @@ def _candidates(sentence: str, m: re.Match[str], trigger: _Trigger, *, agent: bo
         if other and slug(other) != slug(subject) and not other.split()[0].lower().endswith("ing"):
             out.append(FactCandidate(trigger.kind, other, AGAINST, phrase, rationale))  # "X over Y": against Y
     return out
+
+
+def well_formed(phrase: str) -> bool:
+    """Whether a stance's phrase is a whole, sure statement worth keeping: brackets balanced and no markup left
+    ("keep existing)", "Use SilentError**: When ..."), not cut off ("... by checkpoint view t", "things like:"),
+    not a hedge ("I think we should ...", "probably"), not a compiler's or tool's error ("cannot use x (variable of
+    type string) as ..."), not about the task at hand ("use the reviewer superpower on this")."""
+    words = phrase.rstrip(".!?").split()
+    if not words or any(phrase.count(a) != phrase.count(b) for a, b in _PAIRS) or "**" in phrase:
+        return False
+    last = words[-1]
+    if words[0].lower() in _PRONOUNS:
+        return False  # "This doesn't depend on line numbers": what it is about is not said
+    cut = phrase.endswith((":", "(", "-", ",")) or (len(last) == 1 and last.isalpha()) or last.lower() in _DANGLING
+    return not (cut or _UNSURE.search(phrase) or _TOOL_ERROR.search(phrase) or _TASK_AT_HAND.search(phrase))
 
 
 def _clause_start(sentence: str, at: int) -> int:

@@ -23,7 +23,8 @@ from tempera.inject.hits import InjectHit
 from tempera.inject.payload import HookPayload
 
 Related = Callable[[str, ProjectRef, set[str]], list[InjectHit]]  # (prompt, project, ids shown already) -> hits
-Notes = Callable[[ProjectRef, int], tuple[list[str], list[str]]]  # (project, budget) -> brief and fact statements
+# (project, budget) -> brief and fact statements; facts None when the facts channel did not run (SessionStart, off)
+Notes = Callable[[ProjectRef, int], tuple[list[str], list[str] | None]]
 
 
 def compose(
@@ -38,7 +39,8 @@ def compose(
     notes: Notes | None = None,
 ) -> str:
     """The additionalContext for one injecting event ('' when there is nothing new worth saying); the episodes
-    shown are logged (`injections`), so none is shown twice in a session and implicit feedback can find them."""
+    shown are logged (`injections`), so none is shown twice in a session and implicit feedback can find them, and
+    so are the facts of a prompt the facts channel answered (`fact_injections`, [] when none was shown)."""
     started = time.perf_counter()
     seen = injectlog.injected_ids(conn, hp.session_id)
     if hp.event == "UserPromptSubmit":
@@ -46,16 +48,17 @@ def compose(
     else:
         hits = sqlhits.useful_recent(conn, project, exclude=seen, limit=limit, weights=salience)
         header = render.HEADER_SESSION
-    brief, facts = notes(project, budget) if notes is not None else ([], [])
+    brief, facts = notes(project, budget) if notes is not None else ([], None)
     text = render.render_blocks(
         [
             (render.HEADER_BRIEF, [f"- {s}" for s in brief]),
-            (render.HEADER_FACTS, [f"- {f}" for f in facts]),
+            (render.HEADER_FACTS, [f"- {f}" for f in facts or []]),
             (header, [render.episode_line(h) for h in hits]),
         ],
         budget,
     )
-    if text and hits:
+    shown = hits if text else []
+    if shown or facts is not None:
         latency = round((time.perf_counter() - started) * 1000, 2)
         injectlog.record(
             conn,
@@ -63,7 +66,8 @@ def compose(
             project_id=project.id,
             event=hp.event,
             prompt=hp.prompt or None,
-            hits=[h._replace(latency_ms=latency) for h in hits],
+            hits=[h._replace(latency_ms=latency) for h in shown],
+            facts=None if facts is None else facts if text else [],
         )
     return text
 

@@ -1,5 +1,7 @@
 """The per-session log of what was injected: no episode twice in a session, and the record implicit feedback
-reads later. Standard library only (the cold path writes it too); the caller passes an autocommit connection."""
+reads later; beside it the facts each prompt was shown (`fact_injections`), which the browser shows with the
+episodes and which keeps a fact found by words alone from being shown on most of a project's prompts. Standard
+library only (the cold path writes it too); the caller passes an autocommit connection."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Any
 from tempera.inject.hits import InjectHit
 
 PROMPT_KEEP_CHARS = 500
+RECENT_PROMPTS = 50  # the project's prompts a fact's share is counted over
+MAX_FACT_SHARE = 0.2  # a fact found by words alone is held back while shown on this share of them or more
 
 
 def injected_ids(conn: Any, session_id: str) -> set[str]:
@@ -18,15 +22,36 @@ def injected_ids(conn: Any, session_id: str) -> set[str]:
     return {r[0] for r in conn.execute("SELECT episode_id FROM injections WHERE session_id = ?", (session_id,))}
 
 
+def worn_facts(conn: Any, project_id: str) -> set[str]:
+    """The fact lines shown on MAX_FACT_SHARE or more of the project's recent prompts, this one counted (so one
+    shown on the first prompt waits for the fifth): one indexed read of the last RECENT_PROMPTS rows."""
+    recent = "SELECT lines FROM fact_injections WHERE project_id = ? ORDER BY id DESC LIMIT ?"
+    (prompts,) = conn.execute(f"SELECT COUNT(*) FROM ({recent})", (project_id, RECENT_PROMPTS)).fetchone()
+    shown = conn.execute(
+        f"SELECT j.value, COUNT(*) FROM ({recent}) r, json_each(r.lines) j GROUP BY j.value",
+        (project_id, RECENT_PROMPTS),
+    )
+    return {line for line, n in shown if n >= MAX_FACT_SHARE * (prompts + 1)}
+
+
 def record(
-    conn: Any, *, session_id: str, project_id: str, event: str, prompt: str | None, hits: list[InjectHit]
+    conn: Any,
+    *,
+    session_id: str,
+    project_id: str,
+    event: str,
+    prompt: str | None,
+    hits: list[InjectHit],
+    facts: list[str] | None = None,
 ) -> None:
-    """One row per injected episode, with the scores that put it there."""
-    if not hits:
+    """One row per injected episode, with the scores that put it there; with `facts` (the facts channel answered
+    this prompt), one row with the fact lines shown, [] included, at the same time as the episodes'."""
+    if not hits and facts is None:
         return
     from tempera.core.redact import redact
 
     now = datetime.now(timezone.utc).isoformat()
+    sid = session_id or "-"
     kept = redact(prompt[:PROMPT_KEEP_CHARS]) if prompt else None
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -34,9 +59,15 @@ def record(
             conn.execute(
                 "INSERT INTO injections(session_id, project_id, event, prompt, episode_id, rank, scores, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id or "-", project_id, event, kept, h.id, rank, json.dumps(h.scores()), now),
+                (sid, project_id, event, kept, h.id, rank, json.dumps(h.scores()), now),
             )
             conn.execute("UPDATE episodes SET retrieval_count = retrieval_count + 1 WHERE id = ?", (h.id,))
+        if facts is not None:
+            conn.execute(
+                "INSERT INTO fact_injections(session_id, project_id, event, prompt, lines, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (sid, project_id, event, kept if facts else None, json.dumps(facts), now),
+            )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

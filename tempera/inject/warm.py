@@ -14,13 +14,14 @@ import numpy as np
 
 from tempera.core import jobs, textsearch
 from tempera.core.brief import Brief, prompt_brief, session_start
+from tempera.core.directives import reads_as_directive
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit
 from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
-from tempera.inject import context, gate, payload, render, workcontext
+from tempera.inject import context, gate, injectlog, payload, render, workcontext
 from tempera.inject.gate import Enqueue
 from tempera.inject.hits import InjectHit, make_hit
 from tempera.inject.payload import HookPayload
@@ -177,26 +178,38 @@ def _remember_keys(mem: Memory, session_id: str, event: str, keys: list[str]) ->
             )
 
 
+def _facts(mem: Memory, prompt: str, project: ProjectRef, given: set[str]) -> list[str]:
+    """The prompt's facts not yet given in this session and not read as orders (the renderer withholds those): one
+    found by words alone only while it has been shown on at most a fifth of the project's recent prompts, so no
+    fact comes with most prompts unless they name it (`injectlog.worn_facts`)."""
+    found = [
+        f
+        for f in prompt_facts(mem, prompt, project_id=project.id)
+        if "fact:" + f.text not in given and not reads_as_directive(f"- {f.text}")
+    ]
+    worn = injectlog.worn_facts(mem.db.conn, project.id) if not all(f.named for f in found) else set()
+    return [f.text for f in found if f.named or f.text not in worn]
+
+
 def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
     """The brief's statements and the prompt's facts not yet given in this session, marked given now."""
 
-    def notes(project: ProjectRef, budget: int) -> tuple[list[str], list[str]]:
+    def notes(project: ProjectRef, budget: int) -> tuple[list[str], list[str] | None]:
         given = _given_keys(mem, hp.session_id)
-        facts: list[str] = []
+        facts: list[str] | None = None
         brief: Brief | None
         if hp.event == "SessionStart":
             brief = session_start(mem, project.id, by=hp.session_id or "unknown-session")
             share = SESSION_BRIEF_SHARE
         else:
             brief = prompt_brief(mem, project.id, hp.prompt, project.path)
-            facts = render.fit(
-                [line for line in prompt_facts(mem, hp.prompt, project_id=project.id) if "fact:" + line not in given],
-                int(budget * PROMPT_FACTS_SHARE),
-                prefix="- ",
-            )
+            if mem.current_config().inject.facts:
+                facts = render.fit(
+                    _facts(mem, hp.prompt, project, given), int(budget * PROMPT_FACTS_SHARE), prefix="- "
+                )
             share = PROMPT_BRIEF_SHARE
         statements = brief.select(int(budget * share), exclude=given) if brief is not None else []
-        keys = [s.key for s in statements] + ["fact:" + line for line in facts]
+        keys = [s.key for s in statements] + ["fact:" + line for line in facts or []]
         if keys:
             _remember_keys(mem, hp.session_id, hp.event, keys)
         return [s.text for s in statements], facts

@@ -1,4 +1,5 @@
-"""The hooks' injection log read back per prompt: what was injected, with which scores, and whether it was used."""
+"""The hooks' injection log read back per prompt: what was injected, with which scores, and whether it was used;
+the facts a prompt was shown (`fact_injections`) beside its episodes."""
 
 from __future__ import annotations
 
@@ -8,17 +9,23 @@ from typing import Any
 from tempera.core.db import Database
 
 
+def _filter(alias: str, project_id: str | None, session_id: str | None) -> tuple[list[str], list[str]]:
+    where, params = [], []
+    if project_id:
+        where.append(f"{alias}.project_id = ?")
+        params.append(project_id)
+    if session_id:
+        where.append(f"{alias}.session_id = ?")
+        params.append(session_id)
+    return where, params
+
+
 def prompts(
     db: Database, *, project_id: str | None = None, session_id: str | None = None, limit: int = 80
 ) -> list[dict[str, Any]]:
-    """Newest first; one entry per hook event (session, event, time), its injected episodes in rank order."""
-    where, params = [], []
-    if project_id:
-        where.append("i.project_id = ?")
-        params.append(project_id)
-    if session_id:
-        where.append("i.session_id = ?")
-        params.append(session_id)
+    """Newest first; one entry per hook event (session, event, time), its injected episodes in rank order and the
+    fact lines it was shown."""
+    where, params = _filter("i", project_id, session_id)
     clause = ("WHERE " + " AND ".join(where)) if where else ""
     rows = db.query(
         "SELECT i.session_id, i.event, i.created_at, i.prompt, i.episode_id, i.rank, i.scores, i.used, "
@@ -28,11 +35,10 @@ def prompts(
         (*params, limit * 10),
     )
     groups: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for sid, event, created, prompt, eid, rank, scores, used, evaluated, summary, project in rows:
+
+    def group(sid: str, event: str, created: str, prompt: str | None, project: str | None) -> dict[str, Any]:
         key = (sid, event, created)
         if key not in groups:
-            if len(groups) >= limit:
-                break
             groups[key] = {
                 "session_id": sid,
                 "event": event,
@@ -40,8 +46,14 @@ def prompts(
                 "prompt": prompt,
                 "project": project,
                 "items": [],
+                "facts": [],
             }
-        groups[key]["items"].append(
+        return groups[key]
+
+    for sid, event, created, prompt, eid, rank, scores, used, evaluated, summary, project in rows:
+        if (sid, event, created) not in groups and len(groups) >= limit:
+            break
+        group(sid, event, created, prompt, project)["items"].append(
             {
                 "episode_id": eid,
                 "rank": rank,
@@ -51,4 +63,14 @@ def prompts(
                 "evaluated_at": evaluated,
             }
         )
-    return list(groups.values())
+    where, params = _filter("f", project_id, session_id)
+    where.append("f.lines != '[]'")
+    shown = db.query(
+        "SELECT f.session_id, f.event, f.created_at, f.prompt, f.lines, p.name FROM fact_injections f "
+        f"LEFT JOIN projects p ON p.id = f.project_id WHERE {' AND '.join(where)} "
+        "ORDER BY f.created_at DESC LIMIT ?",
+        (*params, limit),
+    )
+    for sid, event, created, prompt, lines, project in shown:
+        group(sid, event, created, prompt, project)["facts"] = json.loads(lines)
+    return sorted(groups.values(), key=lambda g: g["created_at"], reverse=True)[:limit]

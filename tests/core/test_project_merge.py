@@ -119,7 +119,7 @@ def test_old_path_ids_move_to_the_repository_when_memory_opens(tmp_path: Path) -
         assert FactStore(mem.db).query(f"[:find ?pid :where [{moved} :project ?pid]]").rows == [(new.id,)]
         assert FactStore(mem.db).query(f"[:find ?d :where [{constraint} :description ?d]]").rows == []
         assert any(
-            "Never use MySQL" in line for line in prompt_facts(mem, "Should the reports use MySQL?", project_id=new.id)
+            "Never use MySQL" in f.text for f in prompt_facts(mem, "Should the reports use MySQL?", project_id=new.id)
         )
 
         again = merge_projects(mem.db, old_main.id, new.id)  # idempotent: nothing is left to move

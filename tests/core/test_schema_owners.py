@@ -23,6 +23,11 @@ ADDED_SINCE = {
     "core.069_evidence_origin": {("index", "feedback_origin")},
     "core.070_outcome_links": {("table", "outcome_links"), ("index", "outcome_links_episode")},
     "core.071_episode_files": {("table", "episode_files"), ("index", "episode_files_episode")},
+    "core.072_fact_injections": {
+        ("table", "fact_injections"),
+        ("index", "fact_injections_project"),
+        ("index", "fact_injections_session"),
+    },
 }
 # tables a later migration fills from rows the old code stored, with how many rows each should then have (the
 # backfill itself is tested on a real session in tests/learning/test_outcome_links.py)

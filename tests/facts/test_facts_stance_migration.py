@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from test_facts_turns import FEB_1, MAR_5, OTHER_SHOP, SHOP, keyed, turns_of, write_session
+from test_facts_prompt import prompt_facts
 
 from tempera.core.forget import Selector, forget, link_fact_tx
 from tempera.core.memory import Memory
@@ -19,7 +20,6 @@ from tempera.core.project import ProjectRef
 from tempera.dream.contradictions import fact_conflicts
 from tempera.facts import FactStore, Keyword
 from tempera.facts.audit import audit
-from tempera.facts.promptfacts import prompt_facts
 from tempera.facts.turnfacts import AGAINST, FOR, store_turn_facts
 
 K = Keyword
@@ -122,12 +122,17 @@ def test_stances_become_their_projects_and_a_cross_project_closing_is_undone(mem
     assert store.query("[:find ?c :where [:decision/replicas :motivated-by ?c]]").rows == [(constraint,)]
     assert audit(store).violations == [] and fact_conflicts(memory.db) == []
     assert prompt_facts(memory, "mysql replicas?", project_id=SHOP.id, now=NOW) == [
-        "Constraint (since 2026-02-01): Never use MySQL.",
-        "Decision (since 2026-01-10): MySQL replicas are read-only.",
+        "Constraint (since 2026-02-01): Never use MySQL."
     ]
     assert prompt_facts(memory, "mysql replicas?", project_id=OTHER_SHOP.id, now=NOW) == [
-        "Decision (since 2026-03-05): Use MySQL.",
-        "Decision (since 2026-01-10): MySQL replicas are read-only.",
+        "Decision (since 2026-03-05): Use MySQL."
+    ]  # the global :decision/replicas: one plain word of its subject is no mention; it holds for both projects:
+    replicas = "As of 2026-05-01: Decision (since 2026-01-10): MySQL replicas are read-only."
+    asked = "what did we decide on 2026-05-01?"
+    assert prompt_facts(memory, asked, project_id=SHOP.id, now=NOW) == [replicas]
+    assert prompt_facts(memory, asked, project_id=OTHER_SHOP.id, now=NOW) == [
+        "As of 2026-05-01: Decision (since 2026-03-05): Use MySQL.",
+        replicas,
     ]
 
     forget(memory.db, Selector("episode", a.id))  # what the migration added goes with the turn it belongs to

@@ -122,6 +122,37 @@ def test_no_stance_is_read_into_ordinary_sentences(tmp_path: Path, prompt: str) 
     assert stances(tmp_path, prompt) == set()
 
 
+# Stances the extraction stored from the real sessions in /work/shared/data/transcripts (entire-cli, cipher-box) and
+# from the TypeScript project measured in the same review, each the sentence it came from.
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Decision: keep existing).",  # unbalanced bracket
+        "- keep the grouping by session (should be default) and allow switchting to by checkpoint view t",  # cut off
+        "The places where we use go-git's in-memory tree operations are for things like:",  # trailing ':'
+        "I think we should use a kind of green color.",  # a hedge
+        "cannot use checkpointID (variable of type string) as id.CheckpointID value in argument to paths.Path",
+        "Use SilentError**: When we print custom messages (not git repo, strategy not supported)",  # markup left
+        "TrackCommandDetached returns early and never executes the defaulting logic.",  # a description, not a rule
+        "1. if error is SilentError, do not print anything.\n2. if there is error, always exit with os.Exit(1)",
+        "use the reviewer superpower on this",  # this task's instruction
+        "Using a common format that both agents understand",  # a gerund, not an imperative
+        "This is human-readable and doesn't depend on line numbers.",  # no subject
+    ],
+)
+def test_a_fragment_hedge_or_error_is_no_stance(tmp_path: Path, prompt: str) -> None:
+    assert stances(tmp_path, prompt) == set()
+
+
+def test_a_pasted_plans_steps_are_no_stances(tmp_path: Path) -> None:
+    plan = "Implement the following plan:\n\n# Review\n\n- Keep REMEDIATION_BATCH_SIZE (used by copy-paste endpoint).\n"
+    assert stances(tmp_path / "a", plan + "- Use Add() method\n") == set()
+    said = "Keep REMEDIATION_BATCH_SIZE for the copy-paste endpoint."  # the same step, said by the user
+    assert stances(tmp_path / "b", said) == {
+        (":decision/keep-remediation-batch-size", ":for", "Keep REMEDIATION_BATCH_SIZE for the copy-paste endpoint")
+    }
+
+
 def test_the_agent_states_facts_only_for_the_team(tmp_path: Path) -> None:
     found = stances(
         tmp_path,

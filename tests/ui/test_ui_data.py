@@ -1,10 +1,13 @@
-"""The series and views behind the pages, on the seeded memory: plots, the timeline, the fact view's errors."""
+"""The series and views behind the pages, on the seeded memory: plots, the timeline, the injection log (its page
+too, over HTTP), the fact view's errors."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from uiseed import MARKER_SESSION, Seeded
+import httpx
+from uiseed import MARKER_FACT, MARKER_SESSION, Seeded
 
 from tempera.core.memory import Memory
 from tempera.ui import facts_view, injection_log, plots, timeline
@@ -42,6 +45,15 @@ def test_injection_log_groups_a_prompt(memory: Memory, seeded: Seeded) -> None:
     (prompt,) = injection_log.prompts(memory.db, session_id=MARKER_SESSION)
     assert [i["rank"] for i in prompt["items"]] == [1, 2] and prompt["items"][0]["used"] == 1
     assert json.dumps(prompt["items"][0]["scores"])
+
+
+def test_the_injection_log_shows_the_facts_a_prompt_was_shown(ui: Any) -> None:
+    (prompt,) = injection_log.prompts(ui.memory.db, session_id=MARKER_SESSION)
+    assert prompt["facts"] == [MARKER_FACT] and len(prompt["items"]) == 2  # one event: its facts and its episodes
+    with httpx.Client(base_url=f"http://127.0.0.1:{ui.launch.port}", timeout=30) as client:
+        client.get(f"/?token={ui.launch.token}")
+        page = client.get(f"/injections?session={MARKER_SESSION}")
+    assert page.status_code == 200 and MARKER_FACT in page.text
 
 
 def test_fact_view_reports_bad_input_as_text(memory: Memory, seeded: Seeded) -> None:

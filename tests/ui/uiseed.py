@@ -30,6 +30,7 @@ from tests.conftest import TRANSCRIPTS
 MARKER = "zanzibarflux"
 MARKER_SUMMARY = f"Fixed the {MARKER} cache stampede by coalescing concurrent requests in cache/stampede.py"
 MARKER_SESSION = "11111111-aaaa-4bbb-8ccc-000000000001"
+MARKER_FACT = f"Decision (since 2021-06-01): coalesce {MARKER} requests in-process."  # shown with the marker prompt
 REAL_TRANSCRIPTS = ("spotter/short.jsonl", "spotter/tool_heavy.jsonl")
 
 
@@ -115,6 +116,7 @@ def _injections(mem: Memory, marker_id: str, others: list[str]) -> None:
         event="UserPromptSubmit",
         prompt=f"the {MARKER} stampede is back after the deploy, fix it",
         hits=hits,
+        facts=[MARKER_FACT],
     )
     with mem.db.transaction():
         mem.db.execute(
