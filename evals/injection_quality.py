@@ -3,7 +3,7 @@ channel of what it injected measured line by line.
 
     python evals/injection_quality.py [--data DIR] [--json PATH] [--cases PATH] [--labels PATH] [--later N]
                                       [--limit N] [--projects NAMES]
-    python evals/injection_quality.py judged CASES.jsonl [--labels PATH]
+    python evals/injection_quality.py report CASES.jsonl [--labels PATH]
     python evals/injection_quality.py packet CASES.jsonl [CASES.jsonl ...] --out DIR
 
 Not a test: it reads the shared data set (`$TEMPERA_SHARED_DIR/data/transcripts`, default `../shared/...`) and
@@ -96,10 +96,10 @@ PASSED = re.compile(
     r"|\ball (?:\w+ )?builds? pass|\b(?:it's|is|now) working\b|\bnow works\b|\bsuccessfully\b|\bTests passed: ",
     re.I,
 )
-FAILED = re.compile(r"\btests? (?:still )?fail(?:ed|ing|s)?\b|\bTests failed: |\b\d+ failed\b", re.I)
+FAILED = re.compile(r"\btests? (?:still )?fail(?:ed|ing|s)?\b|\bTests failed: |\b[1-9]\d* failed\b", re.I)
 INTERIM = re.compile(
-    r"^(?:now|next|let me|let's|i'll|i will|i need to|i have|i now have|i've got|perfect|great|good|excellent|"
-    r"looking at|first,|okay|ok|alright|i can see|i see)\b|:\.?$",
+    r"^(?:now,? |next,? |first,? |okay,? |ok,? )?(?:let me|let's|i'll|i will|i need to|i have|i now have|i've got|"
+    r"i can see|i see|i understand|looking at)\b|^(?:perfect|great|good|excellent|okay|ok|alright|done)[.!]?$|:\.?$",
     re.I,
 )
 BARE_COMMAND = re.compile(r"^[\w./@~-]+(?: [\w./@:=~-]+){0,6}\.?$")
@@ -151,7 +151,7 @@ def empty_quote(source: str, text: str) -> bool:
     """A quoted part that tells the agent nothing: a bare command as output, an interim remark as what the agent
     said, or fewer than three words."""
     text = text.strip()
-    if len(text.split()) < 3 and source != "user asked":
+    if len(text.split()) < 3 and source != "user asked" and not re.search(r"\d", text):
         return True
     if source == "tool output" and BARE_COMMAND.match(text) and not re.search(r"\d+ (?:passed|failed|tests?)", text):
         return True
@@ -354,23 +354,7 @@ def print_report(r: dict[str, Any]) -> None:
             f"\n== {name}: {p['import']['sessions']} sessions imported ({p['import']['episodes']} episodes); "
             f"{f['prompts']} later prompts, silent {f['silent']:.3f}, median {f['chars_median']:.0f} chars"
         )
-        print(f"{'channel':<10}{'items':>7}{'/prompt':>9}{'chars/pr':>10}{'any':>7}")
-        for ch in ("brief", "facts", "episodes"):
-            g = f[ch]
-            print(
-                f"{ch:<10}{g['items']:>7}{g['items_per_prompt']:>9.2f}{g['chars_per_prompt']:>10.0f}"
-                f"{g['prompts_with_any']:>7.3f}"
-            )
-        e, fa = f["episodes"], f["facts"]
-        print(
-            f"episodes: precision {e['precision']:.3f}; first prompts with a relevant one "
-            f"{e['first_prompts_with_relevant']:.3f}; outcome contradictions {e['outcome_contradictions']}; "
-            f"lines with an empty quote {e['lines_with_empty_quote']:.3f}; outcomes {e['outcomes']}"
-        )
-        print(
-            f"facts: {fa['distinct']} distinct, fragments {fa['fragments']}; the most shown reached "
-            f"{fa['most_shown_session_share']:.3f} of sessions; lines over a fifth {fa['lines_over_a_fifth']}"
-        )
+        print_channels(f)
         print_silence(p["silence"])
         if "judged" in p:
             print_judged(p["judged"])
@@ -380,6 +364,26 @@ def print_report(r: dict[str, Any]) -> None:
         f"{s['import']['episodes']} episodes"
     )
     print_silence(s["silence"])
+
+
+def print_channels(f: dict[str, Any]) -> None:
+    print(f"{'channel':<10}{'items':>7}{'/prompt':>9}{'chars/pr':>10}{'any':>7}")
+    for ch in ("brief", "facts", "episodes"):
+        g = f[ch]
+        print(
+            f"{ch:<10}{g['items']:>7}{g['items_per_prompt']:>9.2f}{g['chars_per_prompt']:>10.0f}"
+            f"{g['prompts_with_any']:>7.3f}"
+        )
+    e, fa = f["episodes"], f["facts"]
+    print(
+        f"episodes: precision {e['precision']:.3f}; first prompts with a relevant one "
+        f"{e['first_prompts_with_relevant']:.3f}; outcome contradictions {e['outcome_contradictions']}; "
+        f"lines with an empty quote {e['lines_with_empty_quote']:.3f}; outcomes {e['outcomes']}"
+    )
+    print(
+        f"facts: {fa['distinct']} distinct, fragments {fa['fragments']}; the most shown reached "
+        f"{fa['most_shown_session_share']:.3f} of sessions; lines over a fifth {fa['lines_over_a_fifth']}"
+    )
 
 
 def print_silence(q: dict[str, Any]) -> None:
@@ -462,15 +466,17 @@ def packet(runs: list[Path], out: Path, seed: int = 37) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "judged":
-        jp = argparse.ArgumentParser(prog="injection_quality.py judged", description=judged.__doc__)
+    if len(sys.argv) > 1 and sys.argv[1] == "report":
+        jp = argparse.ArgumentParser(prog="injection_quality.py report", description="A saved run's figures again.")
         jp.add_argument("cases", type=Path, help="a run's --cases file")
         jp.add_argument("--labels", type=Path, default=LABELS_FILE, help="judged items (JSONL)")
         ja = jp.parse_args(sys.argv[2:])
         cases = [json.loads(line) for line in ja.cases.read_text().splitlines() if line.strip()]
         for name in dict.fromkeys(c["project"] for c in cases):
-            print(f"== {name}")
-            print_judged(judged([c for c in cases if c["project"] == name], ja.labels))
+            mine = [c for c in cases if c["project"] == name]
+            print(f"\n== {name}")
+            print_channels(channel_figures(mine))
+            print_judged(judged(mine, ja.labels))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "packet":
         pp = argparse.ArgumentParser(prog="injection_quality.py packet", description=packet.__doc__)
