@@ -102,7 +102,7 @@ def test_patterns_fallback_finds_recurring_themes_and_keeps_them_across_cycles(s
     assert by == "terms" and "totals" in json.loads(terms) and "totals" in label
     assert len(json.loads(evidence)) >= 3 and len(json.loads(days)) >= 2
     page = Path(path).read_text(encoding="utf-8")
-    assert page.startswith(f"# {label}") and "## Evidence" in page and "Round the totals" in page
+    assert page.startswith(f"# {label}") and "## Evidence" in page and "is wrong again" in page
     assert "src/ledger/totals.py" in page  # files most touched by the theme
     before = pages(seeded.db.path.parent / paths.PATTERNS_DIR)
     assert not phase(run_cycle(seeded, phases=["patterns"], now=NOW), "patterns").counts
