@@ -13,7 +13,8 @@ git repository; `~/.tempera` is never touched).
 Multi-session projects (`entire-cli`, Go; `cipher-box`, TypeScript/Rust): sessions sorted by `first_ts`, the
 earlier 70 % imported with `tempera import`, the warm daemon started, and for each later session its first real
 prompt and up to `--later` more go through the installed UserPromptSubmit command with that session's id (so
-"never the same item twice in a session" holds as it would live), on the branch Claude Code recorded. Then
+"never the same item twice in a session" holds as it would live), on the branch Claude Code recorded; and once
+per later session a SessionStart in a fresh session (its brief and episodes, apart from the prompts'). Then
 unrelated prompts (`real_sessions.UNRELATED`) and content-free ones ("ok", "continue") in fresh sessions. The
 small sets (claude-code-viewer, claude-code-log, spotter) are imported whole into one more sandbox and asked the
 unrelated and content-free prompts only (they have no later sessions).
@@ -254,7 +255,8 @@ def project_run(data: Path, name: str, later: int, limit: int | None) -> dict[st
                         }
                     )
             quiet = silence(daemon, box.repo, [c["branch"] for c in cases if c["prompt_no"] == 0])
-    return {"import": imported, "cases": cases, "silence": quiet}
+            starts = [items(daemon.hook("SessionStart", None, source="startup")[0]) for _ in future]
+    return {"import": imported, "cases": cases, "silence": quiet, "session_start": start_figures(starts)}
 
 
 def small_run(data: Path) -> dict[str, Any]:
@@ -314,6 +316,16 @@ def channel_figures(cases: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def start_figures(starts: list[list[dict[str, str]]]) -> dict[str, Any]:
+    """SessionStart, once per later session (each a fresh session, apart from the prompts'): items per channel
+    and the distinct brief lines, to be read."""
+    out: dict[str, Any] = {"calls": len(starts), "silent": share([not s for s in starts])}
+    for ch in ("brief", "episodes"):
+        out[ch] = mean([float(sum(it["channel"] == ch for it in s)) for s in starts])
+    out["brief_lines"] = sorted({it["text"] for s in starts for it in s if it["channel"] == "brief"})
+    return out
+
+
 def judged(cases: list[dict[str, Any]], labels_path: Path) -> dict[str, Any]:
     """Judged shares per channel over the items a label exists for (keyed by session and item text)."""
     labels: dict[tuple[str, str], dict[str, Any]] = {}
@@ -356,6 +368,13 @@ def print_report(r: dict[str, Any]) -> None:
         )
         print_channels(f)
         print_silence(p["silence"])
+        st = p["session_start"]
+        print(
+            f"SessionStart ({st['calls']} new sessions): silent {st['silent']:.3f}; per call {st['brief']:.2f} brief, "
+            f"{st['episodes']:.2f} episode items; brief lines: {len(st['brief_lines'])}"
+        )
+        for line in st["brief_lines"]:
+            print(f"  {line[:200]}")
         if "judged" in p:
             print_judged(p["judged"])
     s = r["small"]
@@ -500,7 +519,7 @@ def main() -> None:
     all_cases = []
     for name in [p for p in a.projects.split(",") if p]:
         run = project_run(a.data, name, a.later, a.limit)
-        entry = {"import": run["import"], "silence": run["silence"], "figures": channel_figures(run["cases"])}
+        entry = {k: run[k] for k in ("import", "silence", "session_start")} | {"figures": channel_figures(run["cases"])}
         if a.labels.exists():
             entry["judged"] = judged(run["cases"], a.labels)
         report["projects"][name] = entry

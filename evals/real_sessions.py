@@ -30,7 +30,8 @@ temporary git repository standing for the project; `~/.tempera` and `~/.claude` 
 The daemon's answer timeout is raised to Claude Code's hook timeout so that a slow call on a busy machine
 measures the warm path, not the keyword-only fallback. Progress goes to stderr, the table to stdout. The figures
 are of the `tempera` package Python imports (the work tree, with the editable install); for one commit instead:
-`git archive REV tempera | tar -x -C DIR` and run with `PYTHONPATH=DIR` (subprocesses and the daemon inherit it).
+`git archive REV tempera | tar -x -C DIR` and run with `PYTHONPATH=DIR` from outside the checkout (subprocesses
+and the daemon inherit it; `python -m` puts the working directory first, so inside the checkout they run its code).
 """
 
 from __future__ import annotations
@@ -310,11 +311,13 @@ class Daemon:
 
     def __init__(self, box: Sandbox):
         self.box = box
-        entry = hook_entry(relay_program(), HOOK_EVENTS["UserPromptSubmit"])
-        argv = entry_argv(entry)
-        assert argv, entry
-        self.argv = argv
-        self.timeout = entry["timeout"]
+        self.argv: dict[str, list[str]] = {}
+        for event in ("SessionStart", "UserPromptSubmit"):
+            entry = hook_entry(relay_program(), HOOK_EVENTS[event])
+            argv = entry_argv(entry)
+            assert argv, entry
+            self.argv[event] = argv
+            self.timeout = entry["timeout"]
 
     def __enter__(self) -> "Daemon":
         self.box.run("daemon", "start", timeout=120)
@@ -328,17 +331,21 @@ class Daemon:
     def prompt(self, text: str, session_id: str | None = None) -> tuple[str, float]:
         """The additionalContext injected for a prompt in session `session_id` (default a new one), and the call's
         wall time in ms."""
+        return self.hook("UserPromptSubmit", session_id, prompt=text, permission_mode="default")
+
+    def hook(self, event: str, session_id: str | None, **fields: str) -> tuple[str, float]:
+        """The installed command for `event` fed the JSON Claude Code sends (its own fields added): the
+        additionalContext it printed and the call's wall time in ms."""
         payload = {
             "session_id": session_id or str(uuid.uuid4()),
             "cwd": str(self.box.repo),
-            "hook_event_name": "UserPromptSubmit",
+            "hook_event_name": event,
             "transcript_path": str(self.box.claude / "projects" / "eval" / f"{uuid.uuid4()}.jsonl"),
-            "prompt": text,
-            "permission_mode": "default",
+            **fields,
         }
         started = time.perf_counter()
         r = subprocess.run(
-            self.argv,
+            self.argv[event],
             input=json.dumps(payload).encode(),
             capture_output=True,
             env=self.box.env,
