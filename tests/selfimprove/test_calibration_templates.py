@@ -83,6 +83,17 @@ def test_declared_vs_verified_and_the_brief_warning(mem: Memory, shop: ProjectRe
     assert session_brief(mem, shop.id).calibration == warn
 
 
+def test_work_with_nothing_to_test_gets_no_calibration_warning(mem: Memory, shop: ProjectRef) -> None:
+    mem.store.add_many([episode(shop, task="research") for _ in range(8)])
+    mem.store.add_many([episode(shop, task="docs", edit=("README.md",)) for _ in range(8)])
+    assert {(b.task_type, b.verified) for b in calibration.buckets(mem.db, project_id=shop.id)} == {
+        ("research", 0),
+        ("docs", 0),
+    }
+    assert calibration.warning(mem.db, mem.config.selfimprove, shop.id) is None
+    assert session_brief(mem, shop.id).calibration is None
+
+
 def test_verification_advancing_later_is_picked_up(mem: Memory, shop: ProjectRef) -> None:
     eps = [episode(shop) for _ in range(5)]
     mem.store.add_many(eps)

@@ -120,11 +120,20 @@ def buckets(db: Database, *, project_id: str | None = None, task_type: str | Non
     return [Bucket(r[0], r[1], r[2], int(r[3] or 0), int(r[4] or 0), int(r[5] or 0)) for r in rows]
 
 
+# Work with no change to test: an answered question or a docs edit is never "verified", so its ratio says nothing
+# about the agent overclaiming (on the shared entire-cli sessions: "5 of 69 declared research successes verified"
+# at every session start).
+UNTESTABLE = frozenset({"research", "docs"})
+
+
 def warning(db: Database, cfg: SelfImproveConfig, project_id: str, task_type: str | None = None) -> Bucket | None:
-    """The worst bucket with enough declared successes and a verified ratio below the threshold, if any."""
+    """The worst bucket of testable work with enough declared successes and a verified ratio below the threshold,
+    if any."""
     weak = [
         b
         for b in buckets(db, project_id=project_id, task_type=task_type)
-        if b.declared >= cfg.calibration_min_declared and (b.ratio or 0.0) < cfg.calibration_warn_ratio
+        if b.task_type not in UNTESTABLE
+        and b.declared >= cfg.calibration_min_declared
+        and (b.ratio or 0.0) < cfg.calibration_warn_ratio
     ]
     return min(weak, key=lambda b: (b.ratio or 0.0, -b.declared)) if weak else None
