@@ -323,7 +323,13 @@ def start_figures(starts: list[list[dict[str, str]]]) -> dict[str, Any]:
     for ch in ("brief", "episodes"):
         out[ch] = mean([float(sum(it["channel"] == ch for it in s)) for s in starts])
     out["brief_lines"] = sorted({it["text"] for s in starts for it in s if it["channel"] == "brief"})
+    out["first"] = starts[0] if starts else []  # what a session start showed, to judge against the sessions
     return out
+
+
+def item_key(session_id: str, text: str) -> tuple[str, str]:
+    """An item as labels find it: its session and its text without the episode id (an import gives new ids)."""
+    return session_id, EPISODE_ID.sub("id ?", text)
 
 
 def judged(cases: list[dict[str, Any]], labels_path: Path) -> dict[str, Any]:
@@ -333,7 +339,7 @@ def judged(cases: list[dict[str, Any]], labels_path: Path) -> dict[str, Any]:
     for line in labels_path.read_text().splitlines():
         if line.strip():
             row = json.loads(line)
-            key = (row["session_id"], row["item"])
+            key = item_key(row["session_id"], row["item"])
             if key in labels:
                 pairs.append((labels[key]["label"], row["label"]))
             else:
@@ -341,7 +347,7 @@ def judged(cases: list[dict[str, Any]], labels_path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"second_judge": {"items": len(pairs), "agree": share([a == b for a, b in pairs])}}
     firsts = [c for c in cases if c["prompt_no"] == 0]  # a judged case is a later session's first prompt
     for ch in ("brief", "facts", "episodes"):
-        its = [(c["session_id"], it["text"]) for c in firsts for it in c["items"] if it["channel"] == ch]
+        its = [item_key(c["session_id"], it["text"]) for c in firsts for it in c["items"] if it["channel"] == ch]
         got = [labels[k] for k in its if k in labels]
         counts = Counter(r["label"] for r in got)
         fig: dict[str, Any] = {"items": len(its), "labelled": len(got)}
@@ -350,7 +356,7 @@ def judged(cases: list[dict[str, Any]], labels_path: Path) -> dict[str, Any]:
         if ch == "episodes":
             fig["outcome"] = dict(Counter(r.get("outcome", "cant_tell") for r in got))
         out[ch] = fig
-    by_case = [[labels.get((c["session_id"], it["text"])) for it in c["items"]] for c in cases if c["prompt_no"] == 0]
+    by_case = [[labels.get(item_key(c["session_id"], it["text"])) for it in c["items"]] for c in firsts]
     full = [ls for ls in by_case if ls and all(ls)]
     out["first_prompts_fully_labelled"] = len(full)
     out["first_prompts_with_useful"] = share([any(r["label"] == "USEFUL" for r in ls if r) for ls in full])
