@@ -315,6 +315,16 @@ def session_start(mem: "Memory", project_id: str, *, by: str) -> Brief:
     return brief
 
 
+def hook_session_start(mem: "Memory", project_id: str, *, by: str) -> Brief:
+    """What the SessionStart hook shows before any task is known: the pending ask-backs, consumed now, and nothing
+    of the project-level brief. A correction category or a calibration figure bears on a task only when its prompt
+    names their files or kind of work, which `prompt_brief` checks at each prompt; shown to every session start
+    they were noise (evals/injection_quality.py: read against the 22 later sessions that followed, 0 of 110 useful,
+    8 marginal). `session_start` (the CLI and MCP tool, where the whole brief is asked for) keeps them."""
+    name, _ = _project(mem.db, project_id)
+    return Brief(project_id, name, [], ask_backs=consume(mem.db, project_id, by=by))
+
+
 def known_files(db: Database, project_id: str) -> list[str]:
     """Every file the project's corrections and should-have-asked rows are anchored to."""
     return [

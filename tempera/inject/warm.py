@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tempera.core import jobs, textsearch
-from tempera.core.brief import Brief, prompt_brief, session_start
+from tempera.core.brief import Brief, hook_session_start, prompt_brief
 from tempera.core.directives import reads_as_directive
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
@@ -199,7 +199,7 @@ def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
         facts: list[str] | None = None
         brief: Brief | None
         if hp.event == "SessionStart":
-            brief = session_start(mem, project.id, by=hp.session_id or "unknown-session")
+            brief = hook_session_start(mem, project.id, by=hp.session_id or "unknown-session")
             share = SESSION_BRIEF_SHARE
         else:
             brief = prompt_brief(mem, project.id, hp.prompt, project.path)

@@ -12,6 +12,7 @@ from selfimprove_support import DATA, WEBSHOP, replay
 from tempera.core.brief import prompt_brief, session_brief, session_start
 from tempera.core.memory import Memory
 from tempera.core.selfimprove import askbacks, asks, calibration, mistakes
+from tempera.inject import payload, warm
 
 
 def test_corrections_are_logged_with_category_and_files(mem: Memory, replayed: Callable) -> None:
@@ -118,6 +119,18 @@ def test_next_session_brief_and_prompt_lines(mem: Memory, replayed: Callable) ->
         found = prompt_brief(mem, WEBSHOP.id, prompt, WEBSHOP.path)
         assert found is not None and found.files == ["src/webshop/cli.py"], prompt
     assert prompt_brief(mem, WEBSHOP.id, "what time is it", WEBSHOP.path) is None
+
+
+@pytest.mark.usefixtures("one_row_suffices")
+def test_the_session_start_hook_shows_the_ask_back_and_no_project_level_lines(mem: Memory, replayed: Callable) -> None:
+    """Before any task is known, a correction category over all files or a calibration figure is noise; the
+    ask-back drafted for this session is not. The whole brief stays for whoever asks for it (`session_start`)."""
+    replayed("corrections", "clarify", "vague_failure")
+    assert session_brief(mem, WEBSHOP.id).categories  # there are lines the whole brief would show
+    hp = payload.parse("SessionStart", {"session_id": "s-2", "cwd": WEBSHOP.path, "source": "startup"})
+    text = warm.answer(mem, hp)
+    assert "Pending clarifying question" in text and "fix it, still broken" in text
+    assert "Correction category" not in text and "Calibration:" not in text and "should have been asked" not in text
 
 
 def test_corrected_success_does_not_count_as_verified(mem: Memory, replayed: Callable) -> None:
