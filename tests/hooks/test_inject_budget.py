@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
@@ -14,9 +13,8 @@ from tempera.inject.payload import HookPayload
 from tempera.inject.warm import answer
 
 
-def test_a_long_brief_leaves_room_for_related_episodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TEMPERA_SELFIMPROVE__BRIEF_MIN_ROWS", "1")  # about the budget: each one-off row is shown
-    monkeypatch.setenv("TEMPERA_SELFIMPROVE__BRIEF_MIN_SESSIONS", "1")
+def test_a_long_brief_leaves_room_for_related_episodes(one_row_suffices: None, tmp_path: Path) -> None:
+    """About the budget: each one-off row is shown (`one_row_suffices`)."""
     repo = tmp_path / "shop"
     (repo / ".git").mkdir(parents=True)
     with Memory() as mem:

@@ -16,14 +16,6 @@ from tempera.transcripts.detect import Processed
 
 
 @pytest.fixture
-def one_row_suffices(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One logged row clears the brief's evidence bar, for tests about something else (matching, transfer, budget,
-    a replay of one session); `test_brief_evidence.py` tests the bar itself. Requested before `mem`."""
-    monkeypatch.setenv("TEMPERA_SELFIMPROVE__BRIEF_MIN_ROWS", "1")
-    monkeypatch.setenv("TEMPERA_SELFIMPROVE__BRIEF_MIN_SESSIONS", "1")
-
-
-@pytest.fixture
 def mem() -> Iterator[Memory]:
     m = Memory(use_model=False)
     yield m
