@@ -21,11 +21,13 @@ unrelated and content-free prompts only (they have no later sessions).
 
 Each injection is split into items per channel by its headers (`inject/render.py`): brief, facts, episodes (one
 item a `- ` line). Per channel and project: items and characters per prompt; for episodes, the share of items
-whose episode changed a file the session went on to change (precision) and the share of first prompts with at
-least one such item; episode lines whose outcome label contradicts their own text, and lines with an empty quote
-(a bare command as tool output, an interim remark as "agent said", a quote of under three words); fact lines that
-are fragments, and the share of sessions the most shown fact line reached; silence and lines on unrelated and
-content-free prompts. These checks are the eval's own, deliberately independent of the code that writes the text.
+whose episode changed a file the session went on to change (precision), the share of first prompts with at
+least one such item, retrieval's hit@3 (the hook's hybrid search held one in its top 3) and the injection recall
+(of those prompts, the share whose injection showed one); episode lines whose outcome label contradicts their own
+text, and lines with an empty quote (a bare command as tool output, an interim remark as "agent said", a quote of
+under three words); fact lines that are fragments, and the share of sessions the most shown fact line reached;
+silence and lines on unrelated and content-free prompts. These checks are the eval's own, deliberately
+independent of the code that writes the text.
 
 Judged precision (`../shared/JUDGING.md`): `--labels` reads labelled items (JSONL, one per item: session_id,
 item, label USEFUL/MARGINAL/NOISE/MISLEADING, outcome yes/no/cant_tell; an item's first row counts, a second row is
@@ -55,6 +57,7 @@ from real_sessions import (  # noqa: E402  (evals/ is not a package)
     UNRELATED,
     Daemon,
     PathMap,
+    case_search,
     code_state,
     import_files,
     load_sessions,
@@ -72,6 +75,7 @@ PROJECTS = ("entire-cli", "cipher-box")
 SMALL = ("claude-code-viewer", "claude-code-log", "spotter")
 PAST_SHARE = 0.7
 LATER = 2
+TOP = 3  # retrieval's top the injection recall is measured against
 CONTENT_FREE = (
     "ok",
     "continue",
@@ -214,46 +218,49 @@ def silence(daemon: Daemon, repo: Path, branches: list[str]) -> dict[str, Any]:
 
 
 def project_run(data: Path, name: str, later: int, limit: int | None) -> dict[str, Any]:
-    """Import a project's earlier sessions, replay the later ones' prompts; the cases and the per-channel figures."""
+    """Import a project's earlier sessions, replay the later ones' prompts; the cases and the per-channel figures.
+    Before the daemon starts, each prompt's hybrid top 3 through the hook's own search (`real_sessions.case_search`,
+    on its branch): whether retrieval held an episode that changed a file the session changed, for the injection
+    recall (did the hook show one when retrieval had one)."""
     base = data / name
     rows = load_sessions(base / "sessions.tsv")
     cut = round(len(rows) * PAST_SHARE)
     past, future = rows[:cut], rows[cut:][:limit]
     log(f"{name}: {len(rows)} sessions, {len(past)} past / {len(future)} later")
     mapper = PathMap({f for r in rows for f in split_files(r["files_modified"])}, set())
+    cases = [
+        {
+            "project": name,
+            "session_id": r["session_id"],
+            "prompt_no": n,
+            "prompt": text,
+            "branch": branch,
+            "files_modified": sorted(split_files(r["files_modified"])),
+            "transcript": str(base / "sessions" / f"{r['session_id']}.jsonl"),
+        }
+        for r in future
+        for n, (text, branch) in enumerate(session_prompts(base / "sessions" / f"{r['session_id']}.jsonl", later))
+    ]
     with sandbox(name) as box:
         imported = import_files(box, [base / "sessions" / f"{r['session_id']}.jsonl" for r in past])
         with Memory() as mem:
             files_of = {e.id: {mapper(f) for f in e.context.files_modified} for e in mem.store.iter_episodes(None)}
-        cases = []
+            project_id = box.project_id(mem)
+            for c in cases:
+                top = case_search(mem, project_id, c, box.repo, TOP, "hybrid")
+                c["top3_relevant"] = any(files_of[e] & set(c["files_modified"]) for e in top)
         with Daemon(box) as daemon:
-            for r in future:
-                path = base / "sessions" / f"{r['session_id']}.jsonl"
-                changed = split_files(r["files_modified"])
-                for n, (text, branch) in enumerate(session_prompts(path, later)):
-                    on_branch(box.repo, branch)
-                    context = ask(daemon, text, session_id=r["session_id"])
-                    its = items(context)
-                    for it in its:
-                        if it["channel"] == "episodes":
-                            it["relevant"] = any(
-                                e.startswith(p) and files_of[e] & changed
-                                for p in EPISODE_ID.findall(it["text"])
-                                for e in files_of
-                            )
-                    cases.append(
-                        {
-                            "project": name,
-                            "session_id": r["session_id"],
-                            "prompt_no": n,
-                            "prompt": text,
-                            "branch": branch,
-                            "files_modified": sorted(changed),
-                            "transcript": str(path),
-                            "context": context,
-                            "items": its,
-                        }
-                    )
+            for c in cases:
+                on_branch(box.repo, c["branch"])
+                c["context"] = ask(daemon, c["prompt"], session_id=c["session_id"])
+                c["items"] = items(c["context"])
+                for it in c["items"]:
+                    if it["channel"] == "episodes":
+                        it["relevant"] = any(
+                            e.startswith(p) and files_of[e] & set(c["files_modified"])
+                            for p in EPISODE_ID.findall(it["text"])
+                            for e in files_of
+                        )
             quiet = silence(daemon, box.repo, [c["branch"] for c in cases if c["prompt_no"] == 0])
             starts = [items(daemon.hook("SessionStart", None, source="startup")[0]) for _ in future]
     return {"import": imported, "cases": cases, "silence": quiet, "session_start": start_figures(starts)}
@@ -294,6 +301,11 @@ def channel_figures(cases: list[dict[str, Any]]) -> dict[str, Any]:
         if ch == "episodes":
             firsts = [p for p, c in zip(per, cases) if c["prompt_no"] == 0]
             fig["precision"] = share([it["relevant"] for it in lines])
+            held = [c for c in cases if c.get("top3_relevant")]
+            fig["retrieval_hit@3"] = share([bool(c.get("top3_relevant")) for c in cases])
+            fig["injection_recall"] = share(
+                [any(it["relevant"] for it in c["items"] if it["channel"] == ch) for c in held]
+            )
             fig["first_prompts_with_relevant"] = share([any(it["relevant"] for it in p) for p in firsts])
             fig["outcome_contradictions"] = sum(contradicts(it["text"]) for it in lines)
             fig["lines_with_empty_quote"] = share(
@@ -401,7 +413,8 @@ def print_channels(f: dict[str, Any]) -> None:
         )
     e, fa = f["episodes"], f["facts"]
     print(
-        f"episodes: precision {e['precision']:.3f}; first prompts with a relevant one "
+        f"episodes: precision {e['precision']:.3f}; retrieval hit@3 {e['retrieval_hit@3']:.3f}, injection recall "
+        f"{e['injection_recall']:.3f} of those; first prompts with a relevant one "
         f"{e['first_prompts_with_relevant']:.3f}; outcome contradictions {e['outcome_contradictions']}; "
         f"lines with an empty quote {e['lines_with_empty_quote']:.3f}; outcomes {e['outcomes']}"
     )
