@@ -77,9 +77,9 @@ def compose(
 
 
 def cold_answer(hp: HookPayload, settings: HookSettings) -> str:
-    """Without the daemon: keyword-only hits (UserPromptSubmit, and SessionStart after a compaction, for the work
-    in progress) or the most useful recent episodes (SessionStart), read with the stdlib driver; no brief, no
-    facts; no database or schema yet means nothing to say."""
+    """Without the daemon: keyword-only hits (UserPromptSubmit) or the most useful recent episodes (SessionStart;
+    after a compaction nothing, the log emptied: inject/sessionstart.py), read with the stdlib driver; no database
+    or schema yet means nothing to say."""
     conn = sqlhits.open_db(paths.db_path())
     if conn is None:
         return ""

@@ -69,10 +69,9 @@ def handle(
         return None
     if event not in INJECTING:
         return None
-    prepared = sessionstart.prepared(hp)
-    if prepared is None:
+    if not sessionstart.answered(hp):
         return None
-    context = answer(prepared)
+    context = answer(hp)
     if not context:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}

@@ -21,7 +21,7 @@ from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit
 from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
-from tempera.inject import context, gate, injectlog, payload, render, workcontext
+from tempera.inject import context, gate, injectlog, payload, render, sessionstart, workcontext
 from tempera.inject.gate import Enqueue
 from tempera.inject.hits import InjectHit, make_hit
 from tempera.inject.payload import HookPayload
@@ -221,8 +221,10 @@ def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
 
 
 def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: None) -> str:
-    """The additionalContext for SessionStart or UserPromptSubmit ('' when there is nothing new worth saying). At
-    SessionStart, the sync of Claude Code's auto memory is queued (`wake` tells the worker), never waited for."""
+    """The additionalContext for SessionStart or UserPromptSubmit ('' when there is nothing new worth saying); after
+    a compaction, for the work in progress (inject/sessionstart.py). At SessionStart, the sync of Claude Code's auto
+    memory is queued (`wake` tells the worker), never waited for."""
+    hp = sessionstart.with_work(hp)
     cwd = hp.cwd or os.getcwd()
     project = project_for_path(cwd)
     mem.store.ensure_project(project)

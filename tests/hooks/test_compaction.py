@@ -2,8 +2,8 @@
 was shown before may be shown again, when it bears on the work in progress (read from the transcript's tail, with
 the prompt's relevance gate); `clear`, `resume` and `fork` answer as inject/sessionstart.py says. Real store, real
 embedding model, the JSON Claude Code sends, through the hook's gate (`handle_hook`, as the daemon answers it) and
-through the hook command without the daemon; the transcripts are the real compacted one in tests/data with the
-conversation's words put in."""
+through the hook command without the daemon (simpler there); the transcripts are the real compacted one in
+tests/data with the conversation's words put in."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def test_a_fork_answers_nothing_its_context_is_its_parents(repo: Path) -> None:
     assert start(repo, "child", "fork") == ""
 
 
-def test_without_the_daemon_a_compaction_brings_back_the_keyword_match(
+def test_without_the_daemon_a_compaction_answers_nothing_and_the_next_prompt_shows_again_what_it_took(
     repo: Path, tmp_path: Path, data_dir: Path
 ) -> None:
     flaky = line_of(FLAKY)
@@ -142,4 +142,5 @@ def test_without_the_daemon_a_compaction_brings_back_the_keyword_match(
     assert flaky in run("UserPromptSubmit", prompt=FLAKY_PROMPT)
     assert flaky not in run("UserPromptSubmit", prompt=FLAKY_PROMPT)
     path = transcript(tmp_path, last_prompt=FLAKY_PROMPT)
-    assert flaky in run("SessionStart", source="compact", transcript_path=str(path))
+    assert run("SessionStart", source="compact", transcript_path=str(path)) == ""
+    assert flaky in run("UserPromptSubmit", prompt=FLAKY_PROMPT)
