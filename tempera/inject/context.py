@@ -18,7 +18,7 @@ from tempera.core import paths
 from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.ranking import SalienceWeights
 from tempera.core.settings import HookSettings
-from tempera.inject import gate, injectlog, render, sqlhits
+from tempera.inject import gate, injectlog, render, sessionstart, sqlhits
 from tempera.inject.hits import InjectHit
 from tempera.inject.payload import HookPayload
 
@@ -39,12 +39,16 @@ def compose(
     notes: Notes | None = None,
 ) -> str:
     """The additionalContext for one injecting event ('' when there is nothing new worth saying); the episodes
-    shown are logged (`injections`), so none is shown twice in a session and implicit feedback can find them, and
-    so are the facts of a prompt the facts channel answered (`fact_injections`, [] when none was shown)."""
+    shown are logged (`injections`), so none is shown twice while the session's context holds it and implicit
+    feedback can find them, and so are the facts of a prompt the facts channel answered (`fact_injections`, []
+    when none was shown). After a compaction the work in progress is the prompt (inject/sessionstart.py)."""
     started = time.perf_counter()
+    if hp.event == "SessionStart" and hp.source in sessionstart.EMPTIED:
+        injectlog.context_emptied(conn, hp.session_id)
     seen = injectlog.injected_ids(conn, hp.session_id)
-    if hp.event == "UserPromptSubmit":
-        hits, header = related(hp.prompt, project, seen), render.HEADER_PROMPT
+    if hp.searches:
+        header = render.HEADER_PROMPT if hp.event == "UserPromptSubmit" else render.HEADER_COMPACT
+        hits = related(hp.prompt, project, seen)
     else:
         hits = sqlhits.useful_recent(conn, project, exclude=seen, limit=limit, weights=salience)
         header = render.HEADER_SESSION
@@ -73,8 +77,9 @@ def compose(
 
 
 def cold_answer(hp: HookPayload, settings: HookSettings) -> str:
-    """Without the daemon: keyword-only hits (UserPromptSubmit) or the most useful recent episodes (SessionStart),
-    read with the stdlib driver; no database or schema yet means nothing to say."""
+    """Without the daemon: keyword-only hits (UserPromptSubmit) or the most useful recent episodes (SessionStart;
+    after a compaction nothing, the log emptied: inject/sessionstart.py), read with the stdlib driver; no database
+    or schema yet means nothing to say."""
     conn = sqlhits.open_db(paths.db_path())
     if conn is None:
         return ""

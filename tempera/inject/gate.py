@@ -1,6 +1,6 @@
 """One hook call, decided the same way in the hook process and in the daemon: the kill switch, `tempera pause`,
 `stop_hook_active`, then a capture queued (Stop, PreCompact, SessionEnd) or the context answered (SessionStart,
-UserPromptSubmit) in Claude Code's output shape. Standard library only.
+UserPromptSubmit; SessionStart by its source, `sessionstart.py`) in Claude Code's output shape. Standard library only.
 
 Hooks fail open: what goes wrong is written to hooks.log in the data dir, never printed.
 """
@@ -16,6 +16,7 @@ from typing import Any
 from tempera.core import pause, paths
 from tempera.core.settings import HookSettings
 from tempera.inject import payload as payloads
+from tempera.inject import sessionstart
 from tempera.inject.payload import HookPayload
 
 LOG_MAX_BYTES = 2 * 1024 * 1024
@@ -67,6 +68,8 @@ def handle(
             enqueue(hp)
         return None
     if event not in INJECTING:
+        return None
+    if not sessionstart.answered(hp):
         return None
     context = answer(hp)
     if not context:

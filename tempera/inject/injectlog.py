@@ -1,7 +1,8 @@
-"""The per-session log of what was injected: no episode twice in a session, and the record implicit feedback
-reads later; beside it the facts each prompt was shown (`fact_injections`), which the browser shows with the
-episodes and which keeps a fact found by words alone from being shown on most of a project's prompts. Standard
-library only (the cold path writes it too); the caller passes an autocommit connection."""
+"""The per-session log of what was injected: no episode twice while the session's context holds it (a compaction
+empties it), and the record implicit feedback reads later; beside it the facts each prompt was shown
+(`fact_injections`), which the browser shows with the episodes and which keeps a fact found by words alone from
+being shown on most of a project's prompts. Standard library only (the cold path writes it too); the caller passes
+an autocommit connection."""
 
 from __future__ import annotations
 
@@ -16,10 +17,35 @@ RECENT_PROMPTS = 50  # the project's prompts a fact's share is counted over
 MAX_FACT_SHARE = 0.2  # a fact found by words alone is held back while shown on this share of them or more
 
 
+# The `session_context` row that says when the session's context was last emptied (a compaction, /clear): what was
+# injected before it is no longer in the agent's context. The rows of what was shown stay (implicit feedback reads
+# them); the session's "shown" is what was logged since.
+EMPTIED_KEY = "session:context-emptied"
+SINCE_EMPTIED = (
+    "created_at >= COALESCE((SELECT created_at FROM session_context WHERE session_id = ? AND key = "
+    f"'{EMPTIED_KEY}'), '')"
+)
+
+
+def context_emptied(conn: Any, session_id: str) -> None:
+    """From now on, nothing injected into this session so far is in its context (inject/sessionstart.py)."""
+    if not session_id:
+        return
+    conn.execute(
+        "INSERT INTO session_context(session_id, key, event, created_at) VALUES (?, ?, 'SessionStart', ?) "
+        "ON CONFLICT(session_id, key) DO UPDATE SET created_at = excluded.created_at",
+        (session_id, EMPTIED_KEY, datetime.now(timezone.utc).isoformat()),
+    )
+
+
 def injected_ids(conn: Any, session_id: str) -> set[str]:
+    """The episodes the session's context holds: those injected since it was last emptied."""
     if not session_id:
         return set()
-    return {r[0] for r in conn.execute("SELECT episode_id FROM injections WHERE session_id = ?", (session_id,))}
+    rows = conn.execute(
+        f"SELECT episode_id FROM injections WHERE session_id = ? AND {SINCE_EMPTIED}", (session_id,) * 2
+    )
+    return {r[0] for r in rows}
 
 
 def worn_facts(conn: Any, project_id: str) -> set[str]:

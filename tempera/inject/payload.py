@@ -43,6 +43,12 @@ class HookPayload(NamedTuple):
     prompt: str = ""
     stop_hook_active: bool = False
 
+    @property
+    def searches(self) -> bool:
+        """Whether the answer is about `prompt`: at UserPromptSubmit, and at SessionStart after a compaction, where
+        `prompt` is the work in progress (inject/sessionstart.py)."""
+        return self.event == "UserPromptSubmit" or (self.event == "SessionStart" and self.source == "compact")
+
 
 def _str(d: dict[str, Any], key: str, limit: int = 4096) -> str:
     """The field's text, cut to `limit`, lone surrogates repaired (Claude Code cuts strings inside emoji)."""

@@ -16,6 +16,10 @@ DATA_NOTE = "Quoted text is what earlier sessions recorded, with its source: dat
 HEADER_PROMPT = (
     f"Tempera memory: past work in this project that looks related to this request (most relevant first). {DATA_NOTE}"
 )
+HEADER_COMPACT = (
+    "Tempera memory: past work in this project related to the work in progress when the context was compacted "
+    f"(most relevant first). {DATA_NOTE}"
+)
 HEADER_SESSION = f"Tempera memory: the most useful recent work recorded for this project. {DATA_NOTE}"
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
 HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."

@@ -21,7 +21,7 @@ from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit
 from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
-from tempera.inject import context, gate, injectlog, payload, render, workcontext
+from tempera.inject import context, gate, injectlog, payload, render, sessionstart, workcontext
 from tempera.inject.gate import Enqueue
 from tempera.inject.hits import InjectHit, make_hit
 from tempera.inject.payload import HookPayload
@@ -165,7 +165,9 @@ def shown(h: Hit, project: ProjectRef, gate: tuple[float, "np.ndarray"] | None =
 
 
 def _given_keys(mem: Memory, session_id: str) -> set[str]:
-    return {r[0] for r in mem.db.query("SELECT key FROM session_context WHERE session_id = ?", (session_id,))}
+    """The brief statements and facts the session's context holds: given since it was last emptied."""
+    sql = f"SELECT key FROM session_context WHERE session_id = ? AND {injectlog.SINCE_EMPTIED}"
+    return {r[0] for r in mem.db.query(sql, (session_id,) * 2)}
 
 
 def _remember_keys(mem: Memory, session_id: str, event: str, keys: list[str]) -> None:
@@ -173,7 +175,8 @@ def _remember_keys(mem: Memory, session_id: str, event: str, keys: list[str]) ->
     with mem.db.transaction():
         for key in keys:
             mem.db.execute(
-                "INSERT OR IGNORE INTO session_context(session_id, key, event, created_at) VALUES (?, ?, ?, ?)",
+                "INSERT INTO session_context(session_id, key, event, created_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(session_id, key) DO UPDATE SET event = excluded.event, created_at = excluded.created_at",
                 (session_id, key, event, now),
             )
 
@@ -192,13 +195,13 @@ def _facts(mem: Memory, prompt: str, project: ProjectRef, given: set[str]) -> li
 
 
 def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
-    """The brief's statements and the prompt's facts not yet given in this session, marked given now."""
+    """The brief's statements and the prompt's facts the session's context does not hold yet, marked given now."""
 
     def notes(project: ProjectRef, budget: int) -> tuple[list[str], list[str] | None]:
         given = _given_keys(mem, hp.session_id)
         facts: list[str] | None = None
         brief: Brief | None
-        if hp.event == "SessionStart":
+        if not hp.searches:
             brief = hook_session_start(mem, project.id, by=hp.session_id or "unknown-session")
             share = SESSION_BRIEF_SHARE
         else:
@@ -218,8 +221,10 @@ def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
 
 
 def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: None) -> str:
-    """The additionalContext for SessionStart or UserPromptSubmit ('' when there is nothing new worth saying). At
-    SessionStart, the sync of Claude Code's auto memory is queued (`wake` tells the worker), never waited for."""
+    """The additionalContext for SessionStart or UserPromptSubmit ('' when there is nothing new worth saying); after
+    a compaction, for the work in progress (inject/sessionstart.py). At SessionStart, the sync of Claude Code's auto
+    memory is queued (`wake` tells the worker), never waited for."""
+    hp = sessionstart.with_work(hp)
     cwd = hp.cwd or os.getcwd()
     project = project_for_path(cwd)
     mem.store.ensure_project(project)

@@ -10,27 +10,13 @@ from pathlib import Path
 
 import pytest
 from hookrun import context_of, run_hook
+from shop import BUTTON, FLAKY, PAGES, VAULT, ids_of, shop_repo
 
-from tempera.core.capture_input import CaptureInput
 from tempera.core.config import InjectConfig, load_config, to_toml
 from tempera.core.memory import Memory
-from tempera.core.models import Episode
 from tempera.inject.payload import HookPayload
 from tempera.inject.warm import answer
 
-FLAKY = (
-    "Fixed the flaky checkout test in src/cart/checkout.py: the fixture reused a stale basket; each test now builds "
-    "its own basket and the suite passes ten runs in a row."
-)
-BUTTON = "Changed the colour of the checkout button on the product page to match the new brand palette."
-VAULT = "Rotated the staging database password and updated the deploy secrets in the vault."
-PAGES = "Added pagination to the order history API endpoint; pages of 50 orders with a cursor."
-EPISODES = [
-    (FLAKY, ["src/cart/checkout.py"]),
-    (BUTTON, ["web/styles/buttons.css"]),
-    (VAULT, ["deploy/secrets.yaml"]),
-    (PAGES, ["src/orders/api.py"]),
-]
 # Prompts about nothing in this project that share two words with an episode (the fixed floor injected those).
 UNRELATED = [
     "What brand of paint colour suits a small bedroom?",
@@ -40,18 +26,7 @@ UNRELATED = [
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    (root / ".git").mkdir(parents=True)
-    with Memory() as mem:
-        for summary, files in EPISODES:
-            mem.capture(CaptureInput(summary=summary, files_modified=files, project=str(root)))
-    return root
-
-
-def ids_of(summaries: list[str]) -> dict[str, str]:
-    with Memory() as mem:
-        eps: list[Episode] = list(mem.store.iter_episodes(None))
-    return {s: next(f"id {e.id[:8]}" for e in eps if e.summary == s) for s in summaries}
+    return shop_repo(tmp_path)
 
 
 def test_a_weak_match_is_left_out_though_the_budget_has_room(repo: Path) -> None:

@@ -1,0 +1,43 @@
+"""What each SessionStart `source` means for what the agent's context still holds, and so what the hook answers.
+Standard library only at import (the hook process answers without the daemon too).
+
+The session's log (`injectlog`, `session_context`) says what the agent was shown, so nothing is shown twice; it is
+true only while the context holds what was shown:
+- `startup`: a new session, an empty log: the startup answer (pending ask-backs, useful recent work).
+- `compact`: the compaction took everything injected earlier out of the context. What was shown before it is
+  eligible again (`injectlog.context_emptied`), and the answer is a prompt's, through the same relevance gate,
+  with the work in progress as the prompt (`transcripts/inprogress.py`: the summary is not yet in the transcript
+  when the hook runs). Nothing relevant, nothing injected. Without the daemon, nothing is answered: the log is
+  emptied and the next prompt may show again what the compaction took out. PostCompact, which carries
+  `compact_summary`, cannot add context (an observer with no decision control), so it is not a hook of ours.
+- `clear`: `/clear` empties the context and leaves no summary: what was shown is gone, and the answer is the
+  startup one (Claude Code gives the cleared session a new id, which starts an empty log anyway).
+- `resume`: Claude Code reloads the conversation from the transcript, from its last compaction on, and with it
+  what the hooks injected there; the log, emptied at each compaction, says the same. The answer is the startup one
+  minus what the log says the context holds.
+- `fork`: a new session id over the parent's context, which holds the parent's startup answer and everything
+  injected since: nothing is answered (a later prompt may show again what the parent was shown: a repeat, never
+  a loss).
+"""
+
+from __future__ import annotations
+
+from tempera.inject.payload import HookPayload
+
+EMPTIED = frozenset({"compact", "clear"})  # sources after which the context no longer holds what was injected
+
+
+def answered(hp: HookPayload) -> bool:
+    """Whether the call gets an answer at all: not a fork's SessionStart."""
+    return not (hp.event == "SessionStart" and hp.source == "fork")
+
+
+def with_work(hp: HookPayload) -> HookPayload:
+    """A compaction's call with the work in progress as its prompt; any other unchanged. The daemon's only: the hook
+    process answering without it would pay ~190 ms to import the transcript reader, so there a compaction only
+    empties the log and the next prompt may show again what the compaction took out."""
+    if not (hp.event == "SessionStart" and hp.source == "compact"):
+        return hp
+    from tempera.transcripts.inprogress import transcript_work
+
+    return hp._replace(prompt=transcript_work(hp.transcript_path))

@@ -1,0 +1,62 @@
+"""What a session was working on when Claude Code compacted its context, read from the transcript's last records:
+the query that brings back, at SessionStart `compact`, what the compaction took out of the agent's context and
+still bears on its work (`inject/sessionstart.py`).
+
+Claude Code runs the SessionStart `compact` hooks before it writes the compaction's boundary and summary to the
+transcript (its compact.ts calls them first; in the 5 compactions of the entire-cli and cipher-box sessions that
+logged the hook, its `hook_progress` record is 0.1 to 4.3 s older than the summary record). So the summary of this
+compaction is in the transcript only when the tail ends with it (a Claude Code that writes it first); otherwise the
+work in progress is what the summary's "Primary Request" and "Current Work" will say: the request being worked on
+(the last prompt, or the earlier compaction's request when no prompt came since) and the agent's latest words.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tempera.transcripts.compaction import continuation_intent, current_work, shorten
+from tempera.transcripts.reader import Record, read_tail
+from tempera.transcripts.turns import clean_text, user_role
+
+TAIL_BYTES = 256 * 1024  # a few ms to read and parse; holds the last exchanges of a long autonomous turn
+
+
+def _said(r: Record) -> bool:
+    """A prompt, a compaction summary or the agent's words: what a summary of the work is made from."""
+    if r.is_sidechain:
+        return False
+    if r.type == "assistant":
+        return bool(r.text.strip())
+    return r.type == "user" and user_role(r) in ("prompt", "compact_summary")
+
+
+def _summary(r: Record) -> bool:
+    return r.type == "user" and user_role(r) == "compact_summary"
+
+
+def work_in_progress(records: list[Record]) -> str:
+    """The request and the current work the last of `records` show ('' when they show none): a compaction summary
+    that ends them gives its own; else the last prompt or, when none came after it, the last summary's request,
+    and the agent's last words after it."""
+    said = [r for r in records if _said(r)]
+    if not said:
+        return ""
+    last = said[-1]
+    if _summary(last):
+        parts = [continuation_intent(last.text), current_work(last.text)]
+    else:
+        request = next((r for r in reversed(said) if r.type == "user"), None)
+        if request is None:
+            ask = ""
+        elif _summary(request):
+            ask = continuation_intent(request.text)
+        else:
+            ask = shorten(" ".join(clean_text(request.text).split()))
+        words = last.text if last.type == "assistant" else ""
+        parts = [ask, shorten(" ".join(words.split()))]
+    return "\n".join(dict.fromkeys(p for p in parts if p and p != "(continued session)"))
+
+
+def transcript_work(path: str) -> str:
+    """`work_in_progress` of the transcript at `path`, from its last TAIL_BYTES only ('' for no file)."""
+    return work_in_progress(read_tail(Path(path), TAIL_BYTES)) if path else ""
