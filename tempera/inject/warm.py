@@ -105,7 +105,7 @@ def candidates(
     prompt had a vector at all; none for a prompt without content ("continue", "yes"): whatever it matched would be
     the budget filled, not an answer."""
     cfg = mem.config.inject
-    if cfg.max_episodes == 0 or not textsearch.content_terms(prompt):
+    if cfg.max_episodes == 0 or not textsearch.content_terms(longprompt.search_text(prompt)):
         return [], False
     embedded = longprompt.vector_text(prompt)  # a long prompt's title (inject/longprompt.py)
     qvec = mem.embedder.embed_query(embedded) if mem.embedder and mem.store.vector_status().state == "ok" else None
