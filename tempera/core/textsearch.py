@@ -9,6 +9,7 @@ whole or by their parts.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 import re
 
 _WORD = re.compile(r"\w+")
@@ -162,8 +163,16 @@ def query_words(text: str, limit: int = 40) -> list[list[str]]:
 
 def matched(terms: list[str], text: str) -> int:
     """How many of the query terms a document contains, up to their stems."""
-    body = {stem(t) for t in term_set(text)}
+    body = _stems(text)
     return sum(1 for t in terms if stem(t) in body)
+
+
+@lru_cache(maxsize=2048)
+def _stems(text: str) -> frozenset[str]:
+    """The stems of a document's terms. The warm daemon counts the matched terms of the same episodes prompt after
+    prompt, and an episode that holds a plan is thousands of words to split and stem each time (3 ms of a plan
+    prompt's answer on the real sessions' store)."""
+    return frozenset(stem(t) for t in term_set(text))
 
 
 def fts_query(
