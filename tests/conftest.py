@@ -16,6 +16,7 @@ TRANSCRIPTS = FIXTURES / "transcripts"
 DIALECT = FIXTURES / "minigraf-dialect"
 LOCOMO = FIXTURES / "locomo" / "conv-26.json"
 EMBEDDING_REFERENCE = FIXTURES / "embeddings" / "minilm-int8-reference.json"
+PLAN_PROMPT = TRANSCRIPTS / "entire-cli" / "plan-prompt.md"  # a real plan mode prompt, 5,198 characters
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -213,8 +213,11 @@ def retrieve(
     cross_project: bool = False,
     now: datetime | None = None,
     query_vector: "np.ndarray | None" = None,
+    embed_text: str | None = None,
 ) -> list[Hit]:
-    """Ranked hits for the query within a project (plus transferable episodes of others when asked)."""
+    """Ranked hits for the query within a project (plus transferable episodes of others when asked). The query's
+    vector is `query_vector`, else that of `embed_text` (a long prompt's title, `inject/longprompt.py`), else the
+    query's."""
     mode = mode or cfg.mode
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
@@ -237,7 +240,7 @@ def retrieve(
     vectors: dict[int, np.ndarray] = {}
     if use_vec:
         assert store.embedder is not None
-        qvec = query_vector if query_vector is not None else store.embedder.embed_query(query)
+        qvec = query_vector if query_vector is not None else store.embedder.embed_query(embed_text or query)
         found, vectors = _vector(store, qvec, project_id, cross_project, n)
         vec = _vector_matches(found, cfg, mode)
     names = (

@@ -9,6 +9,7 @@ whole or by their parts.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 import re
 
 _WORD = re.compile(r"\w+")
@@ -73,21 +74,31 @@ _FILE_TAIL = re.compile(r"\w{2,}\.[A-Za-z]\w{0,4}")
 _IDENTIFIER = re.compile(r"[A-Za-z]\w*(?:_[A-Za-z0-9]|[a-z0-9][A-Z])\w*")
 
 
-def name_terms(text: str, limit: int = 20, *, max_chars: int = NAME_CHARS) -> list[str]:
-    """The code names a prompt mentions, as the index holds them (see `expand`): each file's name joined
-    (`committed.go` -> `committed_go`, whatever folder it is named with) and identifiers with an inner `_` or
-    capital (`loadSettingsFromFile`, `reserve_inventory`). Plain words and people's names are none: an episode
-    that shares a file or identifier with the prompt worked on the same code, which shared words do not show."""
-    seen: dict[str, None] = {}
+def name_spans(text: str, *, max_chars: int = NAME_CHARS) -> list[str]:
+    """The code names a prompt mentions as it writes them, each mention (files first, then identifiers): a file's
+    name without its folders or line (`cmd/entire/cli/root.go:12` -> `root.go`), and identifiers with an inner `_`
+    or capital (`loadSettingsFromFile`, `reserve_inventory`) other than the start of a named file's name."""
+    files = []
     for m in _DOTTED.finditer(text[:max_chars]):
         tail = re.split(r"[/\\]", m.group(0))[-1].split(":")[0]  # common.go:1279:10 -> common.go
         if _FILE_TAIL.fullmatch(tail):
-            seen.setdefault(re.sub(r"\W+", "_", tail).lower(), None)
-    files = list(seen)
-    for word in _IDENTIFIER.findall(text[:max_chars]):
-        w = word.lower().strip("_")
-        if not any(f.startswith(w + "_") for f in files):  # explain_test of explain_test.go is that file
-            seen.setdefault(w, None)
+            files.append(tail)
+    joined = [re.sub(r"\W+", "_", f).lower() for f in files]
+    return files + [
+        w
+        for w in _IDENTIFIER.findall(text[:max_chars])  # explain_test of explain_test.go is that file
+        if not any(j.startswith(w.lower().strip("_") + "_") for j in joined)
+    ]
+
+
+def name_terms(text: str, limit: int = 20, *, max_chars: int = NAME_CHARS) -> list[str]:
+    """The code names a prompt mentions (`name_spans`), as the index holds them (see `expand`): each file's name
+    joined (`committed.go` -> `committed_go`, whatever folder it is named with), identifiers lowercased. Plain words
+    and people's names are none: an episode that shares a file or identifier with the prompt worked on the same
+    code, which shared words do not show."""
+    seen: dict[str, None] = {}
+    for span in name_spans(text, max_chars=max_chars):
+        seen.setdefault(re.sub(r"\W+", "_", span).lower() if "." in span else span.lower().strip("_"), None)
     return list(seen)[:limit]
 
 
@@ -152,8 +163,16 @@ def query_words(text: str, limit: int = 40) -> list[list[str]]:
 
 def matched(terms: list[str], text: str) -> int:
     """How many of the query terms a document contains, up to their stems."""
-    body = {stem(t) for t in term_set(text)}
+    body = _stems(text)
     return sum(1 for t in terms if stem(t) in body)
+
+
+@lru_cache(maxsize=2048)
+def _stems(text: str) -> frozenset[str]:
+    """The stems of a document's terms. The warm daemon counts the matched terms of the same episodes prompt after
+    prompt, and an episode that holds a plan is thousands of words to split and stem each time (3 ms of a plan
+    prompt's answer on the real sessions' store)."""
+    return frozenset(stem(t) for t in term_set(text))
 
 
 def fts_query(

@@ -21,7 +21,7 @@ from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit
 from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
-from tempera.inject import context, gate, injectlog, payload, render, sessionstart, workcontext
+from tempera.inject import context, gate, injectlog, longprompt, payload, render, sessionstart, workcontext
 from tempera.inject.gate import Enqueue
 from tempera.inject.hits import InjectHit, make_hit
 from tempera.inject.payload import HookPayload
@@ -105,9 +105,10 @@ def candidates(
     prompt had a vector at all; none for a prompt without content ("continue", "yes"): whatever it matched would be
     the budget filled, not an answer."""
     cfg = mem.config.inject
-    if cfg.max_episodes == 0 or not textsearch.content_terms(prompt):
+    if cfg.max_episodes == 0 or not textsearch.content_terms(longprompt.search_text(prompt)):
         return [], False
-    qvec = mem.embedder.embed_query(prompt) if mem.embedder and mem.store.vector_status().state == "ok" else None
+    embedded = longprompt.vector_text(prompt)  # a long prompt's title (inject/longprompt.py)
+    qvec = mem.embedder.embed_query(embedded) if mem.embedder and mem.store.vector_status().state == "ok" else None
     hits = workcontext.related(
         mem.store,
         prompt,
@@ -146,7 +147,7 @@ def relevant_hits(
     if not with_vector:
         fresh = [h for h in hits if h.episode.id not in exclude and h.matched_terms >= cfg.min_keyword_hits]
         return [shown(h, project) for h in fresh[: cfg.max_episodes]]
-    features = gate_features(hits, prompt)
+    features = gate_features(hits, longprompt.search_text(prompt))  # the terms it was searched by
     p = gate_probability(features, cfg.gate_weights)
     seen = [h.episode.id in exclude for h in hits]
     picked = choose(p, seen, bar=cfg.gate_bar, top_share=cfg.gate_top_share, limit=cfg.max_episodes)

@@ -20,6 +20,7 @@ from tempera.core.config import RetrievalConfig
 from tempera.core.episodes import EpisodeStore
 from tempera.core.project import current_branch
 from tempera.core.retrieve import Hit, rank_terms, retrieve, rrf
+from tempera.inject import longprompt
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,13 +71,15 @@ def related(
     cross_project: bool = False,
     query_vector: "np.ndarray | None" = None,
 ) -> list[Hit]:
-    """The prompt's hits (`core.retrieve`), fused with its context's when the prompt is thin. A hit only the context
-    found keeps no prompt scores (similarity, BM25, list ranks): what the gate reads of it is its match to the
-    prompt, never to the branch."""
-
+    """The prompt's hits (`core.retrieve`), fused with its context's when the prompt is thin. A long prompt is
+    searched by its lead and names and its vector is its title's (`inject/longprompt.py`; `query_vector`, when
+    given, is `longprompt.vector_text`'s). A hit only the context found keeps no prompt scores (similarity, BM25,
+    list ranks): what the gate reads of it is its match to the prompt, never to the branch."""
+    embed_text = longprompt.vector_text(prompt)
+    prompt = longprompt.search_text(prompt)
     fused = bool(context.strip()) and thin(prompt, datetime.now().astimezone())
 
-    def search(query: str, vector: "np.ndarray | None" = None) -> list[Hit]:
+    def search(query: str, vector: "np.ndarray | None" = None, vector_of: str | None = None) -> list[Hit]:
         return retrieve(
             store,
             query,
@@ -86,9 +89,10 @@ def related(
             mode=mode,
             cross_project=cross_project,
             query_vector=vector,
+            embed_text=vector_of,
         )
 
-    hits = search(prompt, query_vector)
+    hits = search(prompt, query_vector, embed_text)
     if not fused:
         return hits
     found = search(context)

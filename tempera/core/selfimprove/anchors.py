@@ -95,15 +95,16 @@ def files_named_in(prompt: str, project_root: str | None, known: Iterable[str] =
     the trailing part of one (`login.py` -> `src/auth/login.py`). Standard library only and no directory walk,
     so a hook can afford it on every prompt.
     """
-    known = list(known)
+    by_name: dict[str, list[str]] = {}  # a known file ending in a candidate has the candidate's last part
+    for k in known:
+        by_name.setdefault(posixpath.basename(k), []).append(k)
     found: dict[str, None] = {}
-    for raw in _TOKEN.findall(prompt):
-        token = raw.rstrip(".:!?")
+    for token in dict.fromkeys(raw.rstrip(".:!?") for raw in _TOKEN.findall(prompt)):  # a plan repeats its names
         for cand in _candidates(token, project_root):
             if project_root and not cand.startswith("/") and os.path.isfile(os.path.join(project_root, cand)):
                 found.setdefault(cand, None)
                 break
-            hits = [k for k in known if k == cand or k.endswith("/" + cand)]
+            hits = [k for k in by_name.get(posixpath.basename(cand), ()) if k == cand or k.endswith("/" + cand)]
             if hits:
                 found.update(dict.fromkeys(hits))
                 break
