@@ -182,9 +182,11 @@ def split_tests(turn: Turn) -> tuple[list[signals.TestRunSeen], list[signals.Tes
     return ([r for r in turn.test_runs if r.position < edits[0]], [r for r in turn.test_runs if r.position > edits[-1]])
 
 
-def summarize(turn: Turn, prompt: str, reply: str, after: list[signals.TestRunSeen]) -> str:
+def summarize(
+    turn: Turn, prompt: str, reply: str, after: list[signals.TestRunSeen], unresolved: list[signals.ErrorSeen]
+) -> str:
     """Extractive: the intent, the agent's closing words, commits and items done, the counts the last test run
-    gave, the error the unit ended on."""
+    gave, the error the unit ended on (the last of `unresolved`, its `open_errors`)."""
     asked = request(prompt)
     parts = [_take(sentences(clean_prose(asked)) or [asked], SUMMARY_INTENT_CHARS) or "(empty prompt)"]
     if reply:
@@ -197,7 +199,6 @@ def summarize(turn: Turn, prompt: str, reply: str, after: list[signals.TestRunSe
     counts = signals.test_counts(after[-1].summary) if after else ""
     if counts:  # the command alone says nothing the outcome does not
         parts.append(f"Tests {'passed' if after[-1].passed else 'failed'}: {counts}.")
-    unresolved = open_errors(turn)
     if unresolved:
         parts.append(f"Unresolved: {shorten(unresolved[-1].message, 120)}")
     return shorten("\n".join(parts), SUMMARY_CHARS)
@@ -225,7 +226,8 @@ def draft_episode(
     read = project_files([redact(f) for f in turn.files_read], root)[:MAX_FILES]
     before, after = split_tests(turn)
     closing, words = conclusion(turn, root)
-    status, evidence = judge_outcome(turn, after, closing)
+    unresolved = open_errors(turn)
+    status, evidence = judge_outcome(turn, after, closing, unresolved)
     raw_prompt = prompt + "".join(f"{FOLLOWUP}{redact(f)}" for f in turn.followups)
     if turn.unit is not None and turn.unit.position > 0:
         raw_prompt += f"{PART_OF}{shorten(redact(turn.unit.turn_prompt), INTENT_CHARS)}"
@@ -237,7 +239,7 @@ def draft_episode(
         project_name=project.name,
         project_path=project.path,
         session_id=session_id,
-        summary=summarize(turn, prompt, words, after),
+        summary=summarize(turn, prompt, words, after, unresolved),
         intent=Intent(
             raw_prompt=raw_prompt,
             extracted=intent_line(prompt),

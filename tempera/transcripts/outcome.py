@@ -96,17 +96,17 @@ def open_errors(turn: Turn) -> list[signals.ErrorSeen]:
     """The main agent's errors that nothing later in the unit resolved (distinct, in order)."""
     calls = turn.tool_calls
     ids = {c.id for c in calls}
-    words = said_after(turn)
-    passing = [r.position for r in turn.test_runs if r.passed]
+    # a passing test run's call, or the calls made before a message reporting success: an error at a call before
+    # either is got past (each message read once, not once per error)
+    good = [r.position for r in turn.test_runs if r.passed]
+    good += [made for made, text in said_after(turn) if reported_success(redact(text))]
 
     def later_success(err: signals.ErrorSeen) -> bool:
         kind = _kind(calls[err.position])
         for call in calls[err.position + 1 :]:
             if call.result is not None and not call.is_error and not call.rejected and _kind(call) == kind:
                 return True
-        if any(p > err.position for p in passing):
-            return True
-        return any(made > err.position and reported_success(redact(text)) for made, text in words)
+        return any(p > err.position for p in good)
 
     return [
         e
@@ -115,13 +115,14 @@ def open_errors(turn: Turn) -> list[signals.ErrorSeen]:
     ]
 
 
-def judge_outcome(turn: Turn, after: list[signals.TestRunSeen], closing: str) -> tuple[str, list[str]]:
+def judge_outcome(
+    turn: Turn, after: list[signals.TestRunSeen], closing: str, unresolved: list[signals.ErrorSeen]
+) -> tuple[str, list[str]]:
     """success / partial / failure / unknown, and the observations that decided it. `after` are the test runs
-    after the last edit; `closing` is the unit's concluding message (redacted)."""
+    after the last edit; `closing` is the unit's concluding message (redacted); `unresolved` its `open_errors`."""
     if not turn.has_agent_work:
         return "unknown", ["no agent response in this turn"] + (["interrupted by the user"] if turn.interrupted else [])
     evidence: list[str] = []
-    unresolved = open_errors(turn)
     problem = reported_problem(closing)
     success = reported_success(closing)
     if turn.interrupted:
