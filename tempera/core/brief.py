@@ -223,13 +223,18 @@ def _categories(rows: list[LogEntry], limit: int, evidence: _Evidence) -> list[C
         if quotable is None:  # only a count and a category name: nothing the next agent could act on
             continue
         files = list(dict.fromkeys(f for e in entries for f in e.files))
-        line = CategoryCount(category, len(entries), project, _quoted(quotable.values["correction"], 120), files)
-        line.sessions, line.last_seen, line.said_on = (
-            _sessions(entries),
-            entries[0].created_at[:10],
-            quotable.created_at[:10],
+        counted.append(
+            CategoryCount(
+                category,
+                len(entries),
+                project,
+                _quoted(quotable.values["correction"], 120),
+                files,
+                _sessions(entries),
+                entries[0].created_at[:10],
+                quotable.created_at[:10],
+            )
         )
-        counted.append(line)
     own = sorted((c for c in counted if c.project is None), key=lambda c: -c.count)[:limit]
     foreign = sorted((c for c in counted if c.project is not None), key=lambda c: -c.count)[:limit]
     return own + foreign

@@ -6,9 +6,9 @@ Runs on every prompt in the warm daemon, so it is a few indexed SQL queries and 
   writes as one (`MySQL`, `Postgres`), or by two of the subject's words standing together; never by a stop word
   or a word of fewer than three letters ("what's" is no mention of `go-git's`). The first two are
   `FactLine.named`; a stance found by words alone is weaker evidence, and the caller may hold it back when it has
-  been shown too often. Candidates
-  come from an in-memory index of slug words kept per database and rebuilt after each fact transaction; given a
-  project, only that project's stances and the global ones (no :project, see turnfacts.py);
+  been shown too often. Candidates come from an in-memory index of slug words kept per database and rebuilt after
+  each fact transaction; given a project, only that project's stances and the global ones (no :project, see
+  turnfacts.py);
 - other entities the prompt names: a keyword such as `:module/auth` or `:service/payment` built from the
   prompt's words, or a `:name` / `:path` value written in it, with all their facts (named, too).
 A prompt that asks about a moment ("before 2026-03-01", "as of 2026-01-15", "on March 3 2026") gets the facts
