@@ -100,8 +100,9 @@ SOURCES: dict[str, Callable[[Database, str | None], list[Labelled]]] = {
 
 
 def shown_before(db: Database) -> dict[str, dict[str, str]]:
-    """session -> episode -> when it was first injected there: the hook never shows an episode twice in a session,
-    so at a later prompt it is out of the running whatever its rank."""
+    """session -> episode -> when it was first injected there: the hook shows an episode once in a session (again
+    only after a compaction empties the context, which the refit leaves aside), so at a later prompt it is out of
+    the running whatever its rank."""
     out: dict[str, dict[str, str]] = {}
     for session_id, episode_id, first in db.query(
         "SELECT session_id, episode_id, MIN(created_at) FROM injections GROUP BY session_id, episode_id"
