@@ -19,9 +19,9 @@ from tempera.core.settings import SALIENCE, Knob
 
 
 # The UserPromptSubmit gate (inject/warm.py `choose`), fitted by evals/fit_gate.py on dev data (see CHANGELOG).
-GATE_WEIGHTS = (-4.3975, 6.0327, -0.48, -0.1586, 0.4069, 1.3282, 1.0806)
-GATE_BAR = 0.12
-GATE_TOP_SHARE = 0.5
+GATE_WEIGHTS = (-4.213, 0.2748, -0.0132, -0.8133, 2.3853, 2.2869, 1.18)
+GATE_BAR = 0.15
+GATE_TOP_SHARE = 0.6
 
 
 class _Section(BaseModel):
@@ -83,13 +83,12 @@ class RetrievalConfig(_Section):
         lt=1,
         description="MMR counts only similarity above this as redundancy (near-duplicates), not mere shared topic",
     )
-    min_similarity: float = Field(
-        0.3,
+    min_standing: float = Field(
+        4.4,
         ge=0,
-        le=1,
-        description="Vector hits below this cosine are dropped "
-        "(the original Tempera's 0.5 suits BGE, whose unrelated pairs score ~0.5; "
-        "MiniLM's score ~0.1)",
+        description="Vector hits whose cosine stands fewer than this many spreads above the store's background of "
+        "unrelated pairs are dropped (core/standing.py; 4.4 is a cosine of ~0.3 in MiniLM space, whose unrelated "
+        "pairs score ~0.01 +- 0.065, and the same line on any other model)",
     )
     rrf_k: int = Field(
         20, ge=1, description="RRF rank constant; smaller lets one list's top hits count more than agreement lower down"
@@ -106,13 +105,11 @@ class RetrievalConfig(_Section):
         description="A BM25 hit holding a share c of the query's words weighs "
         "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py, tempera refit-fusion)",
     )
-    hybrid_vector_min_ratio: float = Field(
-        0.7,
+    hybrid_vector_window: float = Field(
+        1.5,
         ge=0,
-        le=1,
-        description="In hybrid, a vector hit below "
-        "min_similarity still counts when its cosine is at least this share "
-        "of the best hit's (0 = the fixed floor only)",
+        description="In hybrid, a vector hit below min_standing still counts when its standing is within this of "
+        "the best hit's, down to half of min_standing (0 = the fixed floor only)",
     )
     hybrid_names_weight: float = Field(
         2.0,
@@ -148,6 +145,8 @@ RETIRED_RETRIEVAL_KEYS = frozenset(
     {"similarity_weight", "utility_weight", "hybrid_similarity_weight", "hybrid_utility_weight"}
     # the BM25 list's base weight and its cut at half the best score, replaced by each hit's coverage
     | {"hybrid_keyword_weight", "hybrid_keyword_min_ratio"}
+    # floors on MiniLM's cosine scale, replaced by floors on standings (core/standing.py)
+    | {"min_similarity", "hybrid_vector_min_ratio"}
 )
 RETIRED_INJECT_KEYS = frozenset({"min_similarity"})  # the fixed cosine floor, replaced by gate_bar
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import ranking, textsearch, timeq
+from tempera.core import ranking, standing, textsearch, timeq
 from tempera.core.config import RetrievalConfig
 from tempera.core.episodes import VEC_TABLE, EpisodeStore, _vec_blob
 from tempera.core.errors import InvalidInput
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 MODES = ("keyword", "vector", "hybrid")
+BACKGROUND_SAMPLE = 256  # vectors read for a project's background where no process holds them (core/standing.py)
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Hit:
     relevance: float = 0.0
     salience: float = 0.0
     similarity: float | None = None  # cosine, when the vector index saw it
+    standing: float | None = None  # the cosine against the query's background (core/standing.py)
     bm25: float | None = None  # positive: higher is better
     keyword_rank: int | None = None
     vector_rank: int | None = None
@@ -103,9 +105,10 @@ def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool
 
 def _vector(
     store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: bool, n: int
-) -> tuple[list[tuple[int, float]], dict[int, "np.ndarray"]]:
-    """KNN hits (rowid, cosine) with their vectors (a later lookup by rowid is slow on a partitioned vec0 table).
-    The transferable scan runs only when another project has transferable episodes at all."""
+) -> tuple[list[tuple[int, float]], dict[int, "np.ndarray"], standing.Background]:
+    """KNN hits (rowid, cosine) with their vectors (a later lookup by rowid is slow on a partitioned vec0 table),
+    and the project's background (`project_background`). The transferable scan runs only when another project has
+    transferable episodes at all."""
     import numpy as np
 
     from tempera.core.vecindex import TRANSFERABLE
@@ -130,7 +133,22 @@ def _vector(
         ):
             found[int(rowid)] = max(found.get(int(rowid), -9.0), 1.0 - float(dist))
             vectors[int(rowid)] = np.frombuffer(emb, dtype=np.float32)
-    return sorted(found.items(), key=lambda x: -x[1])[:n], vectors
+    return sorted(found.items(), key=lambda x: -x[1])[:n], vectors, project_background(store, project_id)
+
+
+def project_background(store: EpisodeStore, project_id: str) -> standing.Background:
+    """The project's background of unrelated pairs (core/standing.py): over all its vectors where a process holds
+    them (vecindex.py), else over a sample of BACKGROUND_SAMPLE."""
+    import numpy as np
+
+    reference = standing.reference_vectors(store)
+    if store.vector_cache is not None:
+        return store.vector_cache.background(store.db, project_id, reference)
+    sample = store.db.query(
+        f"SELECT embedding FROM {VEC_TABLE} WHERE project_id = ? LIMIT ?", (project_id, BACKGROUND_SAMPLE)
+    )
+    matrix = np.stack([np.frombuffer(e, dtype=np.float32) for (e,) in sample]) if sample else np.zeros((0, 1))
+    return standing.background(reference, matrix)
 
 
 def _selective(store: EpisodeStore, names: list[str], project_id: str, cross: bool, n: int) -> list[str]:
@@ -150,16 +168,19 @@ def _selective(store: EpisodeStore, names: list[str], project_id: str, cross: bo
     return out
 
 
-def _vector_matches(found: list[tuple[int, float]], cfg: RetrievalConfig, mode: str) -> list[tuple[int, float]]:
-    """The KNN hits that count: cosine >= `min_similarity`, and in hybrid also those within
-    `hybrid_vector_min_ratio` of the best hit, down to half the floor. A paraphrase scores ~0.2-0.3 against long
-    episode text in MiniLM space even when it is the nearest (the coding eval's paraphrases): a fixed floor alone
-    drops the whole list and leaves the ranking to a couple of generic shared words, while its nearest hits still
-    say which is closest. Below half the floor is unrelated text (~0.1): a query about nothing stored finds nothing."""
-    floor = cfg.min_similarity
-    if mode == "hybrid" and found and cfg.hybrid_vector_min_ratio > 0:
-        floor = max(floor / 2, min(floor, cfg.hybrid_vector_min_ratio * found[0][1]))
-    return [(r, s) for r, s in found if s >= floor]
+def _vector_matches(
+    found: list[tuple[int, float]], background: standing.Background, cfg: RetrievalConfig, mode: str
+) -> list[tuple[int, float]]:
+    """The KNN hits that count: standing (core/standing.py) >= `min_standing`, and in hybrid also those within
+    `hybrid_vector_window` of the best hit's, down to half the floor. A paraphrase scores ~0.2-0.3 against long
+    episode text in MiniLM space even when it is the nearest (the coding eval's paraphrases), a standing of 3-4: a
+    fixed floor alone drops the whole list and leaves the ranking to a couple of generic shared words, while its
+    nearest hits still say which is closest. Below half the floor is what unrelated prompts score (~0.1 in MiniLM, a
+    standing of 2): a query about nothing stored finds nothing. On standings, so every model draws the same line."""
+    floor = cfg.min_standing
+    if mode == "hybrid" and found and cfg.hybrid_vector_window > 0:
+        floor = max(floor / 2, min(floor, background.standing(found[0][1]) - cfg.hybrid_vector_window))
+    return [(r, s) for r, s in found if background.standing(s) >= floor]
 
 
 def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
@@ -241,8 +262,8 @@ def retrieve(
     if use_vec:
         assert store.embedder is not None
         qvec = query_vector if query_vector is not None else store.embedder.embed_query(embed_text or query)
-        found, vectors = _vector(store, qvec, project_id, cross_project, n)
-        vec = _vector_matches(found, cfg, mode)
+        found, vectors, background = _vector(store, qvec, project_id, cross_project, n)
+        vec = _vector_matches(found, background, cfg, mode)
     names = (
         _selective(store, textsearch.name_terms(query), project_id, cross_project, n)
         if mode == "hybrid" and cfg.hybrid_names_weight > 0
@@ -293,9 +314,16 @@ def retrieve(
         ranked = _in_time(store, query, ranked, project_id, cfg, asked, n)
     ranked = ranked[: max(limit * 4, 20)]
     if use_vec:  # without a cache, hits only BM25 found keep no vector; MMR compares their terms
+        import numpy as np
+
         cache = store.vector_cache
+        near = dict(found)
         for rowid, h in hits.items():
             h.vector = vectors.get(rowid) if cache is None else cache.vector(rowid)
+            if h.similarity is None:  # found by words, or below the floor: its cosine says how near it still is
+                h.similarity = near.get(rowid, float(np.dot(qvec, h.vector)) if h.vector is not None else None)
+            if h.similarity is not None:
+                h.standing = background.standing(h.similarity)
     chosen = _mmr(ranked, cfg.mmr_lambda, limit, cfg.mmr_redundancy_floor)
     for h in chosen:
         h.matched_terms = _matched(h.episode, terms)

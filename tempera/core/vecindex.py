@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tempera.core import standing
 from tempera.core.db import Database
 from tempera.core.episodes import VEC_TABLE
 
@@ -28,6 +29,7 @@ class _Partition:
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
     _rowids: np.ndarray | None = None
     _matrix: np.ndarray | None = None
+    _background: standing.Background | None = None
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
         if self._matrix is None:
@@ -38,11 +40,11 @@ class _Partition:
 
     def put(self, rowid: int, vector: np.ndarray) -> None:
         self.vectors[rowid] = vector
-        self._matrix = None
+        self._matrix = self._background = None
 
     def drop(self, rowid: int) -> None:
         if self.vectors.pop(rowid, None) is not None:
-            self._matrix = None
+            self._matrix = self._background = None
 
 
 class VectorCache:
@@ -62,6 +64,14 @@ class VectorCache:
         top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(rowids[i]), float(sims[i])) for i in top]
+
+    def background(self, db: Database, partition: str, reference: np.ndarray) -> standing.Background:
+        """The partition's background of unrelated pairs (core/standing.py), kept until its vectors change."""
+        self._refresh(db)
+        part = self._part(db, partition)
+        if part._background is None:
+            part._background = standing.background(reference, part.matrix()[1])
+        return part._background
 
     def vector(self, rowid: int) -> np.ndarray | None:
         """The vector of an episode held in any loaded partition (None when not loaded or not indexed)."""

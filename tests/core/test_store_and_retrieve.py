@@ -227,7 +227,7 @@ def test_episode_that_changed_the_named_file_outranks_shared_words(memory: Memor
 
 
 def test_paraphrase_below_the_cosine_floor_still_ranks_its_nearest_episode(memory: Memory, tmp_path: Path) -> None:
-    """Every cosine here is under `min_similarity` (MiniLM scores a paraphrase ~0.25 against long episode text);
+    """Every cosine here stands under `min_standing` (MiniLM scores a paraphrase ~0.25 against long episode text);
     hybrid still counts the vector list's nearest hits, so the episode that answers the question ranks above one
     that only the keyword list found (a weak lexical overlap)."""
     repo = tmp_path / "ml"
@@ -259,7 +259,7 @@ def test_paraphrase_below_the_cosine_floor_still_ranks_its_nearest_episode(memor
 
     assert memory.retrieve(prompt, project=str(repo), mode="vector") == []  # below the floor: the premise
     assert ranked() == [answer.id, wordy.id]
-    memory.config.retrieval.hybrid_vector_min_ratio = 0.0  # the fixed floor alone drops the vector list
+    memory.config.retrieval.hybrid_vector_window = 0.0  # the fixed floor alone drops the vector list
     assert ranked() == [wordy.id]
 
 

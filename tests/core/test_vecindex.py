@@ -46,17 +46,21 @@ def pair(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def same_as_vec0(reader: Memory, project: str) -> None:
-    """For every query: the cache's nearest episodes and cosines equal sqlite-vec's, in the project and across."""
+    """For every query: the cache's nearest episodes and cosines equal sqlite-vec's, in the project and across, and
+    so does the project's background (core/standing.py: every vector, here fewer than the sample vec0 reads)."""
     cache = reader.store.vector_cache
     for q in QUERIES:
         qvec = reader.embedder.embed_one(q)
         for cross in (False, True):
             reader.store.vector_cache = None
-            expected, _ = _vector(reader.store, qvec, project, cross, 10)
+            expected, _, expected_background = _vector(reader.store, qvec, project, cross, 10)
             reader.store.vector_cache = cache
-            got, _ = _vector(reader.store, qvec, project, cross, 10)
+            got, _, background = _vector(reader.store, qvec, project, cross, 10)
             assert [r for r, _ in got] == [r for r, _ in expected], (q, cross)
             assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-5)
+            assert (background.centre, background.spread) == pytest.approx(
+                (expected_background.centre, expected_background.spread), abs=1e-5
+            )
 
 
 def test_cache_follows_every_kind_of_write(pair) -> None:  # type: ignore[no-untyped-def]
