@@ -41,6 +41,7 @@ import real_sessions as rs  # noqa: E402  (evals/ is not a package)
 from tempera.core.config import InjectConfig  # noqa: E402
 from tempera.core.memory import Memory  # noqa: E402
 from tempera.core.project import ProjectRef, project_for_path  # noqa: E402
+from tempera.core.vecindex import VectorCache  # noqa: E402
 from tempera.evaluation.harness import load_corpus, load_fixture  # noqa: E402
 from tempera.inject import gatefit, render, warm  # noqa: E402
 
@@ -52,6 +53,7 @@ LOCOMO_QUESTIONS = 80  # of the shared LoCoMo file, spread over its conversation
 L2 = 1e-2
 BARS = [round(0.01 * i, 2) for i in range(1, 60)]
 TOP_SHARES = (0.0, 0.25, 0.4, 0.5, 0.6, 0.75)
+SILENT_SHARE = 0.95  # of the dev negatives, at least this share inject nothing (issue #38's goal)
 OLD_FLOOR, OLD_KEYWORD_HITS = 0.35, 2  # main's rule: cosine >= 0.35, or 2 prompt terms and cosine >= 0.175
 
 
@@ -122,6 +124,7 @@ def real_pools(data: Path, asked: list[str]) -> list[Pool]:
     with rs.sandbox("gate") as box:
         rs.import_files(box, [base / "sessions" / f"{r['session_id']}.jsonl" for r in past])
         with Memory() as mem:
+            mem.store.vector_cache = VectorCache()  # the daemon's in-memory vectors: its background (standing.py)
             project_id = box.project_id(mem)
             ref = project_for_path(box.repo)
             assert ref.id == project_id, (ref, project_id)
@@ -136,6 +139,7 @@ def real_pools(data: Path, asked: list[str]) -> list[Pool]:
 def coding_pools(asked: list[str]) -> list[Pool]:
     pools = []
     with rs.sandbox("gate-coding"), Memory() as mem:
+        mem.store.vector_cache = VectorCache()
         load_corpus(mem, CORPUS)
         queries = load_fixture(QUERIES)
         for i, q in enumerate(queries):
@@ -215,14 +219,19 @@ def balanced(pools: list[Pool], weights: list[float], bar: float, share: float) 
 
 def fit(pools: list[Pool]) -> dict[str, Any]:
     """Weights by logistic regression on the dev pools; the bar that does best on `balanced` among those at which
-    none of the real-session eval's dev unrelated prompts injects anything (the higher on a tie); the largest top
-    share that loses nothing on it."""
+    none of the real-session eval's dev unrelated prompts injects anything and at least SILENT_SHARE of all the dev
+    negatives inject nothing (the higher on a tie); the largest top share that loses nothing on it. The second
+    condition holds the bar off the very edge of the 20 unrelated prompts: the lowest bar that silences those let
+    7 % of the other negatives through (a vector hit of no shared word, 4 spreads over the background)."""
     dev = [p for p in pools if p.split == "dev"]
     x, y, w = training_set(dev)
     weights = [round(float(b), 4) for b in gatefit.fit_logistic(x, y, w, L2)]
     unrelated = [p for p in dev if p.prompt in rs.UNRELATED and p.features]
     silent = [
-        b for b in BARS if all(float(warm.gate_probability(np.array(p.features), weights).max()) < b for p in unrelated)
+        b
+        for b in BARS
+        if all(float(warm.gate_probability(np.array(p.features), weights).max()) < b for p in unrelated)
+        and figures(dev, weights, b, 0.0)["negative"]["inject_nothing"] >= SILENT_SHARE
     ]
     bar = max(silent, key=lambda b: (balanced(dev, weights, b, 0.0), b))
     best = balanced(dev, weights, bar, 0.0)

@@ -18,7 +18,7 @@ from tempera.core.directives import reads_as_directive
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, project_for_path
-from tempera.core.retrieve import Hit
+from tempera.core.retrieve import Hit, project_background
 from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
 from tempera.inject import context, gate, injectlog, longprompt, payload, render, sessionstart, workcontext
@@ -56,8 +56,8 @@ def episode_hit(ep: Episode, current: ProjectRef, *, score: float, **scores: Any
 
 
 GATE_FEATURES = (
-    "cosine",  # the hit's cosine to the prompt
-    "cosine_to_best",  # over the pool's best cosine
+    "standing",  # the hit's cosine to the prompt against the store's background of unrelated pairs (core/standing.py)
+    "standing_to_best",  # its standing less the pool's best (0 for the best, negative below it)
     "bm25_to_best",  # over the pool's best BM25 (0 when BM25 did not find it)
     "terms_matched",  # share of the prompt's search terms the episode holds
     "named",  # 1 when it names a file or identifier the prompt names
@@ -68,23 +68,23 @@ GATE_FEATURES = (
 def gate_features(hits: list[Hit], prompt: str) -> "np.ndarray":
     """One row of GATE_FEATURES per hit (in hybrid's order), from what retrieval already computed: no query more.
     The relative ones compare a hit with the best of its pool, which a fixed floor cannot do (a paraphrase's right
-    episode scores 0.25, a literal one's 0.6); a negative cosine is none of the best's (over a best of 0.01, -0.05
-    would be -5, which the feature's negative weight turned into the likeliest hit of an unrelated prompt)."""
+    episode scores 0.25, a literal one's 0.6). Standings, not cosines: the same weights decide the same on any model
+    (a hit without a vector stands at the background's centre, 0)."""
     n_terms = len(textsearch.query_terms(prompt))
-    sims = [h.similarity or 0.0 for h in hits]
+    standings = [h.standing or 0.0 for h in hits]
     bm25s = [h.bm25 or 0.0 for h in hits]
-    top_sim, top_bm25 = max(sims, default=0.0), max(bm25s, default=0.0)
+    top_standing, top_bm25 = max(standings, default=0.0), max(bm25s, default=0.0)
     return np.array(
         [
             [
-                sim,
-                max(sim, 0.0) / top_sim if top_sim > 0 else 0.0,
+                st,
+                st - top_standing,
                 bm / top_bm25 if top_bm25 > 0 else 0.0,
                 h.matched_terms / n_terms if n_terms else 0.0,
                 1.0 if h.names_rank is not None else 0.0,
                 1.0 / rank,
             ]
-            for rank, (h, sim, bm) in enumerate(zip(hits, sims, bm25s), 1)
+            for rank, (h, st, bm) in enumerate(zip(hits, standings, bm25s), 1)
         ],
         dtype=np.float64,
     ).reshape(len(hits), len(GATE_FEATURES))
@@ -101,9 +101,9 @@ def candidates(
     mem: Memory, prompt: str, project: ProjectRef, exclude: set[str], context: str = ""
 ) -> tuple[list[Hit], bool]:
     """The prompt's hybrid hits in hybrid's order (with the session's `context`, `inject/workcontext.py`), each
-    with its cosine to the prompt (computed from its vector when only BM25 or the context found it), and whether the
-    prompt had a vector at all; none for a prompt without content ("continue", "yes"): whatever it matched would be
-    the budget filled, not an answer."""
+    with its cosine to the prompt and its standing (core/standing.py; computed from its vector when only the context
+    found it), and whether the prompt had a vector at all; none for a prompt without content ("continue", "yes"):
+    whatever it matched would be the budget filled, not an answer."""
     cfg = mem.config.inject
     if cfg.max_episodes == 0 or not textsearch.content_terms(longprompt.search_text(prompt)):
         return [], False
@@ -120,9 +120,12 @@ def candidates(
         cross_project=True,
         query_vector=qvec,
     )
-    for h in hits:
-        if h.similarity is None and qvec is not None and h.vector is not None:
-            h.similarity = float(np.dot(qvec, h.vector))
+    if qvec is not None:  # hits only the session's context found (workcontext.py): their match to the prompt
+        background = project_background(mem.store, project.id)
+        for h in hits:
+            if h.similarity is None and h.vector is not None:
+                h.similarity = float(np.dot(qvec, h.vector))
+                h.standing = background.standing(h.similarity)
     return hits, qvec is not None
 
 

@@ -1,32 +1,106 @@
-"""The gate's relative features stay shares of the pool's best: a hit farther from the prompt than orthogonal
-(an episode another list found, its cosine recomputed against the prompt) is no share of it, not a large negative
-number that the feature's negative weight turns into the pool's likeliest hit."""
+"""The gate reads standings, not cosines (core/standing.py): on a model whose every cosine is `0.5 + 0.5 * cos` of
+another's (bge-small's unrelated pairs score ~0.5 where MiniLM's score ~0.1) it decides the same, for prompts that
+inject and for prompts that must not. Real store, the real offline model; the second model is that model with each
+vector v stored as (v, 1) / sqrt(2), whose cosines are exactly 0.5 + 0.5 * the first's: an embedding model is the
+outside world here, and this one is the real one seen through a monotone map."""
 
 from __future__ import annotations
 
-from tempera.core.config import InjectConfig
-from tempera.core.models import Episode, Intent, ValidityScope
+from pathlib import Path
+
+import numpy as np
+import pytest
+from shop import EPISODES, shop_repo
+
+from tempera.core.capture_input import CaptureInput
+from tempera.core.embed import Embedder, ModelSpec
+from tempera.core.episodes import EpisodeStore
+from tempera.core.memory import Memory
+from tempera.core.project import project_for_path
 from tempera.core.retrieve import Hit
-from tempera.inject.warm import GATE_FEATURES, gate_features, gate_probability
+from tempera.inject.warm import GATE_FEATURES, gate_features, relevant_hits
 
-UNRELATED = "What's a good substitute for buttermilk in pancakes?"
+PROMPTS = [
+    "the checkout test in src/cart/checkout.py is flaky again, fix it",
+    "the checkout button colour looks wrong on the product page",
+    "rotate the staging database password again",
+    "What brand of paint colour suits a small bedroom?",
+    "What pages of the history book cover the vault of the cathedral?",
+    "What's a good substitute for buttermilk in pancakes?",
+]
 
 
-def episode(summary: str) -> Episode:
-    return Episode(
-        project_id="p",
-        project_name="cli",
-        summary=summary,
-        intent=Intent(extracted=summary, scope=ValidityScope.parse("project")),
+class Shifted(Embedder):
+    """Another model: `inner`'s vectors with a constant dimension appended, so every cosine is 0.5 + 0.5 x inner's."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(ModelSpec(inner.spec.name + "+shifted", inner.spec.dim + 1, "model_path", None), inner._config)
+        self.inner = inner
+
+    @staticmethod
+    def _shift(vectors: np.ndarray) -> np.ndarray:
+        v = np.atleast_2d(vectors)
+        return (np.hstack([v, np.ones((len(v), 1), dtype=np.float32)]) / np.sqrt(2)).astype(np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self._shift(self.inner.embed(texts))
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self._shift(self.inner.embed_one(text))[0]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._shift(self.inner.embed_query(text))[0]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return shop_repo(tmp_path)
+
+
+def shifted_memory(tmp_path: Path, inner: Embedder, root: Path) -> Memory:
+    """A second database of the same episodes, embedded by the shifted model."""
+    mem = Memory(db_path=tmp_path / "shifted.db", use_model=False)
+    mem.embedder = Shifted(inner)
+    mem.store = EpisodeStore(mem.db, mem.embedder)
+    for summary, files in EPISODES:
+        mem.capture(CaptureInput(summary=summary, files_modified=files, project=str(root)))
+    return mem
+
+
+def test_the_gate_decides_the_same_when_every_cosine_goes_through_a_monotone_map(repo: Path, tmp_path: Path) -> None:
+    project = project_for_path(str(repo))
+    with Memory() as mem:
+        assert mem.embedder is not None
+        shifted = shifted_memory(tmp_path, mem.embedder, repo)
+        try:
+            decided = []
+            for prompt in PROMPTS:
+                plain = relevant_hits(mem, prompt, project, set())
+                mapped = relevant_hits(shifted, prompt, project, set())
+                assert [h.summary for h in plain] == [h.summary for h in mapped], prompt
+                assert [h.p_relevant for h in plain] == pytest.approx([h.p_relevant for h in mapped], abs=2e-3)
+                decided.append(bool(plain))
+        finally:
+            shifted.close()
+    assert decided == [True, True, True, False, False, False]  # it decides something, and the right things
+
+
+def test_a_hit_without_a_vector_stands_at_the_backgrounds_centre() -> None:
+    """A hit no vector scored (the keyword list found it, no vector is indexed for it) counts as standing 0, not as
+    the best of its pool."""
+    from tempera.core.models import Episode, Intent, ValidityScope
+
+    def hit(summary: str, standing: float | None) -> Hit:
+        ep = Episode(
+            project_id="p",
+            project_name="cli",
+            summary=summary,
+            intent=Intent(extracted=summary, scope=ValidityScope.parse("project")),
+        )
+        return Hit(ep, standing=standing)
+
+    features = gate_features(
+        [hit("Reviewed the logging levels", 6.0), hit("Renamed the config loader", None)], "logging"
     )
-
-
-def test_a_negative_cosine_is_no_share_of_the_pools_best_and_stays_under_the_bar() -> None:
-    hits = [
-        Hit(episode("Reviewed the logging levels of the hooks"), similarity=0.01),
-        Hit(episode("can you write a test - which should fail right now - for each P1 item"), similarity=-0.05),
-    ]
-    features = gate_features(hits, UNRELATED)
-    assert features[1][GATE_FEATURES.index("cosine_to_best")] == 0.0
-    cfg = InjectConfig()
-    assert gate_probability(features, cfg.gate_weights)[1] < cfg.gate_bar
+    at = GATE_FEATURES.index
+    assert features[1][at("standing")] == 0.0 and features[1][at("standing_to_best")] == -6.0
