@@ -19,6 +19,7 @@ from tempera.core import paths
 from tempera.core.memory import Memory
 from tempera.inject import render
 from tempera.inject.warm import handle_hook
+from tempera.transcripts.inprogress import TAIL_BYTES
 from tests.conftest import FIXTURES
 
 COMPACTED = FIXTURES / "transcripts" / "claude-code-log" / "dag_compact_after_rewind.jsonl"
@@ -50,10 +51,10 @@ def held(before: str, after: str) -> list[str]:
     return [line_of(s) for s, _ in EPISODES if line_of(s) in before and line_of(s) in after]
 
 
-def transcript(tmp_path: Path, *, summary: str | None = None, last_prompt: str | None = None) -> Path:
+def transcript(tmp_path: Path, *, summary: str | None = None, last_prompt: str | None = None, output: int = 0) -> Path:
     """The real compacted transcript with words put in: `summary` as its compaction summary, ending there; or,
     as Claude Code's file stands when SessionStart `compact` runs (before the summary is written), cut before the
-    compaction with `last_prompt` as its last prompt."""
+    compaction with `last_prompt` as its last prompt, followed by `output` bytes of tool output (a long turn)."""
     records = [json.loads(line) for line in COMPACTED.read_text().splitlines()]
     at = next(i for i, r in enumerate(records) if r.get("subtype") == "compact_boundary")
     if summary is not None:
@@ -63,6 +64,9 @@ def transcript(tmp_path: Path, *, summary: str | None = None, last_prompt: str |
         records = records[:at]
         prompt = max(i for i, r in enumerate(records) if r["type"] == "user")
         records[prompt]["message"]["content"] = [{"type": "text", "text": last_prompt}]
+        if output:
+            result = {"type": "tool_result", "tool_use_id": "toolu_long", "content": "ok\n" * (output // 3)}
+            records.insert(prompt + 1, {**records[prompt], "message": {"role": "user", "content": [result]}})
     path = tmp_path / "session.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
@@ -92,6 +96,12 @@ def test_after_a_compaction_an_episode_shown_before_it_is_shown_again(repo: Path
             "SELECT COUNT(*) FROM injections WHERE session_id = 's1' AND episode_id LIKE ?", (flaky[3:] + "%",)
         )
     assert row is not None and row[0] == 2
+
+
+def test_a_prompt_a_long_turn_ago_is_still_the_work_in_progress(repo: Path, tmp_path: Path) -> None:
+    # a megabyte of tool output since the prompt: the transcript's last 256 KB hold only the agent's last words
+    path = transcript(tmp_path, last_prompt=FLAKY_PROMPT, output=4 * TAIL_BYTES)
+    assert line_of(FLAKY) in start(repo, "s7", "compact", path)
 
 
 def test_a_summary_that_names_earlier_work_brings_its_episode_back_and_nothing_else(repo: Path, tmp_path: Path) -> None:
