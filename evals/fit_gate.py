@@ -1,6 +1,6 @@
 """Fit the UserPromptSubmit gate (issue #16): P(relevant) of each hit the warm hook considers, and the bar.
 
-    python evals/fit_gate.py [--data DIR] [--pairs PATH] [--from-pairs PATH]
+    python evals/fit_gate.py [--data DIR] [--pairs PATH] [--from-pairs PATH] [--keep-weights]
 
 The labelled (prompt, hit) pairs come from the warm path's own candidates (`inject/warm.py` `candidates` and
 `gate_features`: hybrid's order, untouched), so the features are the hook's:
@@ -20,6 +20,13 @@ sources (real sessions, coding, negatives) a third each. The bar and the share o
 numbers to put in `core/config.py` (GATE_WEIGHTS, GATE_BAR, GATE_TOP_SHARE) and the dev and held-out figures:
 per source, the share of prompts whose injection holds a relevant episode, the share injecting nothing, and the
 median characters the episode block would take; the same for the fixed floor the gate replaced.
+
+`--keep-weights` chooses only the bar and the top share for the shipped weights. They are the fit of 2026-12-01
+(on MiniLM cosines) carried onto standings (core/standing.py: the cosine weight times the spread of MiniLM's
+unrelated pairs, 0.065; the intercept takes the centre), with that fit's bar and top share: a refit on today's
+pools put its weight on the prompt's terms and lost half the held-out project's judged useful items, and the bar
+this rule picks for the shipped weights (0.11, top share 0.4) let more through on both projects
+(docs/experiments/gate-standing.md).
 """
 
 from __future__ import annotations
@@ -217,15 +224,17 @@ def balanced(pools: list[Pool], weights: list[float], bar: float, share: float) 
     return statistics.mean(v["inject_nothing"] if k == "negative" else v["useful"] for k, v in f.items())
 
 
-def fit(pools: list[Pool]) -> dict[str, Any]:
-    """Weights by logistic regression on the dev pools; the bar that does best on `balanced` among those at which
-    none of the real-session eval's dev unrelated prompts injects anything and at least SILENT_SHARE of all the dev
-    negatives inject nothing (the higher on a tie); the largest top share that loses nothing on it. The second
-    condition holds the bar off the very edge of the 20 unrelated prompts: the lowest bar that silences those let
-    7 % of the other negatives through (a vector hit of no shared word, 4 spreads over the background)."""
+def fit(pools: list[Pool], weights: list[float] | None = None) -> dict[str, Any]:
+    """Weights by logistic regression on the dev pools (or the `weights` given); the bar that does best on
+    `balanced` among those at which none of the real-session eval's dev unrelated prompts injects anything and at
+    least SILENT_SHARE of all the dev negatives inject nothing (the higher on a tie); the largest top share that loses
+    nothing on it. The second condition holds the bar off the very edge of the 20 unrelated prompts: the lowest bar
+    that silences those let 7 % of the other negatives through (a vector hit of no shared word, 4 spreads over the
+    background)."""
     dev = [p for p in pools if p.split == "dev"]
-    x, y, w = training_set(dev)
-    weights = [round(float(b), 4) for b in gatefit.fit_logistic(x, y, w, L2)]
+    if weights is None:
+        x, y, w = training_set(dev)
+        weights = [round(float(b), 4) for b in gatefit.fit_logistic(x, y, w, L2)]
     unrelated = [p for p in dev if p.prompt in rs.UNRELATED and p.features]
     silent = [
         b
@@ -277,6 +286,11 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=rs.SHARED / "data", help="the shared data folder")
     ap.add_argument("--pairs", type=Path, help="write the labelled pools here (JSON) for a refit without searching")
     ap.add_argument("--from-pairs", type=Path, help="fit on pools written by --pairs")
+    ap.add_argument(
+        "--keep-weights",
+        action="store_true",
+        help="keep the shipped weights (core/config.py GATE_WEIGHTS) and choose only the bar and the top share",
+    )
     a = ap.parse_args()
     if a.from_pairs:
         pools = [Pool(**d) for d in json.loads(a.from_pairs.read_text())]
@@ -285,7 +299,7 @@ def main() -> None:
         pools = real_pools(a.data, general + spotter) + coding_pools(general)
         if a.pairs:
             a.pairs.write_text(json.dumps([p.__dict__ for p in pools]))
-    report(pools, fit(pools))
+    report(pools, fit(pools, list(InjectConfig().gate_weights) if a.keep_weights else None))
 
 
 if __name__ == "__main__":

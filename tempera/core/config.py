@@ -18,10 +18,12 @@ from tempera.core.ranking import SalienceWeights
 from tempera.core.settings import SALIENCE, Knob
 
 
-# The UserPromptSubmit gate (inject/warm.py `choose`), fitted by evals/fit_gate.py on dev data (see CHANGELOG).
-GATE_WEIGHTS = (-4.213, 0.2748, -0.0132, -0.8133, 2.3853, 2.2869, 1.18)
-GATE_BAR = 0.15
-GATE_TOP_SHARE = 0.6
+# The UserPromptSubmit gate (inject/warm.py `choose`) on standings, not cosines: the weights, bar and top share that
+# evals/fit_gate.py fitted on dev data (2026-12-01), the weights carried onto standings, so that on MiniLM it decides
+# as before and on any other model the same (docs/experiments/gate-standing.md).
+GATE_WEIGHTS = (-4.337, 0.392, -0.48, -0.1586, 0.4069, 1.3282, 1.0806)
+GATE_BAR = 0.12
+GATE_TOP_SHARE = 0.5
 
 
 class _Section(BaseModel):

@@ -2,12 +2,12 @@
 against the same store.
 
 Cosine scales differ by model: MiniLM's unrelated pairs score ~0.0 +- 0.065 (the entire-cli and cipher-box stores
-alike), bge-small's ~0.5, so a fixed floor or a fitted weight on the raw cosine means something else on each. The standing is (cosine - centre) / spread of the store's
-background of unrelated pairs: the cosines of a few REFERENCE prompts, about nothing any project holds, to the
-store's episodes and to each other (which gives an empty or small store a background too). The centre is the
-median and the spread the scaled median absolute deviation. Any increasing affine map of every cosine
-(`0.5 + 0.5 * cos`) leaves each standing as it was, so the floors and the gate that read standings decide the same
-on every model (issue #38).
+alike), bge-small's ~0.5, so a fixed floor or a fitted weight on the raw cosine means something else on each. The
+standing is (cosine - centre) / spread of the store's background of unrelated pairs: the cosines of a few REFERENCE
+prompts, about nothing any project holds, to the store's episodes and to each other (which gives an empty or small
+store a background too). The centre is the median and the spread the scaled median absolute deviation. Any
+increasing affine map of every cosine (`0.5 + 0.5 * cos`) leaves each standing as it was, so the floors and the gate
+that read standings decide the same on every model (issue #38).
 
 The background is the store's, not the query's: against its own cosines to the store, an unrelated prompt's best
 hit stands out as far as a related prompt's does (measured on the replayed entire-cli sessions: the best hit's

@@ -57,7 +57,7 @@ def episode_hit(ep: Episode, current: ProjectRef, *, score: float, **scores: Any
 
 GATE_FEATURES = (
     "standing",  # the hit's cosine to the prompt against the store's background of unrelated pairs (core/standing.py)
-    "standing_to_best",  # its standing less the pool's best (0 for the best, negative below it)
+    "standing_to_best",  # its standing over the pool's best standing (0 at or below the background's centre)
     "bm25_to_best",  # over the pool's best BM25 (0 when BM25 did not find it)
     "terms_matched",  # share of the prompt's search terms the episode holds
     "named",  # 1 when it names a file or identifier the prompt names
@@ -69,7 +69,7 @@ def gate_features(hits: list[Hit], prompt: str) -> "np.ndarray":
     """One row of GATE_FEATURES per hit (in hybrid's order), from what retrieval already computed: no query more.
     The relative ones compare a hit with the best of its pool, which a fixed floor cannot do (a paraphrase's right
     episode scores 0.25, a literal one's 0.6). Standings, not cosines: the same weights decide the same on any model
-    (a hit without a vector stands at the background's centre, 0)."""
+    (a hit without a vector stands at the background's centre, 0; one below it is no share of the best)."""
     n_terms = len(textsearch.query_terms(prompt))
     standings = [h.standing or 0.0 for h in hits]
     bm25s = [h.bm25 or 0.0 for h in hits]
@@ -78,7 +78,7 @@ def gate_features(hits: list[Hit], prompt: str) -> "np.ndarray":
         [
             [
                 st,
-                st - top_standing,
+                max(st, 0.0) / top_standing if top_standing > 0 else 0.0,
                 bm / top_bm25 if top_bm25 > 0 else 0.0,
                 h.matched_terms / n_terms if n_terms else 0.0,
                 1.0 if h.names_rank is not None else 0.0,

@@ -86,21 +86,20 @@ def test_the_gate_decides_the_same_when_every_cosine_goes_through_a_monotone_map
 
 
 def test_a_hit_without_a_vector_stands_at_the_backgrounds_centre() -> None:
-    """A hit no vector scored (the keyword list found it, no vector is indexed for it) counts as standing 0, not as
-    the best of its pool."""
+    """A hit no vector scored (only the keyword list found it, and no vector is indexed for it) stands at 0, no share
+    of the pool's best; one below the centre is no share either, not a negative one that a negative weight would
+    turn into the pool's likeliest hit."""
     from tempera.core.models import Episode, Intent, ValidityScope
 
     def hit(summary: str, standing: float | None) -> Hit:
-        ep = Episode(
-            project_id="p",
-            project_name="cli",
-            summary=summary,
-            intent=Intent(extracted=summary, scope=ValidityScope.parse("project")),
+        scope = ValidityScope.parse("project")
+        return Hit(
+            Episode(project_id="p", project_name="cli", summary=summary, intent=Intent(extracted=summary, scope=scope)),
+            standing=standing,
         )
-        return Hit(ep, standing=standing)
 
-    features = gate_features(
-        [hit("Reviewed the logging levels", 6.0), hit("Renamed the config loader", None)], "logging"
-    )
+    hits = [hit("Reviewed the logging levels", 6.0), hit("Renamed the config loader", None), hit("Bumped a pin", -1.0)]
+    features = gate_features(hits, "logging")
     at = GATE_FEATURES.index
-    assert features[1][at("standing")] == 0.0 and features[1][at("standing_to_best")] == -6.0
+    assert [f[at("standing")] for f in features] == [6.0, 0.0, -1.0]
+    assert [f[at("standing_to_best")] for f in features] == [1.0, 0.0, 0.0]
