@@ -14,7 +14,8 @@ Multi-session projects (`entire-cli`, Go; `cipher-box`, TypeScript/Rust): sessio
 earlier 70 % imported with `tempera import`, the warm daemon started, and for each later session its first real
 prompt and up to `--later` more go through the installed UserPromptSubmit command with that session's id (so
 "never the same item twice in a session" holds as it would live), on the branch Claude Code recorded; and once
-per later session a SessionStart in a fresh session (its brief and episodes, apart from the prompts'). Then
+per later session a SessionStart in a fresh session on its branch (its brief and episodes, apart from the
+prompts'; judged as the channel "start episodes" against that session). Then
 unrelated prompts (`real_sessions.UNRELATED`) and content-free ones ("ok", "continue") in fresh sessions. The
 small sets (claude-code-viewer, claude-code-log, spotter) are imported whole into one more sandbox and asked the
 unrelated and content-free prompts only (they have no later sessions).
@@ -249,20 +250,30 @@ def project_run(data: Path, name: str, later: int, limit: int | None) -> dict[st
             for c in cases:
                 top = case_search(mem, project_id, c, box.repo, TOP, "hybrid")
                 c["top3_relevant"] = any(files_of[e] & set(c["files_modified"]) for e in top)
+
+        def marked(its: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any]]:
+            """The items, each episode marked relevant when it changed a file the session changed."""
+            for it in its:
+                if it["channel"].endswith("episodes"):
+                    it["relevant"] = any(
+                        e.startswith(p) and files_of[e] & set(c["files_modified"])
+                        for p in EPISODE_ID.findall(it["text"])
+                        for e in files_of
+                    )
+            return its
+
         with Daemon(box) as daemon:
             for c in cases:
                 on_branch(box.repo, c["branch"])
                 c["context"] = ask(daemon, c["prompt"], session_id=c["session_id"])
-                c["items"] = items(c["context"])
-                for it in c["items"]:
-                    if it["channel"] == "episodes":
-                        it["relevant"] = any(
-                            e.startswith(p) and files_of[e] & set(c["files_modified"])
-                            for p in EPISODE_ID.findall(it["text"])
-                            for e in files_of
-                        )
+                c["items"] = marked(items(c["context"]), c)
             quiet = silence(daemon, box.repo, [c["branch"] for c in cases if c["prompt_no"] == 0])
-            starts = [items(daemon.hook("SessionStart", None, source="startup")[0]) for _ in future]
+            for c in cases:  # each later session's start, on its branch, in a session of its own
+                if c["prompt_no"] == 0:
+                    on_branch(box.repo, c["branch"])
+                    started = items(daemon.hook("SessionStart", None, source="startup")[0])
+                    c["start_items"] = marked([{**it, "channel": "start " + it["channel"]} for it in started], c)
+    starts = [c["start_items"] for c in cases if c["prompt_no"] == 0]
     return {"import": imported, "cases": cases, "silence": quiet, "session_start": start_figures(starts)}
 
 
@@ -328,14 +339,15 @@ def channel_figures(cases: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def start_figures(starts: list[list[dict[str, str]]]) -> dict[str, Any]:
-    """SessionStart, once per later session (each a fresh session, apart from the prompts'): items per channel
-    and the distinct brief lines, to be read."""
+def start_figures(starts: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """SessionStart, once per later session on its branch (each a fresh session, apart from the prompts'): items
+    per channel, the episodes' precision (changed a file the session changed), and the distinct brief lines."""
     out: dict[str, Any] = {"calls": len(starts), "silent": share([not s for s in starts])}
     for ch in ("brief", "episodes"):
-        out[ch] = mean([float(sum(it["channel"] == ch for it in s)) for s in starts])
-    out["brief_lines"] = sorted({it["text"] for s in starts for it in s if it["channel"] == "brief"})
-    out["first"] = starts[0] if starts else []  # what a session start showed, to judge against the sessions
+        out[ch] = mean([float(sum(it["channel"] == "start " + ch for it in s)) for s in starts])
+    shown = [it for s in starts for it in s if it["channel"] == "start episodes"]
+    out["precision"] = share([bool(it.get("relevant")) for it in shown]) if shown else None
+    out["brief_lines"] = sorted({it["text"] for s in starts for it in s if it["channel"] == "start brief"})
     return out
 
 
@@ -358,14 +370,19 @@ def judged(cases: list[dict[str, Any]], labels_path: Path) -> dict[str, Any]:
                 labels[key] = row
     out: dict[str, Any] = {"second_judge": {"items": len(pairs), "agree": share([a == b for a, b in pairs])}}
     firsts = [c for c in cases if c["prompt_no"] == 0]  # a judged case is a later session's first prompt
-    for ch in ("brief", "facts", "episodes"):
-        its = [item_key(c["session_id"], it["text"]) for c in firsts for it in c["items"] if it["channel"] == ch]
+    for ch in ("brief", "facts", "episodes", "start episodes"):
+        its = [
+            item_key(c["session_id"], it["text"])
+            for c in firsts
+            for it in c["items"] + c.get("start_items", [])
+            if it["channel"] == ch
+        ]
         got = [labels[k] for k in its if k in labels]
         counts = Counter(r["label"] for r in got)
         fig: dict[str, Any] = {"items": len(its), "labelled": len(got)}
         fig.update({lab.lower(): share([r["label"] == lab for r in got]) for lab in LABELS})
         fig["precision"] = round((counts["USEFUL"] + counts["MARGINAL"]) / len(got), 3) if got else None
-        if ch == "episodes":
+        if ch.endswith("episodes"):
             fig["outcome"] = dict(Counter(r.get("outcome", "cant_tell") for r in got))
         out[ch] = fig
     by_case = [[labels.get(item_key(c["session_id"], it["text"])) for it in c["items"]] for c in firsts]
@@ -388,8 +405,10 @@ def print_report(r: dict[str, Any]) -> None:
         print_silence(p["silence"])
         st = p["session_start"]
         print(
-            f"SessionStart ({st['calls']} new sessions): silent {st['silent']:.3f}; per call {st['brief']:.2f} brief, "
-            f"{st['episodes']:.2f} episode items; brief lines: {len(st['brief_lines'])}"
+            f"SessionStart ({st['calls']} new sessions, each on its branch): silent {st['silent']:.3f}; per call "
+            f"{st['brief']:.2f} brief, {st['episodes']:.2f} episode items (precision "
+            f"{'-' if st['precision'] is None else format(st['precision'], '.3f')}); brief lines: "
+            f"{len(st['brief_lines'])}"
         )
         for line in st["brief_lines"]:
             print(f"  {line[:200]}")
@@ -435,12 +454,12 @@ def print_judged(j: dict[str, Any]) -> None:
         f"judged: {j['first_prompts_fully_labelled']} first prompts fully labelled, with a USEFUL item "
         f"{j['first_prompts_with_useful']:.3f}"
     )
-    for ch in ("brief", "facts", "episodes"):
+    for ch in ("brief", "facts", "episodes", "start episodes"):
         g = j[ch]
         shares = " ".join(f"{lab.lower()} {g[lab.lower()]:.2f}" for lab in LABELS)
         prec = "-" if g["precision"] is None else f"{g['precision']:.3f}"
-        extra = f"; outcome labels {g['outcome']}" if ch == "episodes" else ""
-        print(f"  {ch:<9} {g['labelled']}/{g['items']} labelled: precision (useful+marginal) {prec}; {shares}{extra}")
+        extra = f"; outcome labels {g['outcome']}" if ch.endswith("episodes") else ""
+        print(f"  {ch:<14} {g['labelled']}/{g['items']} labelled: precision (useful+marginal) {prec}; {shares}{extra}")
 
 
 # -- a blind packet ------------------------------------------------------------------------------------------------
@@ -490,7 +509,7 @@ def packet(runs: list[Path], out: Path, seed: int = 37) -> None:
                 | {"prompts": {}, "items": {}},
             )
             s["prompts"][c["prompt_no"]] = c["prompt"]
-            for it in c["items"]:
+            for it in c["items"] + c.get("start_items", []):
                 s["items"].setdefault(it["text"], it["channel"])
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)

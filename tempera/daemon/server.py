@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tempera import __version__
-from tempera.core import jobs, paths
+from tempera.core import jobs, paths, standing
 from tempera.core.config import Config, load_config
 from tempera.core.memory import Memory
 from tempera.core.vecindex import VectorCache
@@ -111,6 +111,8 @@ class Daemon:
         if self.mem.embedder is not None:
             self.mem.embedder.query_session = True
             self.mem.embedder.warm()
+            if self.mem.store.vector_status().state == "ok":  # the first prompt does not embed them (standing.py)
+                standing.reference_vectors(self.mem.store)
         srv = self._bind()
         log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
         # the job handlers' imports (the transcripts package) happen here, before any thread: two threads importing

@@ -1,6 +1,6 @@
 """The one assembler of what a hook injects, for both paths: the session's log of what it already received, the
-candidates (at SessionStart the project's most useful recent episodes; at UserPromptSubmit the prompt's related
-ones), the brief and facts when the warm path has them, rendered under one budget and logged.
+candidates (the prompt's related episodes; at SessionStart those of the branch's words or, after a compaction, of
+the work in progress), the brief and facts when the warm path has them, rendered under one budget and logged.
 
 Standard library only: without the daemon (`cold_answer`) it runs in the hook process with the stdlib sqlite3
 and keyword SQL; the daemon (`inject/warm.py`) passes its hybrid search and its brief.
@@ -16,7 +16,6 @@ from typing import Any
 
 from tempera.core import paths
 from tempera.core.project import ProjectRef, project_for_path
-from tempera.core.ranking import SalienceWeights
 from tempera.core.settings import HookSettings
 from tempera.inject import gate, injectlog, render, sessionstart, sqlhits
 from tempera.inject.hits import InjectHit
@@ -33,8 +32,6 @@ def compose(
     project: ProjectRef,
     *,
     budget: int,
-    limit: int,
-    salience: SalienceWeights,
     related: Related,
     notes: Notes | None = None,
 ) -> str:
@@ -49,8 +46,8 @@ def compose(
     if hp.searches:
         header = render.HEADER_PROMPT if hp.event == "UserPromptSubmit" else render.HEADER_COMPACT
         hits = related(hp.prompt, project, seen)
-    else:
-        hits = sqlhits.useful_recent(conn, project, exclude=seen, limit=limit, weights=salience)
+    else:  # a new session: its branch's words, when the warm path read them (inject/sessionstart.py)
+        hits = related(hp.prompt, project, seen) if hp.prompt else []
         header = render.HEADER_SESSION
     brief, facts = notes(project, budget) if notes is not None else ([], None)
     text = render.render_blocks(
@@ -77,9 +74,9 @@ def compose(
 
 
 def cold_answer(hp: HookPayload, settings: HookSettings) -> str:
-    """Without the daemon: keyword-only hits (UserPromptSubmit) or the most useful recent episodes (SessionStart;
-    after a compaction nothing, the log emptied: inject/sessionstart.py), read with the stdlib driver; no database
-    or schema yet means nothing to say."""
+    """Without the daemon: keyword-only hits (UserPromptSubmit), read with the stdlib driver; at SessionStart no
+    episodes (the log emptied after a compaction: inject/sessionstart.py); no database or schema yet means nothing
+    to say."""
     conn = sqlhits.open_db(paths.db_path())
     if conn is None:
         return ""
@@ -101,8 +98,6 @@ def cold_answer(hp: HookPayload, settings: HookSettings) -> str:
             hp,
             project_for_path(hp.cwd or os.getcwd()),
             budget=settings.budget_chars,
-            limit=settings.max_episodes,
-            salience=settings.salience,
             related=related,
         )
     except sqlite3.OperationalError as exc:  # the schema is being created right now: nothing to say

@@ -20,7 +20,10 @@ HEADER_COMPACT = (
     "Tempera memory: past work in this project related to the work in progress when the context was compacted "
     f"(most relevant first). {DATA_NOTE}"
 )
-HEADER_SESSION = f"Tempera memory: the most useful recent work recorded for this project. {DATA_NOTE}"
+HEADER_SESSION = (
+    "Tempera memory: past work in this project that looks related to the current git branch's name (most relevant "
+    f"first). {DATA_NOTE}"
+)
 HEADER_BRIEF = "Tempera brief: what earlier sessions in this project recorded."
 HEADER_FACTS = "Tempera facts: decisions and constraints recorded earlier that the prompt touches."
 FILES = ". Files: "  # what starts an episode line's file list, which a line cut to the budget keeps

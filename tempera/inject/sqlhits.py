@@ -1,5 +1,4 @@
-"""Candidates read with plain SQL, with any sqlite3 driver: keyword hits (FTS5 BM25) for the cold path's prompts,
-and the most useful recent episodes both paths inject at SessionStart.
+"""Candidates read with plain SQL, with any sqlite3 driver: keyword hits (FTS5 BM25) for the cold path's prompts.
 
 The stdlib driver may be unable to load sqlite-vec, so this module never touches the vector table; FTS5 is built
 into the SQLite of every mainstream Python. Anything missing (no database yet, no FTS5) means "inject nothing".
@@ -20,11 +19,6 @@ from tempera.inject.hits import InjectHit, make_hit
 
 VERIFICATION_WEIGHTS = defaults.VERIFICATION_WEIGHTS
 DECAY_RATES = defaults.DECAY_RATES
-_WEIGHT_SQL = (
-    "CASE e.verification "
-    + " ".join(f"WHEN '{k}' THEN {v}" for k, v in VERIFICATION_WEIGHTS.items())
-    + f" ELSE {VERIFICATION_WEIGHTS['untested']} END"
-)
 
 
 def open_db(path: Path) -> sqlite3.Connection | None:
@@ -123,9 +117,6 @@ def keyword_hits(
     return hits[:limit]
 
 
-RECENT_POOL = 100
-
-
 def _salience(row: tuple[Any, ...], weights: SalienceWeights, now: datetime) -> float:
     """The factor the warm path multiplies relevance by (core/ranking.py), from a row of COLUMNS and then
     (bm25, body, scope_kind, last_useful_at)."""
@@ -148,36 +139,3 @@ def _salience(row: tuple[Any, ...], weights: SalienceWeights, now: datetime) -> 
         expires=expires,
     )
     return salience
-
-
-def useful_recent(
-    conn: sqlite3.Connection, project: ProjectRef, *, exclude: set[str], limit: int, weights: SalienceWeights
-) -> list[InjectHit]:
-    """The project's most useful recent successes (SessionStart): with no query every relevance is 1, so they rank
-    by the salience retrieval multiplies relevance by (core/ranking.py), newest first among equals. The pool is
-    the RECENT_POOL most recent and the RECENT_POOL best by utility x verification, so an old proven episode
-    competes with fresh ones."""
-    if limit <= 0:
-        return []
-    where = (
-        "WHERE e.project_id = ? AND e.outcome IN ('success', 'partial') "
-        "AND e.id NOT IN (SELECT episode_id FROM episode_retirements)"
-    )
-    pool: dict[str, tuple[Any, ...]] = {}
-    try:
-        for order in ("e.created_at DESC", f"e.utility * ({_WEIGHT_SQL}) DESC, e.created_at DESC"):
-            for row in conn.execute(
-                f"SELECT {COLUMNS}, NULL, NULL, e.scope_kind, e.last_useful_at FROM episodes e "
-                f"{where} ORDER BY {order} LIMIT ?",
-                (project.id, RECENT_POOL),
-            ):
-                pool.setdefault(row[0], row)
-    except sqlite3.OperationalError:
-        return []
-    now = datetime.now(timezone.utc)
-    scored = sorted(
-        ((_salience(r, weights, now), r[1], r) for r in pool.values() if r[0] not in exclude),
-        key=lambda t: (t[0], t[1]),
-        reverse=True,
-    )
-    return [_row_to_hit(r, project, score=s) for s, _, r in scored[:limit]]

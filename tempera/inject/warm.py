@@ -241,11 +241,16 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
         hp,
         project,
         budget=cfg.budget_chars,
-        limit=cfg.max_episodes,
-        salience=mem.config.retrieval.salience_weights(),
-        related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen, workcontext.checkout_context(cwd)),
+        related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen, _context(prompt, cwd)),
         notes=_notes(mem, hp),
     )
+
+
+def _context(prompt: str, cwd: str) -> str:
+    """The checkout's words a thin prompt is fused with (inject/workcontext.py); none when they are the prompt (a
+    new session's, inject/sessionstart.py)."""
+    words = workcontext.checkout_context(cwd)
+    return "" if words == prompt else words
 
 
 def handle_hook(

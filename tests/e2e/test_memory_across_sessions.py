@@ -5,11 +5,10 @@ hook and the daemon capture it. A new session in the same repository sends the m
 memory. A repository of the same folder name at another path gets nothing at all.
 
 Why an open session for the unrelated prompt: Claude Code fires SessionStart at the first prompt of every session,
-and Tempera's SessionStart brings the project's most useful recent work into any new session of that project (by
-design), after which the prompt retrieval never repeats an episode. A fresh session would therefore show the
-memory for any prompt, and the relevance check would prove nothing. So one session is opened before the work is
-captured; its later prompts show exactly what the prompt retrieval adds: nothing for an unrelated prompt, the
-episode for a related one.
+and Tempera's SessionStart may bring past work into a new session (what the branch's name is about; nothing on the
+default branch, as here), after which the prompt retrieval never repeats an episode. So one session is opened
+before the work is captured; its later prompts show exactly what the prompt retrieval adds: nothing for an
+unrelated prompt, the episode for a related one.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """After a compaction the agent's context no longer holds what the hooks injected: at SessionStart `compact` what
 was shown before may be shown again, when it bears on the work in progress (read from the transcript's tail, with
-the prompt's relevance gate); `clear`, `resume` and `fork` answer as inject/sessionstart.py says. Real store, real
+the prompt's relevance gate); a new session shows what its branch's name is about; `clear`, `resume` and `fork` answer
+as inject/sessionstart.py says. Real store, real
 embedding model, the JSON Claude Code sends, through the hook's gate (`handle_hook`, as the daemon answers it) and
 through the hook command without the daemon (simpler there); the transcripts are the real compacted one in
 tests/data with the conversation's words put in."""
@@ -83,6 +84,22 @@ def start(repo: Path, session: str, source: str, path: Path | None = None) -> st
     return hook("SessionStart", repo, session, source=source, transcript_path=str(path or ""))
 
 
+def on_branch(repo: Path, branch: str) -> None:
+    """The checkout's HEAD on `branch`, as git writes it."""
+    (repo / ".git" / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
+
+
+def test_a_new_session_shows_the_work_its_branch_names_and_nothing_on_the_default_branch(repo: Path) -> None:
+    on_branch(repo, "main")
+    assert start(repo, "s8", "startup") == ""  # nothing says what the session is about: no "recent work"
+    on_branch(repo, "alex/fix-flaky-checkout-test")
+    text = start(repo, "s9", "startup")
+    assert render.HEADER_SESSION in text and line_of(FLAKY) in text
+    assert not any(line_of(s) in text for s in (BUTTON, VAULT, PAGES))
+    on_branch(repo, "alex/paint-colour-for-the-bedroom")
+    assert start(repo, "s10", "startup") == ""  # a branch about nothing stored: the gate keeps silent
+
+
 def test_after_a_compaction_an_episode_shown_before_it_is_shown_again(repo: Path, tmp_path: Path) -> None:
     flaky = line_of(FLAKY)
     assert flaky in hook("UserPromptSubmit", repo, "s1", prompt=FLAKY_PROMPT)
@@ -117,6 +134,7 @@ def test_an_unrelated_summary_brings_nothing_and_no_transcript_neither(repo: Pat
 
 
 def test_clear_answers_as_a_new_session_would_what_was_shown_is_gone(repo: Path) -> None:
+    on_branch(repo, "alex/fix-flaky-checkout-test")
     shown = start(repo, "s4", "startup")
     assert shown
     assert not held(shown, start(repo, "s4", "startup"))  # it is in the context
@@ -126,6 +144,7 @@ def test_clear_answers_as_a_new_session_would_what_was_shown_is_gone(repo: Path)
 def test_resume_shows_what_the_context_lost_at_its_last_compaction_and_nothing_it_holds(
     repo: Path, tmp_path: Path
 ) -> None:
+    on_branch(repo, "alex/fix-flaky-checkout-test")
     shown = start(repo, "s5", "startup")
     assert shown
     # a compaction about something else: nothing relevant, nothing injected; what was shown is out of the context
@@ -135,6 +154,7 @@ def test_resume_shows_what_the_context_lost_at_its_last_compaction_and_nothing_i
 
 
 def test_a_fork_answers_nothing_its_context_is_its_parents(repo: Path) -> None:
+    on_branch(repo, "alex/fix-flaky-checkout-test")
     assert start(repo, "parent", "startup")
     assert start(repo, "child", "fork") == ""
 

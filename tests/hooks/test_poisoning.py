@@ -107,8 +107,11 @@ CASES = [
 
 
 def _project(root: Path, case: Case) -> Path:
+    """The case's checkout, on a branch named for its work: a new session there is shown that work (the warm path's
+    SessionStart searches the branch's words, inject/sessionstart.py)."""
     d = root / case.name
     (d / ".git").mkdir(parents=True, exist_ok=True)
+    (d / ".git" / "HEAD").write_text(f"ref: refs/heads/fix/{case.topic.replace(' ', '-')}-total-test\n")
     return d
 
 
@@ -226,8 +229,12 @@ def test_nothing_injected_as_an_instruction_and_nothing_escapes_the_block(
         assert done.returncode == 0, done.stderr
     try:
         for case in CASES:
-            for context in _inject(data_dir, case, projects, path):
-                assert_safe(context, case)
+            start, related = _inject(data_dir, case, projects, path)
+            assert_safe(related, case)
+            if path == "warm":  # without the daemon SessionStart shows no episodes (no relevance gate there)
+                assert_safe(start, case)
+            else:
+                assert start == ""
     finally:
         tempera("daemon", "stop", timeout=60, env={**os.environ, **_env(data_dir)})
         guard.unlink(missing_ok=True)

@@ -141,26 +141,3 @@ def test_being_retrieved_is_not_evidence(book: Book, flaky: list[Episode]) -> No
     for _ in range(20):
         ranking(book)
     assert ranking(book) == before
-
-
-def test_session_start_ranks_by_the_shared_salience(book: Book) -> None:
-    """SessionStart's pool (no query, so every relevance is 1) is ordered by ranking.salience_parts, as retrieval
-    is: an old episode with helpful votes leads; a merged one the user voted unhelpful falls below a fresh unproven
-    one (utility x verification weight, the order before, put it second: 0.33 x 0.6 > 0.5 x 0.3)."""
-    from tempera.core.models import VerificationState
-    from tempera.inject.sqlhits import useful_recent
-
-    old = book.add("Moved the session store to Redis", at=-24 * 300, outcome="success")
-    fresh = book.add("Renamed the billing module", outcome="success")
-    merged = book.add("Pinned the lint version", at=-24 * 2, outcome="success")
-    merged.outcome.verification = VerificationState.MERGED
-    book.memory.store.update(merged, reembed=False)
-    vote("helpful", old.id, 4)
-    votes_long_ago(book, old, 300)
-    vote("unhelpful", merged.id, 1)
-    weights = book.memory.config.retrieval.salience_weights()
-    hits = useful_recent(book.memory.db.conn, book.project, exclude=set(), limit=3, weights=weights)
-    assert [h.id for h in hits] == [old.id, fresh.id, merged.id]
-    assert (
-        useful_recent(book.memory.db.conn, book.project, exclude={old.id}, limit=1, weights=weights)[0].id == fresh.id
-    )

@@ -78,7 +78,7 @@ SHIPPED = RetrievalConfig()
 def build(data: Path, repo: Path, *, sessions: int, used: str) -> None:
     """The episodes, then `sessions` sessions each asking every prompt, the prompt's two episodes injected and
     the paraphrase (`used="paraphrase"`) or the unrelated text (`used="unrelated"`) judged used, the other ignored."""
-    project, weights = project_for_path(str(repo)), SHIPPED.salience_weights()
+    project = project_for_path(str(repo))
     with Memory() as mem:
         mem.store.ensure_project(project)
         texts = [t for pair in PROMPTS.values() for t in pair] + OTHER
@@ -91,7 +91,7 @@ def build(data: Path, repo: Path, *, sessions: int, used: str) -> None:
                 }
                 hits = [shown(found[ids[t]], project) for t in pair]
                 hp = HookPayload(event="UserPromptSubmit", session_id=f"s-{k:02d}", cwd=str(repo), prompt=prompt)
-                compose(mem.db.conn, hp, project, budget=4000, limit=5, salience=weights, related=lambda *_, h=hits: h)
+                compose(mem.db.conn, hp, project, budget=4000, related=lambda *_, h=hits: h)
         chosen = [ids[pair[0 if used == "paraphrase" else 1]] for pair in PROMPTS.values()]
         mem.db.execute("UPDATE injections SET evaluated_at = created_at, used = 0")
         mem.db.execute(f"UPDATE injections SET used = 1 WHERE episode_id IN ({','.join('?' * len(chosen))})", chosen)
