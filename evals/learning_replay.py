@@ -39,11 +39,12 @@ evidence that moved it (salience: the global utility; query factor: `retrieve._q
 episodes relevant to a later query or not, and each injected (session, episode) by its verdict and by whether a
 turn of the session changed the episode's files again. `--every-prompt` also asks each future session's later
 prompts (relevant: the same episodes as its first): the first prompts alone are 14 (dev) and 24 (70/30) queries,
-where one query moving one rank is a lift of 0.02-0.04; the table gives the first prompts (the bar) and every
-prompt apart. `--oracle` adds the oracle arm: the on arm's store, its implicit verdicts swapped for perfect ones on
-exactly the (session, episode) pairs it injected (used when the episode changed a file that replayed session
-changed, the eval's own relevance; never looking at the queried sessions): the lift a flawless use detector would
-give with the same exposure, so what the oracle cannot reach is exposure or effect size, not detection.
+where one query moving one rank is a lift of 0.02-0.04; the table gives the first prompts (the bar), every
+prompt, and the later prompts alone (issue #38's "learning never hurts": on - off over them, with its interval).
+`--oracle` adds the oracle arm: the on arm's store, its implicit verdicts swapped for perfect ones on exactly the
+(session, episode) pairs it injected (used when the episode changed a file that replayed session changed, the
+eval's own relevance; never looking at the queried sessions): the lift a flawless use detector would give with
+the same exposure, so what the oracle cannot reach is exposure or effect size, not detection.
 """
 
 from __future__ import annotations
@@ -365,7 +366,8 @@ def print_report(r: dict[str, Any]) -> None:
             f"[{arm}] {a['episodes']} episodes, {a['prompts_asked']} prompts asked, {a['seconds']:.0f} s; "
             f"evidence: {json.dumps(a['evidence'])}"
         )
-    views = {"every prompt": lambda sid: True} if any(session_of(sid) != sid for sid in first["cases"]) else {}
+    later = any(session_of(sid) != sid for sid in first["cases"])
+    views = {"every prompt": lambda sid: True, "later prompts": lambda sid: session_of(sid) != sid} if later else {}
     for view, keep in {"first prompts": lambda sid: session_of(sid) == sid, **views}.items():
         figures = {
             arm: {
