@@ -107,12 +107,6 @@ class RetrievalConfig(_Section):
         description="A BM25 hit holding a share c of the query's words weighs "
         "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py, tempera refit-fusion)",
     )
-    hybrid_coverage_margin: float = Field(
-        0.75,
-        ge=0,
-        description="In hybrid, a BM25 hit counts as holding as many of the query's words as any hit whose standing "
-        "is above its own by at most this (0.75: 0.05 of MiniLM's cosine): so near, a missing word is wording",
-    )
     hybrid_vector_window: float = Field(
         1.5,
         ge=0,

@@ -7,7 +7,6 @@ The utility is the same number feedback, propagation and credit update, so learn
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -290,7 +289,7 @@ def retrieve(
         _fusion_lists(
             cfg,
             kw,
-            [(r, background.standing(s)) for r, s in vec] if use_vec else None,
+            vec if use_vec else None,
             named,
             _coverage(store, textsearch.query_words(query), kw, project_id, cross_project),
         )
@@ -434,38 +433,17 @@ def _fusion_lists(
     """Hybrid's lists, each (weight, rowid -> its `rank_terms` term):
 
     - BM25 (`hybrid_keyword_max_weight`): a hit's term x c^`hybrid_keyword_coverage_power`, c the share of the
-      query's words it holds (`_coverage`, as `_coverage_within` lifts it). BM25 ranks first a text holding one rare
-      word of a paraphrase ("authenticated" of eight), and by rank alone that counts as much as a text holding every
-      word of a question.
-    - the vector list (1, when vectors are in use: None when not), (rowid, standing) best first.
+      query's words it holds (`_coverage`). BM25 ranks first a text holding one rare word of a paraphrase
+      ("authenticated" of eight), and by rank alone that counts as much as a text holding every word of a question.
+    - the vector list (1, when vectors are in use: None when not).
     - when the prompt names files or identifiers, the episodes naming them (`hybrid_names_weight`)."""
     k = cfg.rrf_k
-    held = _coverage_within(coverage, vec or [], cfg.hybrid_coverage_margin)
-    bm25 = rank_terms(_tied(kw), k, {r: c**cfg.hybrid_keyword_coverage_power for r, c in held.items()})
+    bm25 = rank_terms(_tied(kw), k, {r: c**cfg.hybrid_keyword_coverage_power for r, c in coverage.items()})
     out = [(cfg.hybrid_keyword_max_weight, bm25)]
     if vec is not None:
         out.append((1.0, rank_terms(_tied(vec), k)))
     if named:
         out.append((cfg.hybrid_names_weight, rank_terms(_tied(named), k)))
-    return out
-
-
-def _coverage_within(
-    coverage: Mapping[int, float], vec: Sequence[tuple[int, float]], margin: float
-) -> dict[int, float]:
-    """Each BM25 hit's coverage, lifted to the best coverage of the hits whose standing (`vec`: core/standing.py)
-    is above its own by at most `margin` (`hybrid_coverage_margin`). Where the words and the embedding agree that a
-    better-covered text is closer to the query, the embedding says by how much: by a few hundredths of MiniLM's
-    cosine the missing word is wording ("stabilised" for "fix"), while c^power makes 2 of 3 words weigh 0.36 of the
-    BM25 list, relevance 0.43 against 0.91, a gap that bounded salience never crosses, so votes could not reorder
-    them (issue #38). Where they disagree (the text lacking the words is the closer one, as a hub file's path can
-    make it), the fitted coverage stands; so does that of a hit the vector list did not find."""
-    known = sorted((s, coverage[r]) for r, s in vec if r in coverage)  # by standing, lowest first
-    standings = [s for s, _ in known]
-    out = dict(coverage)
-    for r, s in vec:
-        if r in coverage:
-            out[r] = max(c for _, c in known[bisect_left(standings, s) : bisect_right(standings, s + margin)])
     return out
 
 
