@@ -141,14 +141,13 @@ def project_background(store: EpisodeStore, project_id: str) -> standing.Backgro
     them (vecindex.py), else over a sample of BACKGROUND_SAMPLE."""
     import numpy as np
 
-    reference = standing.reference_vectors(store)
     if store.vector_cache is not None:
-        return store.vector_cache.background(store.db, project_id, reference)
+        return store.vector_cache.background(store.db, project_id, lambda: standing.reference_vectors(store))
     sample = store.db.query(
         f"SELECT embedding FROM {VEC_TABLE} WHERE project_id = ? LIMIT ?", (project_id, BACKGROUND_SAMPLE)
     )
     matrix = np.stack([np.frombuffer(e, dtype=np.float32) for (e,) in sample]) if sample else np.zeros((0, 1))
-    return standing.background(reference, matrix)
+    return standing.background(standing.reference_vectors(store), matrix)
 
 
 def _selective(store: EpisodeStore, names: list[str], project_id: str, cross: bool, n: int) -> list[str]:

@@ -12,6 +12,7 @@ Memory: 1.5 KB per episode (384 float32), held only for the projects asked about
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,12 +66,13 @@ class VectorCache:
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(rowids[i]), float(sims[i])) for i in top]
 
-    def background(self, db: Database, partition: str, reference: np.ndarray) -> standing.Background:
-        """The partition's background of unrelated pairs (core/standing.py), kept until its vectors change."""
+    def background(self, db: Database, partition: str, reference: Callable[[], np.ndarray]) -> standing.Background:
+        """The partition's background of unrelated pairs (core/standing.py), kept until its vectors change: a prompt
+        pays a dictionary lookup, not the reference vectors' read."""
         self._refresh(db)
         part = self._part(db, partition)
         if part._background is None:
-            part._background = standing.background(reference, part.matrix()[1])
+            part._background = standing.background(reference(), part.matrix()[1])
         return part._background
 
     def vector(self, rowid: int) -> np.ndarray | None:

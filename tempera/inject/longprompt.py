@@ -4,7 +4,8 @@ names, not all of it.
 Every word piece of a prompt's vector costs model time: a 5,000-character plan was four 254-piece runs (~90 ms each
 on a busy 2-core machine), 6x a short prompt's whole answer. What retrieval can use of a plan is said by its title,
 its opening line and the files and identifiers it works on; its steps repeat them. The hook (`inject/warm.py`) and
-every caller of `inject/workcontext.py` `related` search by `search_text`.
+every caller of `inject/workcontext.py` `related` search by `search_text`, and the hook's brief looks for the files
+it names there (scanning a 5,000-character plan for file names cost 2 ms of the turn).
 """
 
 from __future__ import annotations

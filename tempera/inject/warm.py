@@ -120,12 +120,12 @@ def candidates(
         cross_project=True,
         query_vector=qvec,
     )
-    if qvec is not None:  # hits only the session's context found (workcontext.py): their match to the prompt
+    context_only = [h for h in hits if h.similarity is None and h.vector is not None]
+    if qvec is not None and context_only:  # hits only the session's context found (workcontext.py): their match
         background = project_background(mem.store, project.id)
-        for h in hits:
-            if h.similarity is None and h.vector is not None:
-                h.similarity = float(np.dot(qvec, h.vector))
-                h.standing = background.standing(h.similarity)
+        for h in context_only:
+            h.similarity = float(np.dot(qvec, h.vector))
+            h.standing = background.standing(h.similarity)
     return hits, qvec is not None
 
 
@@ -209,7 +209,7 @@ def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
             brief = hook_session_start(mem, project.id, by=hp.session_id or "unknown-session")
             share = SESSION_BRIEF_SHARE
         else:
-            brief = prompt_brief(mem, project.id, hp.prompt, project.path)
+            brief = prompt_brief(mem, project.id, longprompt.search_text(hp.prompt), project.path)  # its names
             if mem.current_config().inject.facts:
                 facts = render.fit(
                     _facts(mem, hp.prompt, project, given), int(budget * PROMPT_FACTS_SHARE), prefix="- "
