@@ -496,7 +496,8 @@ def digest(path: Path) -> str:
 
 def packet(runs: list[Path], out: Path, seed: int = 37) -> None:
     """One file per later session: its first prompt, files, a digest of the session, and the union of the items
-    the runs injected for that prompt, shuffled, with no mark of which run showed which."""
+    the runs injected for that prompt (an episode two runs showed under their own ids once), shuffled, with no mark
+    of which run showed which."""
     by_session: dict[str, dict[str, Any]] = {}
     for run in runs:
         for line in run.read_text().splitlines():
@@ -509,12 +510,12 @@ def packet(runs: list[Path], out: Path, seed: int = 37) -> None:
                 | {"prompts": {}, "items": {}},
             )
             s["prompts"][c["prompt_no"]] = c["prompt"]
-            for it in c["items"] + c.get("start_items", []):
-                s["items"].setdefault(it["text"], it["channel"])
+            for it in c["items"] + c.get("start_items", []):  # one item per text: each run's import gives new ids
+                s["items"].setdefault(item_key(c["session_id"], it["text"])[1], (it["text"], it["channel"]))
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     for sid, s in by_session.items():
-        its = [{"channel": ch, "item": text} for text, ch in s["items"].items()]
+        its = [{"channel": ch, "item": text} for text, ch in s["items"].values()]
         rng.shuffle(its)
         doc = {**s, "prompt": s["prompts"][0], "items": its, "session": digest(Path(s["transcript"]))}
         del doc["prompts"]
