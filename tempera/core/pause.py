@@ -70,10 +70,25 @@ def pause(project_id: str, name: str, path: str | None, data_dir: Path | None = 
 
 
 def pause_project(store: "EpisodeStore", spec: str | None) -> tuple["ProjectRef", dict[str, Any]]:
-    """Pause the project a person named (path, name or id; None: the current directory's); what the CLI and the
-    browser call. Resuming also moves capture cursors, so it lives with them (`transcripts/resume.py`)."""
-    ref = store.resolve_project(spec, create=True)
+    """Pause the project a person named (an existing directory, or the name or id of a project in memory; None: the
+    current directory's); what the CLI and the browser call. A name no project has is refused (NotFound), not
+    recorded: a privacy control that "succeeds" on a typo leaves the real project captured. Resuming also moves
+    capture cursors, so it lives with them (`transcripts/resume.py`)."""
+    ref = store.resolve_project(spec)
     return ref, pause(ref.id, ref.name, ref.path, store.db.path.parent)
+
+
+def paused_by_spec(spec: str, data_dir: Path | None = None) -> "ProjectRef | None":
+    """The paused project a name or id prefix names, from the pause file alone (a directory paused before anything
+    of it was captured is no project in memory)."""
+    from tempera.core.project import ProjectRef
+
+    found = [
+        ProjectRef(pid, r.get("name") or pid, r.get("path"))
+        for pid, r in paused_projects(data_dir).items()
+        if spec in (r.get("name"), r.get("path")) or len(spec) >= 6 and pid.startswith(spec.lower())
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def resume(project_id: str, data_dir: Path | None = None) -> dict[str, Any] | None:

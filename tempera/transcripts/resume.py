@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tempera.core import pause as pausing
 from tempera.core.db import apply_migrations
+from tempera.core.errors import NotFound
 from tempera.core.project import ProjectRef
 from tempera.transcripts import cursor as cursors
 from tempera.transcripts.schema import MIGRATIONS
@@ -18,8 +19,15 @@ if TYPE_CHECKING:
 
 
 def resume_project(mem: "Memory", spec: str | None) -> tuple[ProjectRef, dict[str, Any] | None, int]:
-    """Resume capture; returns the project, its pause record and how many transcripts were fast-forwarded."""
-    ref = mem.store.resolve_project(spec, create=True)
+    """Resume capture; returns the project, its pause record and how many transcripts were fast-forwarded. A name
+    that is neither a project in memory nor a paused one is refused (NotFound), as `pause` refuses it."""
+    try:
+        ref = mem.store.resolve_project(spec)
+    except NotFound:
+        paused = pausing.paused_by_spec(spec or "", mem.db.path.parent)
+        if paused is None:
+            raise
+        ref = paused
     record = pausing.paused_projects(mem.db.path.parent).get(ref.id)
     since = record.get("since") if record else None
     skipped = fast_forward(mem, ref, datetime.fromisoformat(since)) if since else 0

@@ -81,6 +81,19 @@ def test_pause_list_resume_and_scope(memory: Memory, seeded: Seeded) -> None:
     assert "bad validity scope" in invoke("scope", seeded.marker_id[:8], "galaxy:far", code=1).stderr
 
 
+def test_pause_and_resume_refuse_a_name_no_project_has(memory: Memory, seeded: Seeded, tmp_path: Any) -> None:
+    """A typo of a privacy control is an error, not a pause of nothing (the real project would go on being
+    captured); a directory paused before anything of it was captured resumes by its name."""
+    refused = invoke("pause", "webshopp", code=1)
+    assert "unknown project 'webshopp'" in refused.stderr
+    assert json.loads(invoke("pause", "--list", "--json").stdout) == []
+    assert "unknown project 'webshopp'" in invoke("resume", "webshopp", code=1).stderr
+    fresh = tmp_path / "not-yet-captured"
+    fresh.mkdir()
+    invoke("pause", str(fresh))
+    assert json.loads(invoke("resume", "not-yet-captured", "--json").stdout)["was_paused"]
+
+
 def test_tempera_ui_serves_on_loopback_with_a_token_until_interrupted(memory: Memory, seeded: Seeded) -> None:
     proc = subprocess.Popen(
         [*TEMPERA, "ui", "--no-open"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ)
