@@ -247,8 +247,10 @@ def retrieve(
 
 
 def _looks_like_id(text: str) -> bool:
+    """One token of 8+ hex digits (dashes allowed): an episode id or its prefix, shown or refused, never searched
+    ("deadbeef" searched found nothing and said only that). No English word of 8+ letters is all a-f."""
     t = text.strip().lower()
-    return len(t.replace("-", "")) >= 8 and all(c in "0123456789abcdef-" for c in t) and any(c.isdigit() for c in t)
+    return len(t.replace("-", "")) >= 8 and all(c in "0123456789abcdef-" for c in t)
 
 
 def _batch(mem: Any, path: Path, limit: int, project: str | None, cross: bool, mode: str | None) -> None:

@@ -46,6 +46,7 @@ def test_malformed_json_on_stdin(one_episode: Path) -> None:
 
 def test_unknown_id_and_empty_query(one_episode: Path) -> None:
     assert_clean_error(tempera("retrieve", "deadbeef00", "--project", str(one_episode)), "no episode")
+    assert_clean_error(tempera("retrieve", "deadbeef", "--project", str(one_episode)), "no episode")  # not a search
     assert_clean_error(tempera("retrieve", "  ", "--project", str(one_episode)), "QUERY")
     assert_clean_error(tempera("feedback", "helpful", "--episodes", "abc"), "too short")
 
