@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from tempera.cli.common import emit, json_option, open_memory
-from tempera.core.errors import NotFound
+from tempera.core.errors import InvalidInput, NotFound
 from tempera.core.project import ProjectRef, identify
 
 HOW = {
@@ -72,6 +72,17 @@ def _known(mem: Any, spec: str) -> ProjectRef:
     return ref
 
 
+def _target(mem: Any, spec: str, dry_run: bool) -> ProjectRef:
+    """A project in memory, or a directory on this machine that holds none yet (a fresh clone of a repository whose
+    history was imported from elsewhere): recorded as a project, unless this is a dry run."""
+    import os
+
+    if not os.path.isdir(os.path.expanduser(spec)):
+        return _known(mem, spec)
+    ref: ProjectRef = mem.store.resolve_project(spec)
+    return ref if dry_run else mem.store.ensure_project(ref)
+
+
 def _render_merge(r: dict[str, Any]) -> None:
     verb = "Merged" if r["executed"] else "Would merge (dry run)"
     click.echo(
@@ -87,39 +98,51 @@ def _render_merge(r: dict[str, Any]) -> None:
 
 
 @projects.command("merge")
-@click.argument("source")
-@click.argument("target")
+@click.argument("names", nargs=-1, required=True, metavar="SOURCE... TARGET")
 @click.option("--dry-run", is_flag=True, help="Only count what would move.")
 @json_option
-def merge(source: str, target: str, dry_run: bool, as_json: bool) -> None:
-    """Move everything of project SOURCE into project TARGET (each a path, name or id prefix): episodes with their
-    vectors and search index, self-improvement logs, injections, calibration, dream records, stances and a pause.
-    SOURCE is gone afterwards. For what identity cannot join by itself, e.g. a repository whose history was
-    rewritten, or captures made by name; new captures still go to the project of the directory they are made in.
+def merge(names: tuple[str, ...], dry_run: bool, as_json: bool) -> None:
+    """Move everything of each project SOURCE into project TARGET (each a path, name or id prefix; TARGET may be a
+    directory that holds no memory yet, such as a fresh clone): episodes with their vectors and search index,
+    self-improvement logs, injections, calibration, dream records, stances and a pause. The sources are gone
+    afterwards. For what identity cannot join by itself, e.g. sessions imported from checkouts that are not on this
+    machine, a repository whose history was rewritten, or captures made by name; new captures still go to the
+    project of the directory they are made in.
 
     \b
     tempera projects merge ~/old/webshop ~/src/webshop --dry-run
-    tempera projects merge 3f2a9c1b webshop
+    tempera projects merge 3f2a9c1b 7d0e11aa ~/src/webshop
     """
     from tempera.core.project_merge import merge_projects
 
     from tempera.team.local import TeamState
 
+    if len(names) < 2:
+        raise InvalidInput("give one or more SOURCE projects and then the TARGET, e.g. `projects merge 3f2a9c1b .`")
     with open_memory(use_model=False) as mem:
-        src, dst = _known(mem, source), _known(mem, target)
+        sources = [_known(mem, name) for name in names[:-1]]
+        dst = _target(mem, names[-1], dry_run)
+        if len({s.id for s in sources}) < len(sources):
+            raise InvalidInput("a project is named twice among the sources")
         state = TeamState(mem.db)
-        shared = state.link() is not None and src.id in state.shared()
-        report = merge_projects(mem.db, src.id, dst.id, dry_run=dry_run)
-    team = (
-        (
-            f"{src.name} is shared with the team: after the merge {dst.name} is, and the next push moves the "
-            f"team's rows of {src.name} to {dst.name} (teammates who still have {src.name} are told to run the same "
-            "merge)"
-        )
-        if shared
-        else None
-    )
-    emit(report.as_dict() | {"source_name": src.name, "target_name": dst.name, "team": team}, as_json, _render_merge)
+        merged = []
+        for src in sources:
+            shared = state.link() is not None and src.id in state.shared()
+            report = merge_projects(mem.db, src.id, dst.id, dry_run=dry_run)
+            team = (
+                f"{src.name} is shared with the team: after the merge {dst.name} is, and the next push moves the "
+                f"team's rows of {src.name} to {dst.name} (teammates who still have {src.name} are told to run the "
+                "same merge)"
+                if shared
+                else None
+            )
+            merged.append(report.as_dict() | {"source_name": src.name, "target_name": dst.name, "team": team})
+    emit(merged[0] if len(merged) == 1 else merged, as_json, _render_merges)
+
+
+def _render_merges(result: dict[str, Any] | list[dict[str, Any]]) -> None:
+    for r in result if isinstance(result, list) else [result]:
+        _render_merge(r)
 
 
 COMMANDS = [projects]

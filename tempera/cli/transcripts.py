@@ -90,6 +90,32 @@ def _render_table(report: ImportReport) -> None:
             click.echo(f"  {reason:<40}{n:>8}")
     for path, error in report.failures:
         click.echo(f"{path}: failed ({error})")
+    _render_projects(t["projects"])  # type: ignore[arg-type]
+
+
+def _render_projects(projects: list[dict[str, Any]]) -> None:
+    """The projects stored into, and for those whose checkout is not on this machine the one command that moves
+    their memory into the checkout a hook will run in (sessions of several checkouts of one repository, named
+    alike, in one command)."""
+    if not projects:
+        return
+    click.echo("projects stored into")
+    for p in projects:
+        where = p["path"] or "no path"
+        flags = ("new" if p["new"] else "existing") + ("" if p["on_this_machine"] else ", path not on this machine")
+        click.echo(
+            f"  {p['name']} ({p['id'][:8]}): {p['sessions']} sessions, {p['episodes_added']} episodes added, "
+            f"{p['episodes_updated']} updated; {flags}; {where}"
+        )
+    elsewhere: dict[str, list[str]] = {}
+    for p in projects:
+        if not p["on_this_machine"]:
+            elsewhere.setdefault(p["name"], []).append(p["id"][:8])
+    for name, ids in elsewhere.items():
+        click.echo(
+            f"warning: {len(ids)} project(s) named {name} have no checkout on this machine, so no hook here shows "
+            f"their memory; if you work on {name} here, run: tempera projects merge {' '.join(ids)} <your checkout>"
+        )
 
 
 def _size(path: Path) -> int:

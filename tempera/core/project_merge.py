@@ -55,7 +55,7 @@ def merge_projects(db: Database, source_id: str, target_id: str, *, dry_run: boo
     if source_id == target_id:
         raise InvalidInput(f"source and target are the same project ({source_id[:8]}): nothing to merge")
     target = db.one("SELECT name, path FROM projects WHERE id = ?", (target_id,))
-    if target is None:
+    if target is None and not dry_run:  # a dry run counts what would move into a project not recorded yet
         raise NotFound(f"no project with id {target_id}")
     tables = table_columns(db)
     if VEC_TABLE in tables and not db.has_vec:

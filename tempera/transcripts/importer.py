@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tempera.core.db import storage_error
 from tempera.transcripts.capture import CaptureResult, PreparedCapture, prepare_capture
@@ -130,6 +130,7 @@ class ImportReport:
     seconds: float = 0.0
     dry_run: bool = False
     results: list[CaptureResult] = field(default_factory=list)
+    known_before: set[str] = field(default_factory=set)  # the projects in memory before the import
 
     def add(self, result: CaptureResult) -> None:
         if result.paused:
@@ -147,6 +148,33 @@ class ImportReport:
         self.unknown_types.update(result.unknown_types)
         self.not_prompts.update(result.not_prompts)
         self.results.append(result)
+
+    def projects(self) -> list[dict[str, object]]:
+        """The projects the import stored into, most episodes first: each with its sessions and episodes, whether it
+        is new, and whether its path is on this machine (a project whose checkout is elsewhere, or gone, gets no
+        hook's context here until it is merged into one that is: `tempera projects merge`)."""
+        out: dict[str, dict[str, Any]] = {}
+        for r in self.results:
+            if r.project is None:
+                continue
+            p = out.setdefault(
+                r.project.id,
+                {
+                    "id": r.project.id,
+                    "name": r.project.name,
+                    "path": r.project.path,
+                    "new": r.project.id not in self.known_before,
+                    "on_this_machine": bool(r.project.path) and os.path.isdir(r.project.path or ""),
+                    "sessions": set(),
+                    "episodes_added": 0,
+                    "episodes_updated": 0,
+                },
+            )
+            p["sessions"].add(r.session_id or r.path)
+            p["episodes_added"] += len(r.added)
+            p["episodes_updated"] += len(r.updated)
+        rows = [p | {"sessions": len(p["sessions"])} for p in out.values()]
+        return sorted(rows, key=lambda p: (-p["episodes_added"] - p["episodes_updated"], p["name"]))
 
     def totals(self) -> dict[str, object]:
         mb = self.bytes / 1e6
@@ -170,6 +198,7 @@ class ImportReport:
             "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None,
             "mb_per_second": round(mb / self.seconds, 2) if self.seconds else None,
             "dry_run": self.dry_run,
+            "projects": self.projects(),
         }
 
 
@@ -191,7 +220,7 @@ def import_transcripts(
     (`prepare_capture`) before the last one is stored and learnt from (`store_and_learn`), so the model makes one
     file's vectors while the interpreter works on the other (about half the time of an import is embedding). Files
     are stored in their order, each after the one before, as one at a time would."""
-    report = ImportReport(dry_run=dry_run)
+    report = ImportReport(dry_run=dry_run, known_before={r[0] for r in mem.db.query("SELECT id FROM projects")})
     started = time.perf_counter()
     waiting: tuple[Path, PreparedCapture] | None = None  # prepared, to be stored once the next file is prepared
 

@@ -67,7 +67,7 @@ def test_projects_lists_and_merges_through_the_cli(tmp_path: Path) -> None:
 
     for args, says in (
         (("projects", "--help"), "How the project is identified"),
-        (("projects", "merge", "--help"), "Move everything of project SOURCE"),
+        (("projects", "merge", "--help"), "Move everything of each project SOURCE"),
     ):
         r = tempera(*args, cwd=tmp_path)
         assert r.returncode == 0 and says.lower() in " ".join(r.stdout.lower().split()), r.stdout

@@ -93,3 +93,40 @@ def test_a_paused_project_is_neither_imported_nor_captured(claude_dir: Path) -> 
     pausing.resume(spotter.id)
     again = json.loads(tempera("import", folder, "--json", "--no-embed").stdout)
     assert (again["files_paused"], again["episodes_added"]) == (0, 3)  # resumed: spotter's turns come in now
+
+
+def test_import_names_projects_not_on_this_machine_and_the_merge_it_prints_moves_them_to_a_fresh_clone(
+    tmp_path: Path,
+) -> None:
+    """Sessions recorded in two checkouts of one repository on other machines (their paths are not here) become
+    projects no hook here would see: the import says so and prints the one command that moves them; run as printed,
+    with a fresh clone that holds no memory yet as the target, the clone's directory then finds both."""
+    import re
+    import subprocess
+
+    from transcript_writer import SessionWriter
+
+    for i, (where, work) in enumerate(
+        [
+            ("/nonexistent/alice/cli", "the checkpoint rewind command"),
+            ("/nonexistent/bob-laptop/cli", "the shadow branch pruning"),
+        ]
+    ):
+        s = SessionWriter(
+            tmp_path / "t" / f"s{i}.jsonl", session_id=f"0b7c3a52-5d1e-4a57-9b61-3f0d1c2e4a1{i}", cwd=where
+        )
+        s.prompt(f"fix {work} so the integration test passes")
+        s.say(f"Fixed {work}: the integration test passes now.")
+    out = tempera("import", str(tmp_path / "t"), "--no-embed")
+    assert out.returncode == 0, out.stderr
+    assert "projects stored into" in out.stdout and out.stdout.count("path not on this machine") == 2, out.stdout
+    [command] = re.findall(r"run: (tempera projects merge [0-9a-f ]+) <your checkout>", out.stdout)
+    clone = tmp_path / "src" / "cli"
+    clone.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    dry = tempera(*command.split()[1:], str(clone), "--dry-run")
+    assert dry.returncode == 0 and "Would merge" in dry.stdout, dry.stderr
+    merged = tempera(*command.split()[1:], str(clone))
+    assert merged.returncode == 0 and merged.stdout.count("Merged") == 2, merged.stderr
+    found = tempera("retrieve", "integration test passes", "--json", "--mode", "keyword", "--limit", "5", cwd=clone)
+    assert len(json.loads(found.stdout)) == 2, found.stdout
