@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+from tempera.core.clipping import shorten
 from tempera.core.config import SelfImproveConfig
 from tempera.core.db import Database
 from tempera.core.directives import reads_as_order
@@ -175,7 +176,7 @@ class Brief:
 
 def _quoted(text: str, n: int) -> str:
     """Stored words as the brief may quote them: clipped, and '' when they read as an order to an agent."""
-    return "" if reads_as_order(text) else text if len(text) <= n else text[: n - 1].rstrip() + "…"
+    return "" if reads_as_order(text) else shorten(text, n)
 
 
 class _Evidence:

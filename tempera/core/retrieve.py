@@ -34,7 +34,7 @@ class Hit:
     relevance: float = 0.0
     salience: float = 0.0
     similarity: float | None = None  # cosine, when the vector index saw it
-    standing: float | None = None  # the cosine against the query's background (core/standing.py)
+    standing: float | None = None  # the cosine against the store's background of unrelated pairs (core/standing.py)
     bm25: float | None = None  # positive: higher is better
     keyword_rank: int | None = None
     vector_rank: int | None = None
@@ -313,14 +313,12 @@ def retrieve(
         ranked = _in_time(store, query, ranked, project_id, cfg, asked, n)
     ranked = ranked[: max(limit * 4, 20)]
     if use_vec:  # without a cache, hits only BM25 found keep no vector; MMR compares their terms
-        import numpy as np
-
         cache = store.vector_cache
         near = dict(found)
         for rowid, h in hits.items():
             h.vector = vectors.get(rowid) if cache is None else cache.vector(rowid)
             if h.similarity is None:  # found by words, or below the floor: its cosine says how near it still is
-                h.similarity = near.get(rowid, float(np.dot(qvec, h.vector)) if h.vector is not None else None)
+                h.similarity = near[rowid] if rowid in near else None if h.vector is None else float(h.vector @ qvec)
             if h.similarity is not None:
                 h.standing = background.standing(h.similarity)
     chosen = _mmr(ranked, cfg.mmr_lambda, limit, cfg.mmr_redundancy_floor)

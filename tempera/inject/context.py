@@ -43,12 +43,15 @@ def compose(
     if hp.event == "SessionStart" and hp.source in sessionstart.EMPTIED:
         injectlog.context_emptied(conn, hp.session_id)
     seen = injectlog.injected_ids(conn, hp.session_id)
-    if hp.searches:
-        header = render.HEADER_PROMPT if hp.event == "UserPromptSubmit" else render.HEADER_COMPACT
-        hits = related(hp.prompt, project, seen)
-    else:  # a new session: its branch's words, when the warm path read them (inject/sessionstart.py)
-        hits = related(hp.prompt, project, seen) if hp.prompt else []
-        header = render.HEADER_SESSION
+    # at SessionStart the prompt is the work in progress or the branch's words, when the warm path read them
+    hits = related(hp.prompt, project, seen) if hp.prompt else []
+    header = (
+        render.HEADER_PROMPT
+        if hp.event == "UserPromptSubmit"
+        else render.HEADER_COMPACT
+        if hp.searches
+        else render.HEADER_SESSION
+    )
     brief, facts = notes(project, budget) if notes is not None else ([], None)
     text = render.render_blocks(
         [

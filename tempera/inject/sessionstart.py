@@ -37,9 +37,10 @@ def answered(hp: HookPayload) -> bool:
     return not (hp.event == "SessionStart" and hp.source == "fork")
 
 
-def with_work(hp: HookPayload) -> HookPayload:
+def with_work(hp: HookPayload, branch_words: str) -> HookPayload:
     """A SessionStart call with what the session works on as its prompt: after a compaction the work in progress,
-    otherwise the branch's words ('' on the default branch); a prompt's call unchanged. The daemon's only: the hook
+    otherwise `branch_words`, its checkout's branch's (`workcontext.checkout_context`; '' on the default branch); a
+    prompt's call unchanged. The daemon's only: the hook
     process answering without it would pay ~190 ms to import the transcript reader and has no relevance gate, so
     there SessionStart shows the ask-backs alone, and a compaction only empties the log and the next prompt may show
     again what the compaction took out."""
@@ -49,6 +50,4 @@ def with_work(hp: HookPayload) -> HookPayload:
         from tempera.transcripts.inprogress import transcript_work
 
         return hp._replace(prompt=transcript_work(hp.transcript_path))
-    from tempera.inject.workcontext import checkout_context
-
-    return hp._replace(prompt=checkout_context(hp.cwd))
+    return hp._replace(prompt=branch_words)

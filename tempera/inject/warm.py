@@ -228,8 +228,9 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
     """The additionalContext for SessionStart or UserPromptSubmit ('' when there is nothing new worth saying); after
     a compaction, for the work in progress (inject/sessionstart.py). At SessionStart, the sync of Claude Code's auto
     memory is queued (`wake` tells the worker), never waited for."""
-    hp = sessionstart.with_work(hp)
     cwd = hp.cwd or os.getcwd()
+    words = workcontext.checkout_context(cwd)  # the branch's: fused with a thin prompt, a new session's prompt
+    hp = sessionstart.with_work(hp, words)
     project = project_for_path(cwd)
     mem.store.ensure_project(project)
     if hp.event == "SessionStart":
@@ -241,16 +242,9 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
         hp,
         project,
         budget=cfg.budget_chars,
-        related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen, _context(prompt, cwd)),
+        related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen, "" if prompt == words else words),
         notes=_notes(mem, hp),
     )
-
-
-def _context(prompt: str, cwd: str) -> str:
-    """The checkout's words a thin prompt is fused with (inject/workcontext.py); none when they are the prompt (a
-    new session's, inject/sessionstart.py)."""
-    words = workcontext.checkout_context(cwd)
-    return "" if words == prompt else words
 
 
 def handle_hook(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from tempera.core.clipping import shorten
+
 _SECTION = re.compile(
     r"^\s*(?:\d+\.\s*)?\**([A-Z][A-Za-z /&-]{2,40}?)\**:\s*\**\s*$|"
     r"^\s*\d+\.\s*\**([A-Z][A-Za-z /&-]{2,40}?)\**:\s*(.*)$",
@@ -49,13 +51,8 @@ def sections(text: str) -> dict[str, str]:
 def _first(found: dict[str, str], *names: str) -> str:
     for name in names:
         if found.get(name):
-            return shorten(_clean(found[name]))
+            return shorten(_clean(found[name]), MAX_CHARS)
     return ""
-
-
-def shorten(text: str, limit: int = MAX_CHARS) -> str:
-    """The text cut to `limit` characters, an ellipsis marking the cut."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def current_work(text: str) -> str:
@@ -75,4 +72,4 @@ def continuation_intent(text: str) -> str:
     if intent:
         return intent
     body = _TAIL.sub("", _PREAMBLE.sub("", text or ""))
-    return shorten(_clean(body)) or "(continued session)"
+    return shorten(_clean(body), MAX_CHARS) or "(continued session)"

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tempera.core.models import Episode
+from tempera.core.clipping import squeezed
 from tempera.core.redact import redact
 from tempera.core.selfimprove import calibration
 from tempera.core.selfimprove.aftercapture import update_after_capture
@@ -170,8 +171,7 @@ def is_correction(text: str) -> bool:
 
 def _short(text: str, n: int) -> str:
     """Transcript text as stored and sent to an LLM: secrets redacted, whitespace collapsed, clipped to n."""
-    text = " ".join(redact(text).split())
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+    return squeezed(redact(text), n)
 
 
 def _turn_files(turn: Turn) -> list[str]:

@@ -17,11 +17,11 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tempera.core.clipping import shorten
 from tempera.core.models import Context, Episode, ErrorRecord, Intent, Outcome, Source, TestRun, VerificationState
 from tempera.core.project import ProjectRef, relative_to
 from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
-from tempera.transcripts.compaction import shorten
 from tempera.transcripts.outcome import distinct_errors, judge_outcome, open_errors, reported_success
 from tempera.transcripts.turns import Turn
 

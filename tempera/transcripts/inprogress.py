@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tempera.transcripts.compaction import continuation_intent, current_work, shorten
+from tempera.core.clipping import squeezed
+from tempera.transcripts.compaction import MAX_CHARS, continuation_intent, current_work
 from tempera.transcripts.reader import Record, read_tail
 from tempera.transcripts.turns import clean_text, user_role
 
@@ -52,9 +53,9 @@ def work_in_progress(records: list[Record]) -> str:
         elif _summary(request):
             ask = continuation_intent(request.text)
         else:
-            ask = shorten(" ".join(clean_text(request.text).split()))
+            ask = squeezed(clean_text(request.text), MAX_CHARS)
         words = last.text if last.type == "assistant" else ""
-        parts = [ask, shorten(" ".join(words.split()))]
+        parts = [ask, squeezed(words, MAX_CHARS)]
     return "\n".join(dict.fromkeys(p for p in parts if p and p != "(continued session)"))
 
 

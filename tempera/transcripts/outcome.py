@@ -12,7 +12,7 @@ import re
 
 from tempera.core.redact import redact
 from tempera.transcripts import signals
-from tempera.transcripts.compaction import shorten
+from tempera.core.clipping import shorten
 from tempera.transcripts.turns import ToolCall, Turn
 
 SIBLING = "Sibling tool call errored"  # a call cancelled because a parallel one failed: not an error of its own

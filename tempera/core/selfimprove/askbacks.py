@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from tempera.core import textsearch
+from tempera.core.clipping import squeezed
 from tempera.core.db import Database
 from tempera.core.episodes import EpisodeStore
 from tempera.core.marker import strip_injected
@@ -51,15 +52,10 @@ def is_vague(text: str) -> bool:
     return len(specific) <= 2
 
 
-def _short(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
-
-
 def template_question(intent: str, errors: list[str], files: list[str]) -> str:
-    subject = f'"{_short(intent, 80)}"'
+    subject = f'"{squeezed(intent, 80)}"'
     if errors:
-        return f"Is `{_short(errors[-1], 100)}` the problem {subject} refers to, and what result counts as done?"
+        return f"Is `{squeezed(errors[-1], 100)}` the problem {subject} refers to, and what result counts as done?"
     if files:
         return (
             f"Which file or behaviour does {subject} mean ({', '.join(files[:3])} were touched), and what "
@@ -127,8 +123,8 @@ def draft_ask_back(mem: "Memory", episode: Episode, *, llm: Drafter | None = Non
     )
     drafted_by = "llm" if question else "template"
     question = question or template_question(intent, errors, files)
-    context = f'the request "{_short(intent, 80)}" ended {episode.outcome.status}' + (
-        f"; last error: {_short(errors[-1], 120)}" if errors and drafted_by == "llm" else ""
+    context = f'the request "{squeezed(intent, 80)}" ended {episode.outcome.status}' + (
+        f"; last error: {squeezed(errors[-1], 120)}" if errors and drafted_by == "llm" else ""
     )
     now = datetime.now(timezone.utc).isoformat()
     with mem.db.transaction():
