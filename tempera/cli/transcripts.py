@@ -93,6 +93,17 @@ def _render_table(report: ImportReport) -> None:
     _render_projects(t["projects"])  # type: ignore[arg-type]
 
 
+WHY = {  # why a session went to its project (project_lineage.Decision.kind), as the import summary says it
+    "checkout": "ran in its checkout here",
+    "folder": "ran in a folder of earlier sessions",
+    "new": "ran in a folder not on this machine and matching no project",
+    "worktree": "ran in a worktree of it",
+    "branch-worktree": "ran in a git worktree beside it",
+    "files": "touched its files",
+    "project": "assigned with --project",
+}
+
+
 def _render_projects(projects: list[dict[str, Any]]) -> None:
     """The projects stored into, and for those whose checkout is not on this machine the one command that moves
     their memory into the checkout a hook will run in (sessions of several checkouts of one repository, named
@@ -107,6 +118,8 @@ def _render_projects(projects: list[dict[str, Any]]) -> None:
             f"  {p['name']} ({p['id'][:8]}): {p['sessions']} sessions, {p['episodes_added']} episodes added, "
             f"{p['episodes_updated']} updated; {flags}; {where}"
         )
+        why = ", ".join(f"{n} {WHY.get(kind, kind)}" for kind, n in sorted(p["why"].items(), key=lambda kv: -kv[1]))
+        click.echo(f"    sessions: {why}")
     elsewhere: dict[str, list[str]] = {}
     for p in projects:
         if not p["on_this_machine"]:
@@ -114,7 +127,8 @@ def _render_projects(projects: list[dict[str, Any]]) -> None:
     for name, ids in elsewhere.items():
         click.echo(
             f"warning: {len(ids)} project(s) named {name} have no checkout on this machine, so no hook here shows "
-            f"their memory; if you work on {name} here, run: tempera projects merge {' '.join(ids)} <your checkout>"
+            f"their memory until one does: a checkout holding most of their files takes it in when first used; "
+            f"else run: tempera projects merge {' '.join(ids)} <your checkout>"
         )
 
 
@@ -161,7 +175,9 @@ def _run_import(
     "--project",
     "-p",
     default=None,
-    help="Store every episode under this project (path, name or id) instead of each session's working directory.",
+    help="Store every session under this project: a checkout's path, or the name or id of a project in memory "
+    "(an unknown name is refused). Default: each session's own, from where it ran; for a folder not on this "
+    "machine, the project its worktree layout or its files show (the summary says why).",
 )
 @click.option(
     "--since",
@@ -195,7 +211,7 @@ def import_(
     \b
     tempera import                        # everything Claude Code has kept
     tempera import ~/.claude/projects/-home-me-shop --since 2025-06-01
-    tempera import session.jsonl --project shop --dry-run
+    tempera import ~/old-laptop/-Users-me-shop --project ~/src/shop --dry-run
     """
     roots = list(paths) or [claude_projects_dir()]
     missing = [str(p) for p in roots if not p.expanduser().exists()]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tempera.core.db import Connection, Migration, run_script
 from tempera.core.episode_files import m071_episode_files
+from tempera.core.project_lineage import m073_session_projects
 from tempera.core.learning.schema import m020_learning, m069_evidence_origin, m070_outcome_links
 from tempera.core.selfimprove.schema import m010_selfimprove
 from tempera.core.textsearch import PROJECT_TOKEN, TRANSFERABLE_TOKEN
@@ -245,4 +246,5 @@ MIGRATIONS: list[Migration] = [
     ("core.070_outcome_links", m070_outcome_links),
     ("core.071_episode_files", m071_episode_files),
     ("core.072_fact_injections", m072_fact_injections),
+    ("core.073_session_projects", m073_session_projects),
 ]

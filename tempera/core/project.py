@@ -127,11 +127,16 @@ def identify(path: str | os.PathLike[str]) -> Identity:
     root, dotgit = _root(path)
     dirs = None if dotgit is None else _git_dirs(root, dotgit)
     if dotgit is None or dirs is None:
-        return Identity(ProjectRef(_digest(root), os.path.basename(root) or root, root), "directory", root)
+        return Identity(directory_project(root), "directory", root)
     common, main = dirs
     kind, key = _repo_key(common, main, dotgit.st_ino if common == os.path.join(root, ".git") else None)
     digest = _digest(key if kind == "path" else f"{kind}:{key}")
     return Identity(ProjectRef(digest, os.path.basename(main).removesuffix(".git") or main, root), kind, key)
+
+
+def directory_project(root: str) -> ProjectRef:
+    """The project of a directory outside any repository (or one not on this machine): its path is the key."""
+    return ProjectRef(_digest(root), os.path.basename(root.rstrip("/")) or root, root)
 
 
 def project_for_name(name: str) -> ProjectRef:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tempera.core import jobs, textsearch
+from tempera.core import jobs, project_lineage, textsearch
 from tempera.core.brief import Brief, hook_session_start, prompt_brief
 from tempera.core.directives import reads_as_directive
 from tempera.core.memory import Memory
@@ -232,7 +232,9 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
     words = workcontext.checkout_context(cwd)  # the branch's: fused with a thin prompt, a new session's prompt
     hp = sessionstart.with_work(hp, words)
     project = project_for_path(cwd)
-    mem.store.ensure_project(project)
+    if mem.db.one("SELECT 1 FROM projects WHERE id = ?", (project.id,)) is None:  # a checkout seen the first time
+        mem.store.ensure_project(project)
+        project_lineage.adopt(mem.db, project)  # takes in what was imported from its copies elsewhere
     if hp.event == "SessionStart":
         jobs.enqueue_auto_memory(mem.db.conn, project_id=project.id, cwd=cwd)
         wake()

@@ -22,9 +22,11 @@ from tempera.core.errors import InvalidInput, NotFound
 from tempera.core.llm import LLM, Budget, llm_enabled
 from tempera.core.models import Episode
 from tempera.core.pause import paused_projects
-from tempera.core.project import ProjectRef, find_root, project_for_name, project_for_path
+from tempera.core.project import ProjectRef, find_root
+from tempera.core.project_lineage import recorded
 from tempera.core.redact import memo
 from tempera.transcripts import cursor as cursors
+from tempera.transcripts.belonging import rekeyed, session_project
 from tempera.transcripts.draft import draft_episode
 from tempera.transcripts.extract import refine
 from tempera.transcripts.reader import Transcript, read_transcript
@@ -134,15 +136,6 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def transcript_project(mem: "Memory", transcript: Transcript, project: str | None) -> ProjectRef:
-    """The --project override, else the session's working directory (its git root when it exists here)."""
-    if project:
-        return mem.store.resolve_project(project, create=True)
-    if transcript.cwd:
-        return project_for_path(transcript.cwd)
-    return project_for_name(transcript.path.parent.name or "transcripts")
-
-
 def _merge(existing: Episode, draft: Episode) -> Episode:
     """A re-drafted grown turn keeps the stored episode's identity, learning state and any LLM fields."""
     intent = draft.intent
@@ -236,8 +229,9 @@ def _prepare(
     turns = segment_turns(transcript)
     units = work_units(turns)
     sid = session_id or transcript.session_id or path.stem
-    ref = transcript_project(mem, transcript, project)
     key = str(path.resolve())
+    roots = checkout_roots(transcript)
+    ref = session_project(mem, transcript, turns, key, sid, roots=roots, project=project, dry_run=dry_run).ref
     result = prepared.result = CaptureResult(
         path=key,
         session_id=sid,
@@ -259,7 +253,7 @@ def _prepare(
     plan = _plan(units, cur)
     existing = _stored(mem, cur.episode_id) if plan.grown else None
     grown = plan.grown if existing else None
-    roots = result.roots = checkout_roots(transcript)
+    result.roots = roots
 
     def draft(unit: Turn) -> Episode:
         return draft_episode(unit, ref, transcript_path=Path(key), session_id=sid, root=root_of(unit, roots, ref.path))
@@ -291,6 +285,12 @@ def store_capture(mem: "Memory", prepared: PreparedCapture) -> CaptureResult:
     if not prepared.storable:
         return result
     assert prepared.cursor is not None and result.project is not None  # storable: prepared to the end
+    now = recorded(mem.db, prepared.cursor.transcript_path, prepared.cursor.session_id)
+    if now is not None and now.ref.id != result.project.id:  # its project joined another while this waited
+        result.project = now.ref
+        prepared.new = list(zip([t for t, _ in prepared.new], rekeyed([ep for _, ep in prepared.new], now.ref)))
+        if prepared.grown is not None:
+            prepared.grown = (prepared.grown[0], rekeyed([prepared.grown[1]], now.ref)[0])
     if prepared.grown is not None:  # merged with the episode as stored now: the steps after an earlier capture
         turn, regrown = prepared.grown  # may have changed it since it was prepared
         existing = _stored(mem, prepared.cursor.episode_id)

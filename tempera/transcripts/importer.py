@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempera.core.db import storage_error
+from tempera.core.project_lineage import Decision, recorded
 from tempera.transcripts.capture import CaptureResult, PreparedCapture, prepare_capture
 from tempera.transcripts.pipeline import store_and_learn
 from tempera.transcripts.reader import parse_timestamp, read_records
@@ -131,6 +132,9 @@ class ImportReport:
     dry_run: bool = False
     results: list[CaptureResult] = field(default_factory=list)
     known_before: set[str] = field(default_factory=set)  # the projects in memory before the import
+    # each stored session's project as decided (project_lineage.py), read once the import is done: a folder's
+    # project may have joined another since its first sessions were stored
+    decisions: dict[tuple[str, str | None], Decision] = field(default_factory=dict)
 
     def add(self, result: CaptureResult) -> None:
         if result.paused:
@@ -155,25 +159,29 @@ class ImportReport:
         hook's context here until it is merged into one that is: `tempera projects merge`)."""
         out: dict[str, dict[str, Any]] = {}
         for r in self.results:
-            if r.project is None:
+            decision = self.decisions.get((r.path, r.session_id))
+            ref = decision.ref if decision else r.project
+            if ref is None:
                 continue
             p = out.setdefault(
-                r.project.id,
+                ref.id,
                 {
-                    "id": r.project.id,
-                    "name": r.project.name,
-                    "path": r.project.path,
-                    "new": r.project.id not in self.known_before,
-                    "on_this_machine": bool(r.project.path) and os.path.isdir(r.project.path or ""),
+                    "id": ref.id,
+                    "name": ref.name,
+                    "path": ref.path,
+                    "new": ref.id not in self.known_before,
+                    "on_this_machine": bool(ref.path) and os.path.isdir(ref.path or ""),
                     "sessions": set(),
+                    "why": Counter(),
                     "episodes_added": 0,
                     "episodes_updated": 0,
                 },
             )
             p["sessions"].add(r.session_id or r.path)
+            p["why"][decision.kind if decision else "unrecorded"] += 1
             p["episodes_added"] += len(r.added)
             p["episodes_updated"] += len(r.updated)
-        rows = [p | {"sessions": len(p["sessions"])} for p in out.values()]
+        rows = [p | {"sessions": len(p["sessions"]), "why": dict(p["why"])} for p in out.values()]
         return sorted(rows, key=lambda p: (-p["episodes_added"] - p["episodes_updated"], p["name"]))
 
     def totals(self) -> dict[str, object]:
@@ -261,5 +269,9 @@ def import_transcripts(
         store_waiting()
         waiting = (path, prepared)
     store_waiting()
+    if not dry_run:
+        report.decisions = {
+            (r.path, r.session_id): d for r in report.results if (d := recorded(mem.db, r.path, r.session_id or ""))
+        }
     report.seconds = time.perf_counter() - started
     return report

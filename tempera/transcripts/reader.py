@@ -88,6 +88,7 @@ class Record:
     session_id: str | None = None
     timestamp: datetime | None = None
     cwd: str | None = None
+    git_branch: str | None = None  # the branch checked out where the session ran, as Claude Code recorded it
     subtype: str | None = None
     is_sidechain: bool = False
     is_meta: bool = False
@@ -255,6 +256,7 @@ def parse_record(obj: dict[str, Any], line: int) -> Record:
         session_id=_str_or_none(obj.get("sessionId")),
         timestamp=parse_timestamp(obj.get("timestamp")),
         cwd=_str_or_none(obj.get("cwd")),
+        git_branch=_str_or_none(obj.get("gitBranch")),
         subtype=_str_or_none(obj.get("subtype")),
         is_sidechain=obj.get("isSidechain") is True,
         is_meta=obj.get("isMeta") is True,

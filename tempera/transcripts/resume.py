@@ -57,7 +57,8 @@ def _candidates(mem: "Memory", since: datetime) -> list[tuple[Path, str | None]]
 def fast_forward(mem: "Memory", ref: ProjectRef, since: datetime) -> int:
     """Move the capture cursor of each of the project's transcripts touched since `since` to its last turn,
     without capturing anything; returns how many cursors moved."""
-    from tempera.transcripts.capture import transcript_project
+    from tempera.transcripts.belonging import session_project
+    from tempera.transcripts.capture import checkout_roots
     from tempera.transcripts.reader import read_transcript
     from tempera.transcripts.turns import segment_turns
 
@@ -65,10 +66,12 @@ def fast_forward(mem: "Memory", ref: ProjectRef, since: datetime) -> int:
     for path, known_sid in _candidates(mem, since):
         transcript = read_transcript(path)
         turns = segment_turns(transcript)
-        if not turns or transcript_project(mem, transcript, None).id != ref.id:
-            continue
         sid = known_sid or transcript.session_id or path.stem
-        cur = cursors.load(mem.db, str(path.resolve()), sid)
+        key = str(path.resolve())
+        roots = checkout_roots(transcript)
+        if not turns or session_project(mem, transcript, turns, key, sid, roots=roots, dry_run=True).ref.id != ref.id:
+            continue
+        cur = cursors.load(mem.db, key, sid)
         last = turns[-1]
         if cur.turn_uuid != last.prompt_uuid:
             cur.episode_id = None

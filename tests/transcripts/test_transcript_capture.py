@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from transcript_paths import DATA, TRANSCRIPTS
 from transcript_writer import SessionWriter
 
+from tempera.core.errors import NotFound
 from tempera.core.marker import wrap
 from tempera.core.memory import Memory
+from tempera.core.project import project_for_name
 from tempera.transcripts import capture_transcript
 from tempera.transcripts.importer import find_sessions, import_transcripts
 
@@ -136,6 +139,9 @@ def test_project_of_a_cwd_not_on_this_machine_and_override(kw_memory: Memory, se
     result = capture_transcript(kw_memory, session.path, dry_run=True)
     assert result.project and result.project.path == "/nonexistent/work/shop"
     assert kw_memory.store.count() == 0  # dry run
+    with pytest.raises(NotFound, match="unknown project 'storefront'"):  # a typo must not make a project
+        capture_transcript(kw_memory, session.path, project="storefront")
+    kw_memory.store.ensure_project(project_for_name("storefront"))
     (ep,) = capture_transcript(kw_memory, session.path, project="storefront").added
     assert ep.project_name == "storefront" and ep.project_path is None
 
