@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tempera.core import episode_files, textsearch
 from tempera.core.db import Database
 from tempera.core.errors import AmbiguousId, InvalidInput, NotFound
-from tempera.core.models import Episode, ValidityScope
+from tempera.core.models import Episode, ValidityScope, iso_utc
 from tempera.core.project import ProjectRef, project_for_name, project_for_path
 
 if TYPE_CHECKING:
@@ -27,10 +27,6 @@ EPISODE_COLUMNS = (
     "scope_kind, transferable, summary, utility, helpful, unhelpful, retrieval_count, "
     "last_useful_at, data"
 )
-
-
-def _iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).isoformat()
 
 
 def _vec_blob(vec: "np.ndarray") -> bytes:
@@ -65,7 +61,7 @@ class EpisodeStore:
         if self.db.one("SELECT 1 FROM projects WHERE id = ?", (ref.id,)) is None:
             self.db.execute(
                 "INSERT INTO projects(id, name, path, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
-                (ref.id, ref.name, ref.path, _iso(datetime.now(timezone.utc))),
+                (ref.id, ref.name, ref.path, iso_utc()),
             )
         return ref
 
@@ -277,8 +273,8 @@ class EpisodeStore:
         u = ep.utility
         return (
             ep.id,
-            _iso(ep.created_at),
-            _iso(ep.updated_at),
+            iso_utc(ep.created_at),
+            iso_utc(ep.updated_at),
             ep.project_id,
             ep.session_id,
             ep.intent.task_type,
@@ -291,7 +287,7 @@ class EpisodeStore:
             u.helpful,
             u.unhelpful,
             u.retrieval_count,
-            _iso(u.last_useful_at) if u.last_useful_at else None,
+            iso_utc(u.last_useful_at) if u.last_useful_at else None,
             ep.model_dump_json(exclude={"utility"}),
         )
 
@@ -356,8 +352,8 @@ class EpisodeStore:
         params: list[Any] = []
         for clause, value in (
             ("project_id = ?", project_id),
-            ("created_at >= ?", since and _iso(since)),
-            ("created_at < ?", before and _iso(before)),
+            ("created_at >= ?", since and iso_utc(since)),
+            ("created_at < ?", before and iso_utc(before)),
         ):
             if value:
                 sql += f" AND {clause}"
@@ -380,7 +376,7 @@ class EpisodeStore:
         """Count retrievals (shown in stats); this is deliberately not evidence for utility."""
         if not episode_ids:
             return
-        now = _iso(datetime.now(timezone.utc))
+        now = iso_utc()
         with self.db.transaction():
             for eid in episode_ids:
                 self.db.execute(

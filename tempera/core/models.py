@@ -22,6 +22,11 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def iso_utc(at: datetime | None = None) -> str:
+    """A time as every time column stores it (ISO 8601 in UTC, so that stamps compare as text); now when None."""
+    return (at or utcnow()).astimezone(timezone.utc).isoformat()
+
+
 class VerificationState(str, Enum):
     UNTESTED = "untested"
     TESTS_PASS = "tests_pass"

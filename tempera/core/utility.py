@@ -7,11 +7,11 @@ explained; the episodes row caches H, U and the value, which is the one number r
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from typing import Any
 
 from tempera.core.db import Database
 from tempera.core.errors import InvalidInput
+from tempera.core.models import iso_utc
 
 SIGNALS = ("helpful", "unhelpful")
 EXPLICIT_WEIGHT = 1.0
@@ -29,13 +29,16 @@ def record_feedback(
     weight: float = EXPLICIT_WEIGHT,
     source: str = "explicit",
     evidence: dict[str, Any] | None = None,
+    at: str | None = None,
 ) -> float:
-    """Store one evidence row and refresh the cached utility; returns the new value."""
+    """Store one evidence row and refresh the cached utility; returns the new value. `at` is when the evidence
+    happened (ISO, UTC: the turn that used a memory, so an imported session keeps its own date); default now. The
+    last-useful time only moves forward: an older session imported later leaves a newer one standing."""
     if signal not in SIGNALS:
         raise InvalidInput(f"feedback must be one of {', '.join(SIGNALS)}, not {signal!r}")
     if weight < 0:
         raise InvalidInput("feedback weight must not be negative")
-    now = datetime.now(timezone.utc).isoformat()
+    now = at or iso_utc()
     with db.transaction():
         db.execute(
             "INSERT INTO feedback_events(episode_id, signal, weight, source, evidence, created_at) "
@@ -44,7 +47,10 @@ def record_feedback(
         )
         value = recompute(db, episode_id)
         if signal == "helpful":
-            db.execute("UPDATE episodes SET last_useful_at = ? WHERE id = ?", (now, episode_id))
+            db.execute(
+                "UPDATE episodes SET last_useful_at = max(COALESCE(last_useful_at, ''), ?) WHERE id = ?",
+                (now, episode_id),
+            )
     return value
 
 

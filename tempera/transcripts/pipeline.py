@@ -51,11 +51,13 @@ def learn(mem: "Memory", result: CaptureResult) -> None:
     project_id, stored = result.learning[0].project_id, {ep.id for ep in result.learning}
     link_session(mem.db, result.session_id, project_id, stored)
     relink_later(mem.db, project_id, result.session_id, stored)
-    for (eid,) in mem.db.query(
-        "SELECT DISTINCT episode_id FROM mistakes WHERE session_id = ? AND episode_id IS NOT NULL", (result.session_id,)
+    for eid, said in mem.db.query(
+        "SELECT episode_id, MIN(created_at) FROM mistakes WHERE session_id = ? AND episode_id IS NOT NULL "
+        "GROUP BY episode_id",
+        (result.session_id,),
     ):
         try:
-            apply_correction(mem, mem.store.get(eid))
+            apply_correction(mem, mem.store.get(eid), at=said)
         except NotFound:
             continue
 

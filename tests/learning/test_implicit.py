@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
-from learnbook import Book
+from learnbook import NOW, Book
 
 from tests.conftest import TRANSCRIPTS
 from tests.support.longsession import write_long_session
@@ -108,6 +109,19 @@ def test_verdicts_become_evidence_and_injections_are_marked(book: Book) -> None:
     assert [(r.episode_id, r.signal) for r in again] == [(ignored.id, None)]
     assert len(book.rows(used)) == len(book.rows(ignored)) == 1
     assert explain(book.memory, used.id)["by_source"]["implicit"]["helpful"] == 0.7
+
+
+def test_a_verdict_is_dated_by_its_turn_and_the_last_useful_time_never_goes_back(book: Book) -> None:
+    """A session imported late (its turn ten days old) dates its evidence by the turn, and leaves the newer
+    session's last-useful time standing: freshness reads when the memory proved useful, not when we learnt it."""
+    memory = book.add(FIX, at=-400, modified=["auth/middleware.py"])
+    for session, at in (("yesterday", -24.0), ("ten-days-ago", -240.0)):
+        book.inject(session, memory)
+        turn = book.add(FIX, at=at, session=session, outcome="success", modified=["auth/middleware.py"])
+        apply_implicit_feedback(book.memory, session, turn)
+        assert book.rows(memory, "implicit")[-1]["created_at"] == turn.created_at.isoformat()
+    (last,) = book.memory.db.one("SELECT last_useful_at FROM episodes WHERE id = ?", (memory.id,))
+    assert last == (NOW - timedelta(hours=24)).isoformat()
 
 
 def test_an_episode_used_once_is_never_chronic(book: Book) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,21 @@ def test_only_the_latest_turn_of_a_session_leaves_a_question(mem: Memory, shop: 
     [row] = ask_backs(mem.db, project_id=shop.id)
     assert (row.id, row.status) == (drafted.id, "consumed")  # the session went on: the question is stale
     assert ask_backs(mem.db, pending_only=True) == []
+
+
+def test_an_imported_sessions_question_keeps_its_sessions_dates(mem: Memory, shop: ProjectRef) -> None:
+    """Drafted for the turn it asks about and retired by the turn that went on, each at its own time, also when
+    the session is imported long after: the newest pending question is the newest session's, not the last import's."""
+    first = turn(shop, "fix it", "failure")
+    first.created_at = datetime(2026, 3, 4, 17, 30, tzinfo=timezone.utc)
+    mem.store.add(first)
+    [drafted] = update_after_capture(mem, [first])
+    later = turn(shop, "now the sidebar", "success")
+    later.created_at = first.created_at + timedelta(minutes=5)
+    mem.store.add(later)
+    update_after_capture(mem, [later])
+    [row] = ask_backs(mem.db, project_id=shop.id)
+    assert (drafted.created_at, row.consumed_at) == ("2026-03-04T17:30:00+00:00", "2026-03-04T17:35:00+00:00")
 
 
 def test_a_turn_that_grew_into_a_success_retires_its_question(mem: Memory, shop: ProjectRef) -> None:

@@ -10,14 +10,14 @@ not added to, each time it is recomputed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from tempera.core.config import BellmanConfig
 from tempera.core.db import Database
 from tempera.core.learning.evidence import DIRECT_SOURCES, Evidence, replace_evidence, totals
 from tempera.core.learning.retire import RETIRED_SQL
-from tempera.core.models import Episode
+from tempera.core.models import Episode, iso_utc
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -32,16 +32,12 @@ class LinkMade:
     relationship: str
 
 
-def _iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).isoformat()
-
-
 def _latest_before(db: Database, episode: Episode, rowid: int, where: str, params: tuple[object, ...]) -> str | None:
     row = db.one(
         "SELECT id FROM episodes WHERE project_id = ? AND id != ? "
         "AND (created_at < ? OR (created_at = ? AND rowid < ?)) "
         f"AND id NOT IN ({RETIRED_SQL}) AND {where} ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        (episode.project_id, episode.id, _iso(episode.created_at), _iso(episode.created_at), rowid, *params),
+        (episode.project_id, episode.id, iso_utc(episode.created_at), iso_utc(episode.created_at), rowid, *params),
     )
     return row[0] if row else None
 
@@ -58,7 +54,7 @@ def link_episode(mem: "Memory", episode: Episode) -> list[LinkMade]:
         prev = _latest_before(db, episode, row[0], "session_id = ?", (episode.session_id,))
         if prev:
             made.append(LinkMade(prev, episode.id, "continuation"))
-    since = _iso(episode.created_at - timedelta(hours=cfg.session_window_hours))
+    since = iso_utc(episode.created_at - timedelta(hours=cfg.session_window_hours))
     other = _latest_before(
         db,
         episode,
@@ -68,13 +64,13 @@ def link_episode(mem: "Memory", episode: Episode) -> list[LinkMade]:
     )
     if other:
         made.append(LinkMade(other, episode.id, "same_project_window"))
-    now = _iso(datetime.now(timezone.utc))
+    at = iso_utc(episode.created_at)  # when the linked work happened: an imported session keeps its own date
     with db.transaction():
         for link in made:
             db.execute(
                 "INSERT OR IGNORE INTO episode_links(src_id, dst_id, relationship, weight, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (link.src_id, link.dst_id, link.relationship, LINK_WEIGHTS[link.relationship], now),
+                (link.src_id, link.dst_id, link.relationship, LINK_WEIGHTS[link.relationship], at),
             )
         for episode_id in {episode.id, *(link.src_id for link in made)}:
             share_link_credit(db, cfg, episode_id)
@@ -91,13 +87,18 @@ def share_link_credit(db: Database, cfg: BellmanConfig, episode_id: str) -> set[
         f"AND relationship IN ({marks})",
         (episode_id, *LINK_WEIGHTS, episode_id, *LINK_WEIGHTS),
     )
+    (at,) = db.one(  # a share is as old as the evidence it passes on
+        f"SELECT MAX(created_at) FROM feedback_events WHERE episode_id = ? AND source IN "
+        f"({','.join('?' * len(DIRECT_SOURCES))})",
+        (episode_id, *DIRECT_SOURCES),
+    )
     rows = []
     for other, relationship, weight in links:
         share = cfg.link_credit_share * float(weight)
         info = {"origin": episode_id, "relationship": relationship, "share": round(share, 4)}
         rows += [
-            Evidence(other, "helpful", share * helpful, info),
-            Evidence(other, "unhelpful", share * unhelpful, info),
+            Evidence(other, "helpful", share * helpful, info, at),
+            Evidence(other, "unhelpful", share * unhelpful, info, at),
         ]
     return replace_evidence(db, "chain", rows, origin=episode_id)
 

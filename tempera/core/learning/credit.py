@@ -43,6 +43,7 @@ def temporal_rows(db: Database, cfg: BellmanConfig, success: Episode) -> list[Ev
                 "steps_back": n + 1,
                 "same_session": bool(session_id and session_id == success.session_id),
             },
+            at.isoformat(),
         )
         for n, (episode_id, session_id) in enumerate(rows)
     ]

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from tempera.core.db import Database
+from tempera.core.models import iso_utc
 from tempera.core.utility import recompute
 
 DIRECT_SOURCES = ("explicit", "implicit")
@@ -27,6 +27,7 @@ class Evidence:
     signal: str  # helpful | unhelpful
     weight: float
     evidence: dict[str, Any] = field(default_factory=dict)
+    at: str | None = None  # when what it follows from happened (ISO, UTC), e.g. the success it credits; None: now
 
 
 def _delete_scope(origin: str | None, project_id: str | None) -> tuple[str, list[Any]]:
@@ -47,7 +48,7 @@ def replace_evidence(
     """
     if source not in DERIVED_SOURCES:
         raise ValueError(f"{source!r} is not a derived evidence source")
-    now = datetime.now(timezone.utc).isoformat()
+    now = iso_utc()
     where, params = _delete_scope(origin, project_id)
     with db.transaction():
         touched = {
@@ -63,7 +64,7 @@ def replace_evidence(
             db.execute(
                 "INSERT INTO feedback_events(episode_id, signal, weight, source, evidence, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (row.episode_id, row.signal, row.weight, source, json.dumps(row.evidence), now),
+                (row.episode_id, row.signal, row.weight, source, json.dumps(row.evidence), row.at or now),
             )
             touched.add(row.episode_id)
         for episode_id in touched:

@@ -18,14 +18,13 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from tempera.core.config import BellmanConfig
 from tempera.core.db import Database
 from tempera.core.learning.chaining import share_link_credit
 from tempera.core.learning.retire import live_id
-from tempera.core.models import Episode
+from tempera.core.models import Episode, iso_utc
 from tempera.core.selfimprove.anchors import anchor_files
 from tempera.core.textsearch import STOPWORDS, fts_phrase
 from tempera.core.utility import recompute, record_feedback
@@ -219,10 +218,19 @@ def judge(
 
 
 def _rewrite(
-    db: Database, cfg: BellmanConfig, row_id: int, episode_id: str, signal: str, weight: float, update: dict[str, Any]
+    db: Database,
+    cfg: BellmanConfig,
+    row_id: int,
+    episode_id: str,
+    signal: str,
+    weight: float,
+    update: dict[str, Any],
+    *,
+    at: str,
 ) -> None:
-    """Turn an earlier verdict into a new one in place (the earlier one is kept under evidence.was), then refresh
-    the utility, the last-useful time (the latest direct helpful row) and the link shares."""
+    """Turn an earlier verdict into a new one in place, dated `at` (the turn that gave it; the earlier one is kept
+    under evidence.was), then refresh the utility, the last-useful time (the latest direct helpful row) and the
+    link shares."""
     old_signal, old_weight, raw, created_at = db.one(
         "SELECT signal, weight, evidence, created_at FROM feedback_events WHERE id = ?", (row_id,)
     )
@@ -231,7 +239,7 @@ def _rewrite(
     evidence = {**evidence, **update, "was": was}
     db.execute(
         "UPDATE feedback_events SET signal = ?, weight = ?, evidence = ?, created_at = ? WHERE id = ?",
-        (signal, weight, json.dumps(evidence), datetime.now(timezone.utc).isoformat(), row_id),
+        (signal, weight, json.dumps(evidence), at, row_id),
     )
     recompute(db, episode_id)
     db.execute(
@@ -290,7 +298,8 @@ def apply_implicit_feedback(
         by_episode.setdefault(episode_id, []).append(inj_id)
         if evaluated_at is not None:
             judged_before.add(episode_id)
-    now = datetime.now(timezone.utc).isoformat()
+    now = iso_utc()  # when the injections were judged
+    at = iso_utc(turn_episode.created_at)  # when the turn that gives the verdict happened
     results: list[ImplicitResult] = []
     routine = Routine(db, turn_episode.project_id)
     with db.transaction():
@@ -312,9 +321,9 @@ def apply_implicit_feedback(
                 evidence["chronic"] = True
             earlier = None if fresh else _ignored_row(db, target, session_id)
             if earlier is not None and verdict.used and signal is not None:
-                _rewrite(db, cfg, earlier, target, signal, weight, evidence)
+                _rewrite(db, cfg, earlier, target, signal, weight, evidence, at=at)
             elif earlier is None and signal is not None and weight > 0:
-                record_feedback(db, target, signal, weight=weight, source="implicit", evidence=evidence)
+                record_feedback(db, target, signal, weight=weight, source="implicit", evidence=evidence, at=at)
                 share_link_credit(db, cfg, target)
             else:
                 signal, weight = None, 0.0  # still unused: the earlier ignored row stands
@@ -326,9 +335,10 @@ def apply_implicit_feedback(
     return results
 
 
-def apply_correction(mem: "Memory", turn_episode: Episode) -> list[str]:
+def apply_correction(mem: "Memory", turn_episode: Episode, *, at: str | None = None) -> list[str]:
     """The user corrected the agent's work in an already judged turn: each memory judged used and helpful in it
-    becomes unhelpful (`implicit_corrected_weight`). Returns the episode ids changed; a second call changes none."""
+    becomes unhelpful (`implicit_corrected_weight`), dated `at`, when the user said so (default now). Returns the
+    episode ids changed; a second call changes none."""
     db, cfg = mem.db, mem.config.bellman
     rows = db.query(
         "SELECT id, episode_id FROM feedback_events WHERE source = 'implicit' AND signal = 'helpful' "
@@ -337,5 +347,14 @@ def apply_correction(mem: "Memory", turn_episode: Episode) -> list[str]:
     )
     with db.transaction():
         for row_id, episode_id in rows:
-            _rewrite(db, cfg, row_id, episode_id, "unhelpful", cfg.implicit_corrected_weight, {"rule": CORRECTED_RULE})
+            _rewrite(
+                db,
+                cfg,
+                row_id,
+                episode_id,
+                "unhelpful",
+                cfg.implicit_corrected_weight,
+                {"rule": CORRECTED_RULE},
+                at=at or iso_utc(),
+            )
     return [r[1] for r in rows]

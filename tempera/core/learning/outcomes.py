@@ -17,7 +17,6 @@ import json
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from tempera.core import episode_files, textsearch
 from tempera.core.db import Database
@@ -31,6 +30,7 @@ class _Prompt:
     """One prompt of the session and the files the turns it led to changed."""
 
     src_id: str  # the session's episode that holds the prompt (forgetting it forgets the link)
+    at: str  # when it was asked (that episode's time): its links carry the session's date, also when imported
     terms: list[str]
     files: set[str] = field(default_factory=set)
 
@@ -51,13 +51,13 @@ def _session_prompts(
     touched = None if episodes is None else {prompt for eid, _, prompt in rows if eid in episodes}
     files_of = episode_files.of_episodes(db, [eid for eid, _, _ in rows])
     prompts: dict[str, _Prompt] = {}
-    for eid, _, prompt in rows:
+    for eid, at, prompt in rows:
         if touched is not None and prompt not in touched:
             continue
         terms = textsearch.query_terms(prompt or "")
         if not terms:
             continue
-        p = prompts.setdefault(prompt, _Prompt(eid, terms))
+        p = prompts.setdefault(prompt, _Prompt(eid, at, terms))
         p.files.update(files_of.get(eid, ()))
     return (rows[0][1] if rows else None), list(prompts.values())
 
@@ -87,7 +87,6 @@ def link_session(db: Database, session_id: str, project_id: str, episodes: Colle
                 if 0 < len(earlier) <= HUB_EPISODES:
                     for eid in earlier:
                         weights[(eid, i)] += 1.0 / len(earlier)
-    now = datetime.now(timezone.utc).isoformat()
     with db.transaction() as conn:
         conn.execute(
             "DELETE FROM outcome_links WHERE session_id = ? AND (? OR src_id IN (SELECT value FROM json_each(?)))",
@@ -97,7 +96,7 @@ def link_session(db: Database, session_id: str, project_id: str, episodes: Colle
             "INSERT INTO outcome_links(episode_id, src_id, session_id, terms, weight, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (eid, prompts[i].src_id, session_id, " ".join(prompts[i].terms), round(w, 4), now)
+                (eid, prompts[i].src_id, session_id, " ".join(prompts[i].terms), round(w, 4), prompts[i].at)
                 for (eid, i), w in weights.items()
             ],
         )

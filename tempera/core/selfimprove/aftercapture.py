@@ -8,10 +8,9 @@ Idempotent: running it again on the same episodes changes nothing.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from tempera.core.models import Episode
+from tempera.core.models import Episode, iso_utc
 from tempera.core.selfimprove import calibration
 from tempera.core.selfimprove.askbacks import ENDINGS, AskBack, ask_backs_of, draft_ask_back
 from tempera.core.selfimprove.drafting import Drafter
@@ -31,13 +30,13 @@ def _latest_per_session(episodes: list[Episode]) -> list[Episode]:
 
 def _retire_stale(mem: "Memory", latest: Episode) -> None:
     keep = latest.id if latest.outcome.status in ENDINGS else ""
-    now = datetime.now(timezone.utc).isoformat()
+    when = iso_utc(latest.created_at)  # when the session went on (an imported session keeps its own date)
     where = "(session_id = ? OR episode_id = ?)" if latest.session_id else "episode_id = ?"
     params = (latest.session_id, latest.id) if latest.session_id else (latest.id,)
     mem.db.execute(
         f"UPDATE ask_backs SET status = 'consumed', consumed_at = ?, consumed_by = 'superseded' "
         f"WHERE status = 'pending' AND episode_id != ? AND {where}",
-        (now, keep, *params),
+        (when, keep, *params),
     )
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from tempera.core import textsearch
@@ -17,7 +16,7 @@ from tempera.core.clipping import squeezed
 from tempera.core.db import Database
 from tempera.core.episodes import EpisodeStore
 from tempera.core.marker import strip_injected
-from tempera.core.models import Episode
+from tempera.core.models import Episode, iso_utc
 from tempera.core.project import ProjectRef
 from tempera.core.selfimprove.drafting import Drafter, drafter_for, one_question
 
@@ -126,13 +125,13 @@ def draft_ask_back(mem: "Memory", episode: Episode, *, llm: Drafter | None = Non
     context = f'the request "{squeezed(intent, 80)}" ended {episode.outcome.status}' + (
         f"; last error: {squeezed(errors[-1], 120)}" if errors and drafted_by == "llm" else ""
     )
-    now = datetime.now(timezone.utc).isoformat()
+    at = iso_utc(episode.created_at)  # the turn it asks about: an imported session's ask-back keeps its date
     with mem.db.transaction():
         EpisodeStore(mem.db).ensure_project(ProjectRef(episode.project_id, episode.project_name, episode.project_path))
         mem.db.execute(
             "INSERT INTO ask_backs(project_id, episode_id, session_id, question, context, drafted_by, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(episode_id) DO NOTHING",
-            (episode.project_id, episode.id, episode.session_id, question, context, drafted_by, now),
+            (episode.project_id, episode.id, episode.session_id, question, context, drafted_by, at),
         )
     return ask_backs_of(mem.db, episode.id)[0]
 
@@ -168,7 +167,7 @@ def ask_backs(
 
 def consume(db: Database, project_id: str, *, by: str, limit: int = 3) -> list[AskBack]:
     """Take the newest pending ask-backs of a project (they will not be shown again) and return them."""
-    now = datetime.now(timezone.utc).isoformat()
+    now = iso_utc()
     with db.transaction():
         taken = ask_backs(db, project_id=project_id, pending_only=True, limit=limit)
         for a in taken:
