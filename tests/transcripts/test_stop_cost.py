@@ -3,6 +3,8 @@ and stores exactly what reading the whole file at every Stop stores, on real ses
 
 from __future__ import annotations
 
+import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from transcript_writer import SessionWriter
 from evals import stop_replay
 from tempera.core.memory import Memory
 from tempera.transcripts import capture_transcript
+from tempera.transcripts import cursor as cursors
 
 ENTIRE = DATA / "entire-cli"
 SLICE = ENTIRE / "880d23f9-lines-369-445.jsonl"  # four prompts, the last compacted mid-turn
@@ -94,3 +97,21 @@ def test_a_rewind_above_the_place_is_read_whole(kw_memory: Memory, session: Sess
     result = capture_transcript(kw_memory, session.path)
     assert (result.read_from, [e.intent.raw_prompt for e in result.added]) == (0, ["rename helper x"])
     assert result.turns == 2
+
+
+def test_a_subagent_of_a_turn_above_the_place_is_not_read_again(kw_memory: Memory, tmp_path: Path) -> None:
+    """The real 2.1.197 session (its second turn ran a subagent, `<session>/subagents/`) grown by two more turns:
+    the subagent's turn now lies above the place, so its file is not read again, and Stop by Stop still stores
+    what reading the whole file at every Stop stores."""
+    shutil.copytree(REAL.parent, tmp_path, dirs_exist_ok=True)
+    path = tmp_path / REAL.name
+    (agent,) = (path.parent / path.stem / "subagents").glob("agent-*.jsonl")
+    session = SessionWriter(path, session_id=path.stem, cwd="/tmp/ccrun/proj", start=datetime(2026, 12, 1, tzinfo=UTC))
+    session.last = "f365fbeb-6771-4ff0-ad9d-7f29b7619911"  # the session's last record
+    capture_transcript(kw_memory, path)
+    _turns(session, "a", "b")
+    grown = capture_transcript(kw_memory, path)
+    assert grown.read_from > 0 and [e.intent.raw_prompt for e in grown.added] == ["rename helper a", "rename helper b"]
+    cursor = cursors.load(kw_memory.db, str(path.resolve()), path.stem)
+    assert cursor.since is not None and cursor.since.settled == [str(agent)]
+    assert stop_replay.compare(path)["same"]
