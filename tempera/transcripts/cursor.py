@@ -3,6 +3,7 @@
 Transcript files only grow, so a line number orders turns: a turn whose prompt sits below the cursor's line is new.
 The cursor also remembers the last captured turn's prompt uuid, work signature and episode, so that more agent work
 appended to that same turn (a later Stop before the user speaks again) updates its episode instead of adding one.
+It keeps where the next capture starts reading, and what a read from there needs from above (`since.py`).
 The cursor is written in the same transaction as the episodes it accounts for, and so is the mark that those
 episodes still wait for the steps after capture (table `capture_unlearned`): the mark goes once the steps ran, so
 a process killed in between leaves the next capture of the transcript to run them.

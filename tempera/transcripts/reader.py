@@ -430,7 +430,8 @@ def read_subagent(path: Path) -> Subagent:
 
 
 def _still_there(path: Path, since: Since) -> bool:
-    """Whether the record `since` starts at is still where it was: the file did not shrink or get rewritten."""
+    """Whether the record `since` starts at is still where it was: the file did not shrink below it, nor was it
+    rewritten so that another line stands there."""
     try:
         with path.open("rb") as fh:
             if fh.seek(0, 2) <= since.offset:
