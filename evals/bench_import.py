@@ -14,6 +14,15 @@ trees, the second's speed-up over the first (first / second, per round, then the
 
 To compare commits, extract each (`git archive REV | tar -x -C DIR`) and name the folders with `--code`; the runs
 alternate between them, so both see the same moments of a busy machine. Run from outside the work tree.
+
+    python evals/bench_import.py --stops SESSION.jsonl [--rounds 3]
+
+What one more Stop costs as a session grows: the session is cut at 10%, 20% … 100% of its bytes (at the next
+place a hook captures, `stop_replay.stop_cuts`); at each point a fresh memory captures the file up to the Stop
+before (not timed), then the file up to that point (timed: the Stop after one more turn), then once more with
+nothing new (timed). Printed per point: seconds and bytes read of both, and each as a ratio to the first point
+(flat: a Stop costs what is new; growing: it costs the session so far). In this process with the tempera it
+imports (PYTHONPATH picks the tree) and keyword-only memory, so the model's cost, the same both ways, is left out.
 """
 
 from __future__ import annotations
@@ -101,13 +110,75 @@ def one_import(code: Path | None, files: list[Path]) -> dict[str, float]:
     return {"wall": wall, "inside": report["seconds"], "cpu": cpu, "episodes": report["episodes_added"]}
 
 
+def stop_costs(session: Path, rounds: int) -> list[dict[str, float]]:
+    """Per tenth of the session: the median seconds and the bytes read of a Stop after one more turn, and of a
+    Stop with nothing new (see the module's docstring)."""
+    from stop_replay import stop_cuts
+
+    from tempera.core.memory import Memory
+    from tempera.transcripts.pipeline import capture_and_learn
+
+    data = session.read_bytes()
+    cuts = stop_cuts(data)
+    points = sorted({next(n for n, c in enumerate(cuts) if c >= len(data) * tenth / 10) for tenth in range(1, 11)})
+    out = []
+    for n in points:
+        runs = []
+        for _ in range(rounds):
+            with tempfile.TemporaryDirectory(prefix="tempera-bench-stop-") as tmp:
+                path = Path(tmp) / "projects" / "-bench" / session.name
+                path.parent.mkdir(parents=True)
+                os.environ["TEMPERA_DATA_DIR"] = str(Path(tmp) / "data")
+                with Memory(use_model=False) as mem:
+                    path.write_bytes(data[: cuts[n - 1]] if n else b"")
+                    capture_and_learn(mem, path)
+                    path.write_bytes(data[: cuts[n]])
+                    started = time.perf_counter()
+                    turn = capture_and_learn(mem, path)
+                    middle = time.perf_counter()
+                    idle = capture_and_learn(mem, path)
+                    ended = time.perf_counter()
+            runs.append((middle - started, turn.bytes_read, ended - middle, idle.bytes_read))
+        out.append(
+            {
+                "at": cuts[n],
+                "share": round(cuts[n] / len(data), 2),
+                "turn_s": statistics.median(r[0] for r in runs),
+                "turn_bytes": runs[0][1],
+                "idle_s": statistics.median(r[2] for r in runs),
+                "idle_bytes": runs[0][3],
+            }
+        )
+    return out
+
+
+def print_stop_costs(session: Path, points: list[dict[str, float]]) -> None:
+    first = points[0]
+    print(f"{session.name}: {session.stat().st_size:,} bytes; ratios to the first point")
+    print("share  one more turn: s (ratio), bytes read (ratio)    nothing new: s (ratio), bytes read (ratio)")
+    for p in points:
+        print(
+            f"{p['share']:>5.0%}  {p['turn_s']:6.3f} ({p['turn_s'] / first['turn_s']:5.1f}x) "
+            f"{p['turn_bytes']:>10,} ({p['turn_bytes'] / max(first['turn_bytes'], 1):5.1f}x)    "
+            f"{p['idle_s']:6.3f} ({p['idle_s'] / first['idle_s']:5.1f}x) "
+            f"{p['idle_bytes']:>10,} ({p['idle_bytes'] / max(first['idle_bytes'], 1):5.1f}x)"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=SHARED / "data" / "transcripts", help="folder holding entire-cli/")
     ap.add_argument("--code", type=Path, nargs="*", default=[], help="source trees to alternate (default: this one)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument("--stops", type=Path, default=None, help="instead: what one more Stop of this session costs")
     a = ap.parse_args()
+    if a.stops:
+        points = stop_costs(a.stops, a.rounds)
+        print_stop_costs(a.stops, points)
+        if a.json:
+            a.json.write_text(json.dumps(points, indent=2) + "\n")
+        return
     files = past_sessions(a.data)
     mb = sum(f.stat().st_size for f in files) / 1e6
     codes: list[Path | None] = list(a.code) or [None]

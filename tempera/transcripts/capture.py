@@ -30,6 +30,7 @@ from tempera.transcripts.belonging import rekeyed, session_project
 from tempera.transcripts.draft import draft_episode
 from tempera.transcripts.extract import refine
 from tempera.transcripts.reader import Transcript, read_transcript
+from tempera.transcripts.since import Since
 from tempera.transcripts.turns import Turn, record_counts, segment_turns
 from tempera.transcripts.units import work_units
 
@@ -58,6 +59,7 @@ class CaptureResult:
     unknown_types: Counter[str] = field(default_factory=Counter)
     not_prompts: Counter[str] = field(default_factory=Counter)  # records read that were no prompt, by reason
     bytes_read: int = 0
+    read_from: int = 0  # the byte the transcript was read from: where the last capture left it (`since.py`)
     roots: list[str] = field(default_factory=list)  # the checkouts the session worked in (`checkout_roots`)
     llm_cost_usd: float = 0.0
     dry_run: bool = False
@@ -69,8 +71,12 @@ class CaptureResult:
 
     def session_turns(self) -> list[Turn]:
         """The transcript's turns as this capture read them, so the steps after capture (self-improvement, facts)
-        do not read and segment the file again."""
-        return self.segmented or segment_turns(read_transcript(Path(self.path)))
+        do not read and segment the file again. They need the turns of the episodes learned from and the turn
+        before the first of them; a capture that read from the middle has them unless an earlier capture was
+        killed before its steps ran (its episodes may lie above): then the file is read whole."""
+        if self.segmented and (not self.read_from or _reaches(self.segmented, self.learning)):
+            return self.segmented
+        return segment_turns(read_transcript(Path(self.path)))
 
     def counts(self) -> dict[str, object]:
         return {
@@ -90,6 +96,15 @@ class CaptureResult:
             "llm_cost_usd": round(self.llm_cost_usd, 6),
             "paused": self.paused,
         }
+
+
+def _reaches(turns: list[Turn], episodes: list[Episode]) -> bool:
+    """Whether every episode's turn is among `turns`, below the first (which stands for the turn before)."""
+    found = []
+    for ep in episodes:
+        sources = set(ep.source.record_uuids)
+        found.append(next((t.index for t in turns if not sources.isdisjoint(t.record_uuids)), 0))
+    return min(found, default=1) > 0
 
 
 @dataclass
@@ -114,11 +129,16 @@ def _plan(turns: list[Turn], cur: cursors.Cursor) -> _Plan:
     return _Plan(new, grown)
 
 
+def _cwds(transcript: Transcript) -> set[str]:
+    """The working directories the session recorded (above where it was read from too)."""
+    return {r.cwd for r in transcript.records if r.cwd} | set(transcript.since.cwds if transcript.since else ())
+
+
 def checkout_roots(transcript: Transcript) -> list[str]:
     """The checkouts a session worked in, to make its paths relative: each working directory's git root when it
     exists here; else the shallowest of the directories it recorded (Claude Code starts at the checkout's root; a
     session that moves into a subfolder records deeper ones, a transcript from another machine keeps its paths)."""
-    cwds = sorted({r.cwd for r in transcript.records if r.cwd}, key=len)
+    cwds = sorted(sorted(_cwds(transcript)), key=len)
     roots: list[str] = []
     for cwd in cwds:
         root = str(find_root(cwd)) if os.path.isdir(cwd) else cwd
@@ -183,6 +203,7 @@ class PreparedCapture:
     transcript: Transcript | None = None
     new: list[tuple[Turn, Episode]] = field(default_factory=list)
     grown: tuple[Turn, Episode] | None = None
+    since: Since | None = None  # where the next capture starts reading, saved with the last of these episodes
     vectors: "Future[np.ndarray] | None" = None  # the new episodes', in order
     redactions: dict[str, Any] = field(default_factory=dict)  # the capture's `redact.memo`
 
@@ -225,24 +246,29 @@ def _prepare(
     use_llm: bool | None = None,
     dry_run: bool = False,
 ) -> None:
-    transcript = read_transcript(path)
-    turns = segment_turns(transcript)
-    units = work_units(turns)
-    sid = session_id or transcript.session_id or path.stem
     key = str(path.resolve())
+    known = session_id or cursors.last_session(mem.db, key)
+    transcript = read_transcript(path, cursors.load(mem.db, key, known).since if known else None)
+    sid = session_id or transcript.session_id or path.stem
+    if transcript.since is not None and sid != known:
+        transcript = read_transcript(path)  # the cursor read from is not this session's
+    above = transcript.since
+    turns = segment_turns(transcript)
+    units = work_units(turns, above.tasks if above else None)
     roots = checkout_roots(transcript)
     ref = session_project(mem, transcript, turns, key, sid, roots=roots, project=project, dry_run=dry_run).ref
     result = prepared.result = CaptureResult(
         path=key,
         session_id=sid,
         project=ref,
-        turns=len(turns),
-        units=len(units),
+        turns=len(turns) + (above.turns if above else 0),
+        units=len(units) + (above.units if above else 0),
         lines_read=transcript.lines_read,
         lines_skipped=transcript.lines_skipped,
         unknown_types=transcript.unknown_types,
         not_prompts=record_counts(transcript),
         bytes_read=transcript.bytes_read,
+        read_from=above.offset if above else 0,
         dry_run=dry_run,
         segmented=turns,
     )
@@ -250,6 +276,7 @@ def _prepare(
         result.paused = True
         return
     cur = cursors.load(mem.db, key, sid)
+    cur.since = above  # until the last episode is stored: a capture killed before reads from where this one did
     plan = _plan(units, cur)
     existing = _stored(mem, cur.episode_id) if plan.grown else None
     grown = plan.grown if existing else None
@@ -273,9 +300,37 @@ def _prepare(
     prepared.cursor, prepared.transcript = cur, transcript
     prepared.new = list(zip(plan.new, drafts))
     prepared.grown = (grown, regrown) if grown and regrown else None
+    prepared.since = _since_after(transcript, turns, units)
     embedder = mem.store.embedder
     if drafts and embedder is not None and mem.store.vectors_writable():
         prepared.vectors = embedder.submit([ep.embed_text() for ep in drafts])
+
+
+def _since_after(transcript: Transcript, turns: list[Turn], units: list[Turn]) -> Since | None:
+    """Where the next capture starts reading: the prompt of the turn before the last (`since.py`), with what the
+    session carried to it; None (read whole) when that prompt has no uuid to recognise it by."""
+    above = transcript.since
+    if not turns:
+        return above
+    n = max(0, len(turns) - 2)
+    start = turns[n]
+    prompt = start.records[0]
+    if not prompt.uuid:
+        return None
+    owned = {run.agent_id for turn in turns[:n] for run in turn.subagents if run.agent_id}
+    return Since(
+        offset=prompt.offset,
+        line=prompt.line,
+        uuid=prompt.uuid,
+        session_id=transcript.session_id,
+        cwd=transcript.cwd,
+        cwds=sorted(_cwds(transcript)),
+        queued=start.queued_before,
+        tasks=start.tasks_before,
+        settled=(above.settled if above else []) + [str(s.path) for s in transcript.subagents if s.agent_id in owned],
+        turns=n + (above.turns if above else 0),
+        units=sum(1 for u in units if u.index < n) + (above.units if above else 0),
+    )
 
 
 def store_capture(mem: "Memory", prepared: PreparedCapture) -> CaptureResult:
@@ -339,6 +394,8 @@ def _write(mem: "Memory", ref: ProjectRef, prepared: PreparedCapture, vectors: "
         with mem.db.transaction():
             if not _unmoved(mem, cur):
                 return
+            if not new:
+                cur.since = prepared.since
             mem.store.update(episode)
             _advance(cur, turn, episode)
             cursors.save(mem.db, cur)
@@ -349,6 +406,8 @@ def _write(mem: "Memory", ref: ProjectRef, prepared: PreparedCapture, vectors: "
         with mem.db.transaction():
             if not _unmoved(mem, cur):
                 return
+            if start + CHUNK >= len(new):
+                cur.since = prepared.since
             mem.store.add_many(
                 [ep for _, ep in chunk], ref, vectors=None if vectors is None else vectors[start : start + CHUNK]
             )
@@ -359,7 +418,9 @@ def _write(mem: "Memory", ref: ProjectRef, prepared: PreparedCapture, vectors: "
         result.added.extend(ep for _, ep in chunk)
     if not new and grown is None:
         with mem.db.transaction():
-            cursors.save(mem.db, cur)
+            if _unmoved(mem, cur):
+                cur.since = prepared.since
+                cursors.save(mem.db, cur)
 
 
 def _advance(cur: cursors.Cursor, turn: Turn, episode: Episode) -> None:

@@ -69,3 +69,16 @@ def _mark_subtree(root: "Record", children: dict[str, list["Record"]], dropped: 
         dropped.add(id(node))
         if node.uuid:
             stack.extend(children.get(node.uuid, ()))
+
+
+def branches_above(kept: list["Record"]) -> bool:
+    """For records read from a turn's prompt on (`since.py`): whether a prompt that hangs off some record is not
+    on the branch to the last record, which happens when the branch point lies above the start (a rewind to an
+    earlier prompt): only a full read tells which branch is the conversation."""
+    by_uuid: dict[str, Record] = {}
+    for r in kept:
+        if r.uuid:
+            by_uuid.setdefault(r.uuid, r)
+    leaf = next((r for r in reversed(kept) if r.uuid and r.type in CHAIN_TYPES), None)
+    active = _ancestors(leaf, by_uuid) if leaf is not None else set()
+    return any(_is_prompt(r) and _parent(r) and r.uuid not in active for r in kept)

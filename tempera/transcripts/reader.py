@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from tempera.core.surrogates import repair_data
-from tempera.transcripts.chain import active_records
+from tempera.transcripts.chain import active_records, branches_above
+from tempera.transcripts.since import Since
 
 # Types Claude Code writes that we read or deliberately ignore; anything else counts as unknown.
 KNOWN_TYPES = frozenset(
@@ -95,6 +96,7 @@ class Record:
     is_compact_summary: bool = False
     message_id: str | None = None
     blocks: list[Block] = field(default_factory=list)
+    offset: int = 0  # byte where its line starts (where a later capture may start reading, see `since.py`)
 
     @property
     def text(self) -> str:
@@ -142,10 +144,11 @@ class Transcript:
     subagents: list[Subagent]
     lines_read: int = 0  # whole lines consumed
     skipped: Counter[str] = field(default_factory=Counter)  # lines skipped, by reason (BROKEN, TOO_DEEP, TOO_LARGE)
-    bytes_read: int = 0  # size of the main file as read
+    bytes_read: int = 0  # bytes of the main file read (from `since` on, when set)
     abandoned: int = 0  # records on branches left by a rewind
     type_counts: Counter[str] = field(default_factory=Counter)
     unknown_types: Counter[str] = field(default_factory=Counter)
+    since: Since | None = None  # read from here on (what the records above it carried is there), or read whole
 
     @property
     def lines_skipped(self) -> int:
@@ -317,32 +320,37 @@ def _lines(fh: BinaryIO) -> Iterator[bytes | None]:
         yield None
 
 
-def read_records(path: Path) -> _Lines:
-    """Every JSON-object line of the file; a last line without its newline is read only if it is whole JSON."""
+def read_records(path: Path, start: int = 0, lines_above: int = 0) -> _Lines:
+    """Every JSON-object line of the file from byte `start` (a line's start, below `lines_above` lines); a last
+    line without its newline is read only if it is whole JSON. `bytes_read` counts from `start`."""
     records: list[Record] = []
     skipped: Counter[str] = Counter()
-    n = size = 0
+    n = lines_above
     try:
         with path.open("rb") as fh:
+            fh.seek(start)
+            at = start
             for raw in _lines(fh):
                 if raw is None:
                     n += 1
                     skipped[TOO_LARGE] += 1
+                    at = fh.tell()
                     continue
                 if not raw.endswith(b"\n") and not _whole(raw):
                     break  # still being written: the next read gets it whole
                 n += 1
-                if not raw.strip():
-                    continue
-                obj = parse_line(raw.rstrip(b"\n"))
-                if isinstance(obj, str):
-                    skipped[obj] += 1
-                else:
-                    records.append(parse_record(obj, n))
-            size = fh.tell()
+                if raw.strip():
+                    obj = parse_line(raw.rstrip(b"\n"))
+                    if isinstance(obj, str):
+                        skipped[obj] += 1
+                    else:
+                        records.append(parse_record(obj, n))
+                        records[-1].offset = at
+                at = fh.tell()
+            size = at
     except OSError:
         return _Lines([], 0, Counter())
-    return _Lines(records, n, skipped, size)
+    return _Lines(records, n, skipped, size - start)
 
 
 def read_tail(path: Path | str, max_bytes: int) -> list[Record]:
@@ -423,27 +431,49 @@ def read_subagent(path: Path) -> Subagent:
     )
 
 
-def read_transcript(path: Path | str) -> Transcript:
-    """Read one session transcript and its subagent transcripts; never raises on content."""
+def _still_there(path: Path, since: Since) -> bool:
+    """Whether the record `since` starts at is still where it was: the file did not shrink below it, nor was it
+    rewritten so that another line stands there."""
+    try:
+        with path.open("rb") as fh:
+            if fh.seek(0, 2) <= since.offset:
+                return False
+            fh.seek(since.offset)
+            obj = parse_line(fh.readline(MAX_RECORD_BYTES + 1).rstrip(b"\n"))
+    except OSError:
+        return False
+    return isinstance(obj, dict) and obj.get("uuid") == since.uuid
+
+
+def read_transcript(path: Path | str, since: Since | None = None) -> Transcript:
+    """Read one session transcript and its subagent transcripts; never raises on content. With `since` (where an
+    earlier capture left it, see `since.py`), only from there on, unless the file was rewritten above it or a
+    rewind reaches above it: then whole (`Transcript.since` says which was done)."""
     path = Path(path)
-    lines = read_records(path)
+    if since is not None and not _still_there(path, since):
+        since = None
+    lines = read_records(path, since.offset, since.line - 1) if since else read_records(path)
     main = [r for r in lines.records if not r.is_sidechain]
     sidechain = [r for r in lines.records if r.is_sidechain]
     kept, abandoned = active_records(main)
-    session_id = _session_id(path, lines.records)
+    if since is not None and branches_above(kept):
+        return read_transcript(path)
     cwd = next((r.cwd for r in kept if r.cwd), None) or next((r.cwd for r in lines.records if r.cwd), None)
+    session_id = since.session_id if since else _session_id(path, lines.records)
+    settled = set(since.settled) if since else set()
     types = Counter(r.type for r in lines.records)
     return Transcript(
         path=path,
         session_id=session_id,
-        cwd=cwd,
+        cwd=(since.cwd or cwd) if since else cwd,
         records=kept,
         sidechain=sidechain,
-        subagents=[read_subagent(p) for p in subagent_files(path, session_id)],
+        subagents=[read_subagent(p) for p in subagent_files(path, session_id) if str(p) not in settled],
         lines_read=lines.lines_read,
         skipped=lines.skipped,
         bytes_read=lines.bytes_read,
         abandoned=abandoned,
         type_counts=types,
         unknown_types=Counter({t: n for t, n in types.items() if t not in KNOWN_TYPES}),
+        since=since,
     )

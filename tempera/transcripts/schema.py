@@ -47,7 +47,14 @@ def m068_capture_unlearned(conn: Connection) -> None:
     )
 
 
+def m001_cursor_since(conn: Connection) -> None:
+    """Where the next capture of a transcript starts reading, and what it carries from above (`since.py`, as JSON);
+    NULL in cursors written before it: their next capture reads the whole file once."""
+    run_script(conn, "ALTER TABLE transcript_cursors ADD COLUMN since TEXT;")
+
+
 MIGRATIONS: list[Migration] = [
     ("core.030_transcript_cursors", m030_transcript_cursors),
     ("core.068_capture_unlearned", m068_capture_unlearned),
+    ("transcripts.001_cursor_since", m001_cursor_since),
 ]

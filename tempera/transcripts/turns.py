@@ -135,6 +135,10 @@ class Turn:
     errors: list[signals.ErrorSeen] = field(default_factory=list)
     test_runs: list[signals.TestRunSeen] = field(default_factory=list)
     unit: "UnitInfo | None" = None  # set on the work units `units.work_units` cut from a turn
+    # what the session carried into the turn from above it (a capture reading from its prompt on starts from this,
+    # see `since.py`): prompts queued and not yet handed over, and the task items `units.work_units` follows
+    queued_before: list[str] = field(default_factory=list)
+    tasks_before: dict[str, Any] = field(default_factory=dict)
 
     @property
     def all_tool_calls(self) -> list[ToolCall]:
@@ -326,16 +330,19 @@ def _new_turn(record: Record, role: str, index: int) -> Turn:
     )
 
 
-def _split(records: list[Record]) -> list[tuple[Turn, bool]]:
-    """Turns in order, each with a flag: True when it was a locally answered command (not a request)."""
+def _split(records: list[Record], queued: list[str]) -> list[tuple[Turn, bool]]:
+    """Turns in order, each with a flag: True when it was a locally answered command (not a request). `queued`:
+    the prompts waiting in the queue when the records begin."""
     out: list[tuple[Turn, bool]] = []
     current: Turn | None = None
     local = False
     queue = _Queue()
+    queue.pending = list(queued)
     for r in records:
         role = user_role(r) if r.type == "user" else None
         if role in ("prompt", "command") or (role == "compact_summary" and current is None):
             current, local = _new_turn(r, role, len(out)), False
+            current.queued_before = list(queue.pending)
             out.append((current, local))
             continue
         if r.type == "queue-operation":
@@ -454,7 +461,8 @@ def derive(turn: Turn) -> None:
 
 def segment_turns(transcript: Transcript) -> list[Turn]:
     """The user-request turns of a transcript, in order, with subagent work folded in."""
-    turns = [t for t, local in _split(transcript.records) if not local]
+    queued = transcript.since.queued if transcript.since else []
+    turns = [t for t, local in _split(transcript.records, queued) if not local]
     for n, turn in enumerate(turns):
         turn.index = n
         finish(turn)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from tempera.transcripts import signals
 from tempera.transcripts.compaction import current_work, next_step
@@ -43,6 +44,14 @@ class _Tasks:
     touched: bool = False  # a task tool ran in the turn being cut: `current` is not left over from an earlier one
     todo_done: set[str] = field(default_factory=set)
     subjects: dict[str, str] = field(default_factory=dict)
+
+    def state(self) -> dict[str, Any]:
+        """What is followed across turns, as plain data (`touched` is reset at every turn)."""
+        return {"current": self.current, "todo_done": sorted(self.todo_done), "subjects": dict(self.subjects)}
+
+    @classmethod
+    def restore(cls, state: dict[str, Any]) -> "_Tasks":
+        return cls(state.get("current"), False, set(state.get("todo_done", ())), dict(state.get("subjects", {})))
 
     def started_and_done(self, call: ToolCall) -> tuple[str | None, list[str]]:
         """The item this call put in progress (if it changed) and the items it completed."""
@@ -252,7 +261,12 @@ def split_turn(turn: Turn, tasks: _Tasks | None = None) -> list[Turn]:
     return units
 
 
-def work_units(turns: list[Turn]) -> list[Turn]:
-    """Every turn's work units, in order, with task items followed across turns."""
-    tasks = _Tasks()
-    return [unit for turn in turns for unit in split_turn(turn, tasks)]
+def work_units(turns: list[Turn], tasks_before: dict[str, Any] | None = None) -> list[Turn]:
+    """Every turn's work units, in order, with task items followed across turns (from `tasks_before`, what
+    `Turn.tasks_before` of the first turn held when the turns are read from the middle of a session)."""
+    tasks = _Tasks.restore(tasks_before or {})
+    units = []
+    for turn in turns:
+        turn.tasks_before = tasks.state()
+        units += split_turn(turn, tasks)
+    return units
