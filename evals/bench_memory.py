@@ -4,13 +4,15 @@
     python evals/bench_memory.py capture [--sizes 10 25 50] [--source FILE] [--json]
 
 `import` (issue #39's target: both <= 300 MB): in a fresh sandbox (`evals/real_sessions.py` `sandbox`: data dir,
-Claude config dir, a one-commit git repository), `tempera import FILES --project <repo> --json` of the shared
-entire-cli sessions (all 123, or the first N by `first_ts` for a quick iteration) runs as a subprocess; its peak
-RSS is the kernel's (`os.wait4`'s ru_maxrss of that one child). Then the warm daemon starts over the imported
-memory and the installed UserPromptSubmit command (relay.py, the JSON Claude Code sends) runs for real prompts of
-those sessions, one new session each; the daemon's VmRSS before and after them and its VmHWM are read from
-/proc. The baseline, measured first in the same sandbox: a bare `python` that loads the embedder and embeds one
-text; every figure is printed as a ratio of it too. Printed also: import MB/s and the prompts' median and p95 ms.
+Claude config dir, a one-commit git repository), `tempera init` runs first (the install's step that loads the
+model once and prepares its cache: `core/offline_model.py` `folded`), then `tempera import FILES --project <repo>
+--json` of the shared entire-cli sessions (all 123, or the first N by `first_ts` for a quick iteration) runs as a
+subprocess; the peak RSS of each is the kernel's (`os.wait4`'s ru_maxrss of that one child). Then the warm daemon
+starts over the imported memory and the installed UserPromptSubmit command (relay.py, the JSON Claude Code sends)
+runs for real prompts of those sessions, one new session each; the daemon's VmRSS before and after them and its
+VmHWM are read from /proc. The baseline, measured after `init` in the same sandbox: a bare `python` that loads the
+embedder and embeds one text; every figure is printed as a ratio of it too. Printed also: import MB/s and the
+prompts' median and p95 ms.
 
 `capture`: for each size, a synthetic transcript of about that many MB is built by repeating the records of a real
 one (the largest fixture, `tests/data/transcripts/claude-code-viewer/fe5e1c67-...jsonl`, 0.77 MB; each copy with
@@ -159,6 +161,7 @@ BASELINE = (
 def measure_import(box: Sandbox, files: list[Path], n_prompts: int) -> dict[str, float]:
     """The baseline, the import's peak and speed, and the daemon's memory and latency over real prompts."""
     mb = sum(f.stat().st_size for f in files) / 1e6
+    init, _, _ = child_peak_mb([sys.executable, "-m", "tempera.cli", "init", "--json"], box.env)
     base, _, _ = child_peak_mb([sys.executable, "-c", BASELINE], box.env)
     cmd = [sys.executable, "-m", "tempera.cli", "import", *map(str, files), "--project", str(box.repo), "--json"]
     peak, wall, out = child_peak_mb(cmd, box.env)
@@ -175,6 +178,7 @@ def measure_import(box: Sandbox, files: list[Path], n_prompts: int) -> dict[str,
         "sessions": len(files),
         "mb": mb,
         "episodes": report["episodes_added"],
+        "init_mb": init,
         "baseline_mb": base,
         "import_peak_mb": peak,
         "import_s": wall,
@@ -202,6 +206,7 @@ def run_import(a: argparse.Namespace) -> None:
     print(f"{'':<44}{'MB':>8}{'x base':>8}")
     for label, key in (
         ("baseline: a process that embeds one text", "baseline_mb"),
+        ("tempera init (the first load), peak RSS", "init_mb"),
         ("tempera import, peak RSS", "import_peak_mb"),
         ("daemon, warm, before the prompts (VmRSS)", "daemon_warm_mb"),
         (f"daemon after {r['prompts']} prompts (VmRSS)", "daemon_after_mb"),

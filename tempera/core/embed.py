@@ -133,7 +133,7 @@ class Embedder:
         directory = spec.path
         assert directory is not None  # model_path and offline-package specs always name one
         if spec.source == "offline-package":
-            directory = offline_model.assemble(directory)
+            directory = offline_model.folded(offline_model.assemble(directory))
         model_file = "model.onnx" if (directory / "model.onnx").exists() else sorted(directory.glob("*.onnx"))[0].name
         custom = f"tempera-local/{directory.name}"
         known = {d.model for d in TextEmbedding._list_supported_models()}
