@@ -11,11 +11,12 @@ stored ones.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from tempera.core import heap
 from tempera.core.errors import ModelUnavailable
 
 NAME = "sentence-transformers/all-MiniLM-L6-v2 (int8, offline extra)"  # recorded with the vectors it made
@@ -83,10 +84,11 @@ def _link(target: Path, files: list[tuple[Path, str]]) -> None:
 def folded(assembled: Path) -> Path:
     """The assembled model as ONNX Runtime's load makes it, saved once beside it in the model cache: its int8
     weights cast and scaled to float32 (90 MB, in `model.data`), so that a later load maps them from the file
-    instead of making them again. Making them peaks 115 MB above what the session keeps, every load (issue #39: the
-    import's peak); a load of the saved graph adds 55 MB in all, and its vectors are the same, bit for bit. The
-    graph is ONNX Runtime's own, so it is kept per ONNX Runtime version; it is written aside and renamed into
-    place, so a process never loads a half-written one."""
+    instead of making them again. Making them peaks 115 MB above what the session keeps (issue #39: every load
+    did, the import's and the daemon's); a load of the saved graph adds 55 MB in all, and its vectors are the same,
+    bit for bit. The one load that makes them runs in a process of its own, so no import or daemon carries its
+    peak. The graph is ONNX Runtime's own, so it is kept per ONNX Runtime version; it is written aside and renamed
+    into place, so a process never loads a half-written one."""
     import onnxruntime as ort
 
     target = assembled.with_name(f"{assembled.name}-folded-ort{ort.__version__}")
@@ -96,14 +98,12 @@ def folded(assembled: Path) -> Path:
     shutil.rmtree(work, ignore_errors=True)  # left by a process of this pid that died
     work.mkdir()
     try:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = options.inter_op_num_threads = 1
-        # what fastembed's ORT_ENABLE_ALL load does, bar the layouts tied to this CPU (none in this model)
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-        options.optimized_model_filepath = str(work / "model.onnx")
-        options.add_session_config_entry("session.optimized_model_external_initializers_file_name", FOLDED_WEIGHTS)
-        options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
-        ort.InferenceSession(str(assembled / "model.onnx"), sess_options=options, providers=["CPUExecutionProvider"])
+        code = "import sys; from tempera.core.offline_model import save_folded; save_folded(*sys.argv[1:])"
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(assembled / "model.onnx"), str(work)], capture_output=True, text=True
+        )
+        if done.returncode:
+            raise ModelUnavailable(f"cannot fold the weights of {assembled}: {done.stderr.strip()[-500:]}")
         _link(work, [(TOKENIZER_DIR / n, n) for n in TOKENIZER_FILES])
         try:
             work.rename(target)
@@ -112,5 +112,19 @@ def folded(assembled: Path) -> Path:
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        heap.release()  # the folding's copies
     return target
+
+
+def save_folded(model: str, directory: str) -> None:
+    """Load `model` as fastembed does and save the graph its load makes, weights in FOLDED_WEIGHTS, in `directory`
+    (`folded` runs it in a process of its own)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    # fastembed's load is ORT_ENABLE_ALL: the level above adds only layouts tied to this CPU (none in this model)
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(Path(directory) / "model.onnx")
+    options.add_session_config_entry("session.optimized_model_external_initializers_file_name", FOLDED_WEIGHTS)
+    options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
