@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import heap, offline_model
+from tempera.core import offline_model
 from tempera.core.config import Config
 from tempera.core.errors import ModelUnavailable
 
@@ -39,9 +39,9 @@ class ModelSpec:
 # Batching texts of one length would pad nothing (and gives the same vectors), but saves nothing either: 33 ms of
 # CPU per text one at a time, 31-34 in batches of 2 to 16 (real episode texts, 2 busy cores).
 # One session serves every thread: ONNX Runtime runs a session from several threads at once, each run on its
-# caller's thread with one intra-op thread, and a session holds the weights as the float32 its load folds the int8
-# model into (90 MB; its load leaves 60 MB more freed but held by malloc until `heap.release`). A session per core
-# and one for prompts held 3 copies in the daemon: 480 MB before its first prompt (issue #39).
+# caller's thread with one intra-op thread, and a session holds the weights as float32 (90 MB for the int8 offline
+# model, `offline_model.folded`). A session per core and one for prompts held 3 copies in the daemon: 480 MB
+# before its first prompt (issue #39).
 EMBED_BATCH = 1
 BATCH_THREADS = max(1, min(2, os.cpu_count() or 1))
 # A query longer than the model's window is embedded in chunks and the chunk vectors averaged (`embed_query`).
@@ -151,7 +151,7 @@ class Embedder:
         )
 
     def _session(self) -> Any:
-        """The process's session, loaded once; the memory its load freed is given back to the system."""
+        """The process's session, loaded once."""
         with self._lazy:
             if self._model is None:
                 try:
@@ -160,7 +160,6 @@ class Embedder:
                     raise
                 except Exception as exc:
                     raise ModelUnavailable(f"cannot load embedding model {self.spec.name}: {exc}") from exc
-                heap.release()
             return self._model
 
     def embed(self, texts: list[str]) -> "np.ndarray":
