@@ -13,6 +13,9 @@ runs for real prompts of those sessions, one new session each; the daemon's VmRS
 VmHWM are read from /proc. The baseline, measured after `init` in the same sandbox: a bare `python` that loads the
 embedder and embeds one text; every figure is printed as a ratio of it too. Printed also: import MB/s and the
 prompts' median and p95 ms.
+Here (2 shared cores, busy), 2760b4c -> 8c61422, two runs of each, alternating: import peak 502, 500 -> 266, 259
+MB; daemon after 40 prompts 498, 497 -> 244, 244 MB (VmHWM 512, 511 -> 244, 244); the baseline 309 -> 165 MB;
+import 3.3 MB/s and prompts 37 ms median, 66-68 ms p95 in both.
 
 `capture`: for each size, a synthetic transcript of about that many MB is built by repeating the records of a real
 one (the largest fixture, `tests/data/transcripts/claude-code-viewer/fe5e1c67-...jsonl`, 0.77 MB; each copy with
@@ -23,7 +26,9 @@ real subprocess) queues the large capture and the daemon works it. Printed per s
 and held (VmRSS after the job) in MB, their ratios to the baseline, and MB of peak growth over the baseline per MB
 of transcript. Bounded memory means the peak ratio does not grow with the size.
 Here (2 shared cores), 789bec6 -> 79a7a7d, peak/base at 10, 26, 52 MB: 1.05 1.20 1.44 -> 1.03 1.05 1.10;
-MB of peak growth per transcript MB at 52 MB: 4.80 -> 1.03.
+MB of peak growth per transcript MB at 52 MB: 4.80 -> 1.03. 2760b4c -> 8c61422 at 26 MB: base 571 -> 248 MB,
+peak 614 -> 290, held 598 -> 273 (one model session in the daemon instead of three); at 63 MB (8c61422): base 248,
+peak 353, held 311: capture reads a transcript whole, 1.7 MB of peak per transcript MB.
 
 For one commit instead of the work tree: `git archive REV tempera | tar -x -C DIR` and run with `PYTHONPATH=DIR`
 from outside the work tree (the CLI and the daemon run as `python -m`, so they inherit it).
