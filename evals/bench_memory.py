@@ -1,6 +1,6 @@
 """Memory of `tempera import` and of the warm daemon, against a bare process that embeds one text, in one run.
 
-    python evals/bench_memory.py import [--sessions N] [--prompts 40] [--json]
+    python evals/bench_memory.py import [--project entire-cli] [--sessions N] [--prompts 40] [--json]
     python evals/bench_memory.py capture [--sizes 10 25 50] [--source FILE] [--json]
 
 `import` (issue #39's target: both <= 300 MB): in a fresh sandbox (`evals/real_sessions.py` `sandbox`: data dir,
@@ -15,7 +15,8 @@ embedder and embeds one text; every figure is printed as a ratio of it too. Prin
 prompts' median and p95 ms.
 Here (2 shared cores, busy), 2760b4c -> 8c61422, two runs of each, alternating: import peak 502, 500 -> 266, 259
 MB; daemon after 40 prompts 498, 497 -> 244, 244 MB (VmHWM 512, 511 -> 244, 244); the baseline 309 -> 165 MB;
-import 3.3 MB/s and prompts 37 ms median, 66-68 ms p95 in both.
+import 3.3 MB/s and prompts 37 ms median, 66-68 ms p95 in both. `--project cipher-box` (33 sessions, 56 MB), one run
+each: import peak 448 -> 255 MB, daemon 493 -> 242 MB.
 
 `capture`: for each size, a synthetic transcript of about that many MB is built by repeating the records of a real
 one (the largest fixture, `tests/data/transcripts/claude-code-viewer/fe5e1c67-...jsonl`, 0.77 MB; each copy with
@@ -198,8 +199,8 @@ def measure_import(box: Sandbox, files: list[Path], n_prompts: int) -> dict[str,
 
 
 def run_import(a: argparse.Namespace) -> None:
-    rows = load_sessions(SHARED / "data" / "transcripts" / "entire-cli" / "sessions.tsv")
-    base = SHARED / "data" / "transcripts" / "entire-cli" / "sessions"
+    rows = load_sessions(SHARED / "data" / "transcripts" / a.project / "sessions.tsv")
+    base = SHARED / "data" / "transcripts" / a.project / "sessions"
     files = [base / f"{r['session_id']}.jsonl" for r in rows[: a.sessions]]
     with sandbox("bench-memory") as box:
         r = measure_import(box, files, a.prompts)
@@ -207,7 +208,7 @@ def run_import(a: argparse.Namespace) -> None:
         print(json.dumps(r, indent=2))
         return
     b = r["baseline_mb"]
-    print(f"{r['sessions']} entire-cli sessions, {r['mb']:.1f} MB, {r['episodes']} episodes")
+    print(f"{r['sessions']} {a.project} sessions, {r['mb']:.1f} MB, {r['episodes']} episodes")
     print(f"{'':<44}{'MB':>8}{'x base':>8}")
     for label, key in (
         ("baseline: a process that embeds one text", "baseline_mb"),
@@ -248,6 +249,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="bench", required=True)
     imp = sub.add_parser("import", help="tempera import of the entire-cli sessions, then the warm daemon")
+    imp.add_argument("--project", default="entire-cli", help="the shared data set (entire-cli, cipher-box)")
     imp.add_argument("--sessions", type=int, default=None, help="the first N sessions by first_ts (default: all)")
     imp.add_argument("--prompts", type=int, default=40)
     imp.add_argument("--json", action="store_true")
