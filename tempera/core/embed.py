@@ -33,15 +33,17 @@ class ModelSpec:
 
 # How a batch runs. A batch pads to its longest text and episode texts vary from 30 to 250 tokens, so padding
 # cost more than batching saved: 17 ms per episode text one at a time, 24 ms in length-sorted batches of 32, 41 ms
-# in batches of 32 as they come. And one session per core on its own share of the texts beats one session over
-# both cores (ONNX Runtime's threads spin for a busy core): 18.8 ms per text against 55.5 (201 real episode texts,
-# 2 cores, another process busy). A second session is loaded only once it pays: for a batch that large, or in a
-# process that has embedded that many texts (an import of many short sessions, a daemon some captures in).
+# in batches of 32 as they come. And one single-threaded run per core on its own share of the texts beats one run
+# over both cores (ONNX Runtime's threads spin for a busy core): 18.8 ms per text against 55.5 (201 real episode
+# texts, 2 cores, another process busy).
 # Batching texts of one length would pad nothing (and gives the same vectors), but saves nothing either: 33 ms of
 # CPU per text one at a time, 31-34 in batches of 2 to 16 (real episode texts, 2 busy cores).
+# One session serves every thread: ONNX Runtime runs a session from several threads at once, each run on its
+# caller's thread with one intra-op thread, and a session holds the weights as float32 (90 MB for the int8 offline
+# model, `offline_model.folded`). A session per core and one for prompts held 3 copies in the daemon: 480 MB
+# before its first prompt (issue #39).
 EMBED_BATCH = 1
-BATCH_SESSIONS = max(1, min(2, os.cpu_count() or 1))
-PARALLEL_FROM = 8  # texts (in one call, or in all so far) before a second session is worth loading
+BATCH_THREADS = max(1, min(2, os.cpu_count() or 1))
 # A query longer than the model's window is embedded in chunks and the chunk vectors averaged (`embed_query`).
 # The window: 256 word pieces, all-MiniLM-L6-v2's trained sequence length (its tokenizer cuts a text at 512, so
 # the rest of a long prompt is never read, and pieces past 256 were never trained on); two go to [CLS] and [SEP].
@@ -114,14 +116,11 @@ class Embedder:
     def __init__(self, spec: ModelSpec, config: Config):
         self.spec = spec
         self._config = config
-        self._models: list[Any] = []  # single-threaded batch sessions, loaded as batches need them
-        self._lock = threading.Lock()
-        self._query_model: Any = None
-        self._query_lock = threading.Lock()
-        self.query_session = False  # the daemon turns it on; one-shot processes load one session, not two
+        self._model: Any = None  # the one single-threaded session, loaded on first use
+        self._lazy = threading.Lock()  # guards what is made on first use: the session, the `submit` thread
+        self._batch_lock = threading.Lock()  # one batch at a time; a prompt's `embed_one` never takes it
         self._counter: Any = None  # the tokenizer that cuts a long query into chunks (`_word_pieces`)
         self._ahead: ThreadPoolExecutor | None = None  # the thread `submit` runs batches on, started on first use
-        self._embedded = 0  # texts embedded so far by `embed`
 
     def _load(self, threads: int | None = None) -> Any:
         from fastembed import TextEmbedding
@@ -134,7 +133,7 @@ class Embedder:
         directory = spec.path
         assert directory is not None  # model_path and offline-package specs always name one
         if spec.source == "offline-package":
-            directory = offline_model.assemble(directory)
+            directory = offline_model.folded(offline_model.assemble(directory))
         model_file = "model.onnx" if (directory / "model.onnx").exists() else sorted(directory.glob("*.onnx"))[0].name
         custom = f"tempera-local/{directory.name}"
         known = {d.model for d in TextEmbedding._list_supported_models()}
@@ -151,41 +150,36 @@ class Embedder:
             custom, cache_dir=cache, specific_model_path=str(directory), local_files_only=True, threads=threads
         )
 
-    def _batch_sessions(self, texts: int) -> list[Any]:
-        """The sessions a batch of this many texts runs on, at most one per text (caller holds the lock)."""
-        want = min(BATCH_SESSIONS, texts) if max(texts, self._embedded) >= PARALLEL_FROM else 1
-        while len(self._models) < want:
-            self._models.append(self._checked_load(1))
-        return self._models[:want]
-
-    def _checked_load(self, threads: int | None) -> Any:
-        try:
-            return self._load(threads)
-        except ModelUnavailable:
-            raise
-        except Exception as exc:
-            raise ModelUnavailable(f"cannot load embedding model {self.spec.name}: {exc}") from exc
+    def _session(self) -> Any:
+        """The process's session, loaded once."""
+        with self._lazy:
+            if self._model is None:
+                try:
+                    self._model = self._load(1)
+                except ModelUnavailable:
+                    raise
+                except Exception as exc:
+                    raise ModelUnavailable(f"cannot load embedding model {self.spec.name}: {exc}") from exc
+            return self._model
 
     def embed(self, texts: list[str]) -> "np.ndarray":
         """Vectors for a batch (captures, imports, reindex): one text per model run, a share of the texts per
-        session and core (see EMBED_BATCH), in the order given."""
+        core (see EMBED_BATCH), in the order given."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.spec.dim), dtype=np.float32)
         items = [t if t.strip() else "(empty)" for t in texts]
-        with self._lock:
-            sessions = self._batch_sessions(len(items))
-            self._embedded += len(items)
-            if len(sessions) == 1:
-                vecs = list(sessions[0].embed(items, batch_size=EMBED_BATCH))
+        model = self._session()
+        n = min(BATCH_THREADS, len(items))
+        with self._batch_lock:
+            if n == 1:
+                vecs = list(model.embed(items, batch_size=EMBED_BATCH))
             else:
-                n = len(sessions)
                 with ThreadPoolExecutor(n) as pool:
                     shares = list(
                         pool.map(
-                            lambda s, part: list(s.embed(part, batch_size=EMBED_BATCH)),
-                            sessions,
+                            lambda part: list(model.embed(part, batch_size=EMBED_BATCH)),
                             [items[i::n] for i in range(n)],
                         )
                     )
@@ -198,34 +192,24 @@ class Embedder:
         """`embed(texts)` on a background thread, batches in the order submitted: the model runs release the
         interpreter lock, so a caller with other work (an import drafting the next transcript, storing and learning
         from the last) keeps one core busy with it while the vectors are made on the others."""
-        with self._lock:
+        with self._lazy:
             if self._ahead is None:
                 self._ahead = ThreadPoolExecutor(1, thread_name_prefix="tempera-embed")
             return self._ahead.submit(self.embed, texts)
 
     def embed_one(self, text: str) -> "np.ndarray":
-        """One query's vector. With `query_session` (the daemon) on its own single-threaded session: a prompt
-        never waits behind a capture batch holding the batch session, and one short text is faster on one
-        thread than split over two (6.6 vs 8.5 ms here between retrievals)."""
+        """One query's vector, on the calling thread: a prompt never waits behind a capture's batch (it runs beside
+        it on the same session), and one short text is faster on one thread than split over two (6.6 vs 8.5 ms
+        here between retrievals)."""
         import numpy as np
 
-        if not self.query_session:
-            return self.embed([text])[0]
-        with self._query_lock:
-            vec = next(iter(self._query_session().embed([text if text.strip() else "(empty)"])))
+        vec = next(iter(self._session().embed([text if text.strip() else "(empty)"])))
         return np.asarray(vec, dtype=np.float32)
 
-    def _query_session(self) -> Any:
-        """The daemon's query session, loaded on first use (caller holds the query lock)."""
-        if self._query_model is None:
-            self._query_model = self._checked_load(1)
-        return self._query_model
-
     def warm(self) -> None:
-        """Load what a prompt and a capture need before the first one arrives (the daemon's start): the query and
-        batch sessions, and the word-piece counter that cuts a long prompt, so no hook call pays for loading."""
+        """Load what a prompt and a capture need before the first one arrives (the daemon's start): the session
+        and the word-piece counter that cuts a long prompt, so no hook call pays for loading."""
         self.embed_one("warm up")
-        self.embed(["warm up"])
         self._word_pieces()
 
     def embed_query(self, text: str) -> "np.ndarray":
@@ -260,12 +244,7 @@ class Embedder:
     def _word_pieces(self) -> Any:
         """The model's own tokenizer without truncation or padding, to count a text's word pieces."""
         if self._counter is None:
-            if self.query_session:
-                with self._query_lock:
-                    model = self._query_session()
-            else:
-                with self._lock:
-                    model = self._batch_sessions(1)[0]
+            model = self._session()
             tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
             if tokenizer is None:
                 return None

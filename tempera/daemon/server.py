@@ -109,7 +109,6 @@ class Daemon:
             log.info("took over %s job(s) leased by a daemon that died", released)
         self.mem.store.vector_cache = VectorCache()  # requests search vectors in memory (vecindex.py)
         if self.mem.embedder is not None:
-            self.mem.embedder.query_session = True
             self.mem.embedder.warm()
             if self.mem.store.vector_status().state == "ok":  # the first prompt does not embed them (standing.py)
                 standing.reference_vectors(self.mem.store)

@@ -151,6 +151,9 @@ class ImportReport:
         self.lines_skipped += result.lines_skipped
         self.unknown_types.update(result.unknown_types)
         self.not_prompts.update(result.not_prompts)
+        # kept for what the report names, without the transcript's turns the steps after capture read: an import
+        # held every turn of every file to its end (issue #39)
+        result.segmented = []
         self.results.append(result)
 
     def projects(self) -> list[dict[str, object]]:

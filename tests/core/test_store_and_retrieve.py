@@ -38,23 +38,6 @@ def test_vectors_use_the_offline_model(memory: Memory, seeded: dict[str, str]) -
     assert memory.db.one("SELECT COUNT(*) FROM episode_vec")[0] == len(EPISODES)
 
 
-def test_query_session_embeds_as_the_batch_session(memory: Memory) -> None:
-    """The daemon's prompts use their own single-threaded session; its vectors must be the batch session's."""
-    import numpy as np
-
-    texts = ["Fixed the login redirect loop", "", "asyncio.gather swallows cancellation " * 40]
-    batch = memory.embedder.embed(texts)
-    memory.embedder.query_session = True  # the embedder is shared by the process: put it back afterwards
-    try:
-        one = np.stack([memory.embedder.embed_one(t) for t in texts])
-        assert memory.embedder._query_model is not None  # the query session did the work
-    finally:
-        memory.embedder.query_session = False
-    assert one.shape == batch.shape == (3, memory.embedder.spec.dim)
-    assert np.allclose(one, batch, atol=1e-4)
-    assert float(one[0] @ one[2]) < 0.9  # different texts, different vectors: the check above can fail
-
-
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
 def test_literal_tokens_found_by_keyword_and_hybrid(memory: Memory, seeded: dict[str, str], mode: str) -> None:
     for query, key in [("NODE_ENV", "NODE_ENV=production"), ("E0502 main.rs", "error")]:
