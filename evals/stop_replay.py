@@ -9,9 +9,9 @@ before each compaction (PreCompact). Each prefix is written to the transcript pa
 `capture_and_learn`, the Stop hook's pipeline, in a fresh memory: once as capture does it, once with the cursor's
 place forgotten before every capture (the whole file read each time, as before `since.py`). Printed per session:
 captures, whether what was stored (`stored`: episodes without ids and times, mistakes and should-have-asked rows,
-facts) is the same both ways (`same`, which must hold) and the same as one capture of the whole file
-(`same_as_one_capture`: the grown-turn rule and learning at every Stop make it differ on some sessions either
-way), and the bytes all the Stops read per byte of the file, both ways (1.0 would be one read of the file).
+facts) is the same both ways (`same`) and the same as one capture of the whole file (`same_as_one_capture`), both
+of which must hold, and the bytes all the Stops read per byte of the file, both ways (1.0 would be one read of the
+file).
 """
 
 from __future__ import annotations

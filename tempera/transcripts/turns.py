@@ -165,10 +165,11 @@ class Turn:
         return list(dict.fromkeys(main + [u for run in self.subagents for u in run.record_uuids]))
 
     def work_signature(self) -> str:
-        """Changes when the agent does more in this turn (a later Stop), not when noise records are appended."""
+        """Changes when the agent does more in this turn (a later Stop) or a record the episode names as its source
+        is appended, not when other records (snapshots, system notes) are."""
         parts = [m.id for m in self.messages]
         parts += [f"{c.id}:{c.result is not None}:{c.is_error}" for c in self.all_tool_calls]
-        parts += self.followups + [str(self.interrupted)]
+        parts += self.followups + [str(self.interrupted), str(len(self.record_uuids))]  # the episode's source too
         if self.unit is not None and self.unit.compact_summary:
             parts.append(self.unit.compact_summary)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
@@ -462,7 +463,10 @@ def derive(turn: Turn) -> None:
 def segment_turns(transcript: Transcript) -> list[Turn]:
     """The user-request turns of a transcript, in order, with subagent work folded in."""
     queued = transcript.since.queued if transcript.since else []
-    turns = [t for t, local in _split(transcript.records, queued) if not local]
+    split = _split(transcript.records, queued)
+    if split and split[-1][0].kind == "command" and len(split[-1][0].records) == 1:
+        split.pop()  # a slash command whose answer has not come yet: it may be answered locally (`/exit`), no request
+    turns = [t for t, local in split if not local]
     for n, turn in enumerate(turns):
         turn.index = n
         finish(turn)
