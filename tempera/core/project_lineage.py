@@ -55,10 +55,28 @@ SAME_NAME = Rule(3, 0.5)
 ANY_NAME = Rule(8, 0.8)
 
 
+GENERIC_STEMS = frozenset(
+    "index main app __init__ __main__ mod lib setup config settings utils util types test tests readme".split()
+)
+
+
+def telling(files: Iterable[str]) -> list[str]:
+    """The files that can tell one repository from another: inside a folder, and not named as every project names
+    one (`README.md`, `package.json` and `src/index.ts` are in most repositories of a kind)."""
+    return [
+        f
+        for f in files
+        if "/" in f
+        and not f.startswith("/")
+        and posixpath.splitext(posixpath.basename(f))[0].lower() not in GENERIC_STEMS
+    ]
+
+
 @dataclass(frozen=True)
 class Decision:
     """A session's project and why: `kind` is project | checkout | worktree | branch-worktree | folder | files |
-    new; `root` is the directory it ran in (its main checkout for a worktree), as the transcript recorded it."""
+    new | unplaced (no directory recorded yet: not kept); `root` is the directory it ran in (its main checkout for a
+    worktree), as the transcript recorded it."""
 
     ref: ProjectRef
     kind: str
@@ -172,6 +190,7 @@ def decide_missing(db: Database, root: str, files: set[str], branches: Iterable[
 
 def match(db: Database, files: set[str], name: str, exclude: str | None = None) -> tuple[ProjectRef, str] | None:
     """The known project holding the most of `files` by `SAME_NAME` (its name is `name`) or `ANY_NAME`, and why."""
+    files = set(telling(files))
     if not files:
         return None
     best: tuple[int, ProjectRef, str] | None = None
@@ -240,18 +259,19 @@ def _projects(db: Database) -> list[ProjectRef]:
 
 
 def _files_of(db: Database, ref: ProjectRef, most: int | None = None) -> set[str]:
-    """The files a project's sessions touched (recorded with their decisions) and its episodes changed, relative to
-    the checkout they were touched in; only its `most` touched when given."""
+    """The `telling` files a project's sessions touched (recorded with their decisions) and its episodes changed,
+    relative to the checkout they were touched in; only its `most` touched when given."""
     counts: Counter[str] = Counter()
     for (files,) in db.query("SELECT files FROM session_projects WHERE project_id = ?", (ref.id,)):
-        counts.update(f for f in json.loads(files) if not f.startswith("/"))
+        counts.update(telling(json.loads(files)))
     counts.update(
-        f
-        for (f,) in db.query(
-            "SELECT f.file FROM episode_files f JOIN episodes e ON e.id = f.episode_id WHERE e.project_id = ?",
-            (ref.id,),
+        telling(
+            f
+            for (f,) in db.query(
+                "SELECT f.file FROM episode_files f JOIN episodes e ON e.id = f.episode_id WHERE e.project_id = ?",
+                (ref.id,),
+            )
         )
-        if not f.startswith("/")
     )
     return {f for f, _ in counts.most_common(most)}
 

@@ -51,8 +51,8 @@ def session_project(
         decision = lineage.decide_missing(mem.db, root, set(files), branches, act=not dry_run)
     else:
         ref = project_for_name(transcript.path.parent.name or "transcripts")
-        decision = lineage.Decision(ref, "folder", "no working directory recorded: named by its folder", "")
-    if not dry_run and decision.kind != "folder":  # no directory read yet (a first Stop that early): decide later
+        decision = lineage.Decision(ref, "unplaced", "no working directory recorded: named by its folder", "")
+    if not dry_run and decision.kind != "unplaced":  # no directory read yet (a first Stop that early): decide later
         lineage.record(mem.db, key, session_id, decision, files, replace=bool(project))
     return decision
 

@@ -122,7 +122,7 @@ def _plan(turns: list[Turn], cur: cursors.Cursor) -> _Plan:
             if cur.turn_uuid
             and t.prompt_uuid == cur.turn_uuid
             and t.prompt_line == cur.turn_line
-            and t.work_signature() != cur.turn_signature
+            and not t.same_work(cur.turn_signature)
         ),
         None,
     )

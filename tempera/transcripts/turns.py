@@ -166,13 +166,20 @@ class Turn:
 
     def work_signature(self) -> str:
         """Changes when the agent does more in this turn (a later Stop) or a record the episode names as its source
-        is appended, not when other records (snapshots, system notes) are."""
+        is appended, not when other records (snapshots, system notes) are: the work's hash, then `:` and the count
+        of those records (`same_work` reads a signature stored before the count was part of it)."""
         parts = [m.id for m in self.messages]
         parts += [f"{c.id}:{c.result is not None}:{c.is_error}" for c in self.all_tool_calls]
-        parts += self.followups + [str(self.interrupted), str(len(self.record_uuids))]  # the episode's source too
+        parts += self.followups + [str(self.interrupted)]
         if self.unit is not None and self.unit.compact_summary:
             parts.append(self.unit.compact_summary)
-        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16] + f":{len(self.record_uuids)}"
+
+    def same_work(self, stored: str | None) -> bool:
+        """Whether `stored` is this turn's `work_signature`; one stored without the count compares the hash only, so
+        an upgrade re-drafts no episode."""
+        now = self.work_signature()
+        return now == stored if stored is None or ":" in stored else now.partition(":")[0] == stored
 
 
 @dataclass

@@ -15,6 +15,7 @@ from tempera.core import paths
 from tempera.core.project import project_for_path
 from tests.support.cli import tempera
 
+GENERIC = ["README.md", "package.json", "src/index.ts", "src/app.ts"]  # in most repositories of a kind
 GO_FILES = [
     "cmd/entire/cli/rewind.go",
     "cmd/entire/cli/strategy/manual_commit.go",
@@ -91,16 +92,20 @@ def test_a_moved_checkouts_sessions_join_the_checkout_here(tmp_path: Path) -> No
 def test_a_fresh_clone_takes_in_what_was_imported_from_its_copies_elsewhere(tmp_path: Path) -> None:
     """Sessions of two other machines' copies, imported before any clone is here, are one project no hook sees;
     the first capture of a session in a fresh clone takes it in, and the clone's directory finds its episodes."""
-    upstream = repo(tmp_path / "upstream" / "cli", GO_FILES)
+    upstream = repo(tmp_path / "upstream" / "cli", GO_FILES + GENERIC)
     session(tmp_path / "far" / "f.jsonl", 12, "/nonexistent/laptop/cli", GO_FILES, "the far rewind fix")
     session(tmp_path / "far" / "g.jsonl", 13, "/nonexistent/desktop/cli", GO_FILES[::-1], "the far store fix")
+    session(tmp_path / "far" / "h.jsonl", 15, "/nonexistent/stranger/cli", GENERIC, "the stranger's web app")
     assert tempera("import", str(tmp_path / "far"), "--no-embed").returncode == 0
     d = decisions()
     assert d["12"][1] == d["13"][1] != project_for_path(upstream).id, d
+    assert d["15"][1] != d["12"][1], d  # files every repository of a kind has tell nothing
     clone = tmp_path / "clone" / "cli"
     subprocess.run(["git", "clone", "-q", str(upstream), str(clone)], check=True)
     session(tmp_path / "live" / "l.jsonl", 14, str(clone), [], "the first question here")
     assert tempera("import", str(tmp_path / "live" / "l.jsonl"), "--no-embed").returncode == 0
     found = tempera("retrieve", "far fix", "--json", "--mode", "keyword", "--limit", "5", cwd=clone)
     assert sum("the far" in json.dumps(hit) for hit in json.loads(found.stdout)) == 2, found.stdout
-    assert {v[1] for v in decisions().values()} == {project_for_path(clone).id}
+    after = decisions()
+    assert after["12"][1] == after["13"][1] == after["14"][1] == project_for_path(clone).id, after
+    assert after["15"][1] == d["15"][1], after  # the stranger's cli is not taken in
