@@ -61,15 +61,14 @@ GENERIC_STEMS = frozenset(
 
 
 def telling(files: Iterable[str]) -> list[str]:
-    """The files that can tell one repository from another: inside a folder, and not named as every project names
-    one (`README.md`, `package.json` and `src/index.ts` are in most repositories of a kind)."""
-    return [
-        f
-        for f in files
-        if "/" in f
-        and not f.startswith("/")
-        and posixpath.splitext(posixpath.basename(f))[0].lower() not in GENERIC_STEMS
-    ]
+    """The files that can tell one repository from another: inside a folder, and not named as every project of a
+    kind names one (`README.md`, `package.json` and `src/index.ts` are in most; `cmd/tool/settings/settings.go`,
+    two folders down, is not)."""
+    return [f for f in files if not f.startswith("/") and _tells(f.split("/"))]
+
+
+def _tells(parts: list[str]) -> bool:
+    return len(parts) > 2 or len(parts) == 2 and posixpath.splitext(parts[1])[0].lower() not in GENERIC_STEMS
 
 
 @dataclass(frozen=True)
