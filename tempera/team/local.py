@@ -91,7 +91,30 @@ def m002_team_facts(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [("team.001_sync", m001_team_sync), ("team.002_facts", m002_team_facts)]
+def m003_team_pushed(conn: Connection) -> None:
+    """`team_pushed`: each episode as it was last pushed (its `updated_at` and project then), so a push sends what
+    was never sent or changed since, whatever its times: an episode imported from an old transcript after a push
+    carries the old session's times, which the cursor on `updated_at` it replaces (`push.episodes`, left unread) had
+    passed long ago; the first push after it sends every episode once more, which changes nothing there. The column
+    is not named `project_id`: a project merge must not re-key it, so that the next push sends the moved episodes.
+    The row goes with its episode (forget)."""
+    run_script(
+        conn,
+        """
+    CREATE TABLE team_pushed (
+        episode_id TEXT PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+        updated_at TEXT NOT NULL,
+        in_project TEXT NOT NULL
+    ) WITHOUT ROWID;
+    """,
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    ("team.001_sync", m001_team_sync),
+    ("team.002_facts", m002_team_facts),
+    ("team.003_pushed", m003_team_pushed),
+]
 
 
 def _now() -> str:

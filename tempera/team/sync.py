@@ -322,15 +322,14 @@ class TeamSync:
         model = self.db.meta_get("embedding_model")
         dim = int(self.db.meta_get("embedding_dim") or 0)
         sent = 0
-        while True:
-            cursor = self.state.cursor("push.episodes", ref.id, "|0")
-            at, _, rowid = cursor.rpartition("|")
+        while True:  # what was never pushed, or changed (or moved to this project) since (`team_pushed`)
             rows = self.db.query(
-                "SELECT e.rowid, e.updated_at, e.data FROM episodes e WHERE e.project_id = ? AND "
+                "SELECT e.rowid, e.updated_at, e.data FROM episodes e LEFT JOIN team_pushed p ON p.episode_id = e.id "
+                "WHERE e.project_id = ? AND "
                 + NOT_PULLED
-                + " AND e.id NOT IN (SELECT episode_id FROM episode_retirements) AND (e.updated_at, e.rowid) > (?, ?) "
-                "ORDER BY e.updated_at, e.rowid LIMIT ?",
-                (ref.id, at, int(rowid), self.batch),
+                + " AND e.id NOT IN (SELECT episode_id FROM episode_retirements) AND (p.episode_id IS NULL "
+                "OR p.updated_at != e.updated_at OR p.in_project != e.project_id) ORDER BY e.rowid LIMIT ?",
+                (ref.id, self.batch),
             )
             if not rows:
                 return sent
@@ -368,8 +367,12 @@ class TeamSync:
                         "WHERE tempera.episodes.updated_at < EXCLUDED.updated_at",
                         params,
                     )
-            last = rows[-1]
-            self.state.set_cursor("push.episodes", ref.id, f"{last[1]}|{last[0]}")
+            with self.db.transaction():
+                self.db.conn.executemany(
+                    "INSERT INTO team_pushed(episode_id, updated_at, in_project) VALUES (?, ?, ?) ON CONFLICT "
+                    "DO UPDATE SET updated_at = excluded.updated_at, in_project = excluded.in_project",
+                    [(p[0], updated, ref.id) for p, (_, updated, _) in zip(params, rows)],
+                )
             sent += len(rows)
 
     def _push_rows(self, name: str, ref: ProjectRef, select: str, insert: str, shape: Any) -> int:

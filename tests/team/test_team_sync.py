@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import datetime, timezone
 
 import psycopg
 import pytest
@@ -183,8 +184,10 @@ def test_connection_killed_mid_push_loses_and_doubles_nothing(devs: Callable[...
 
     assert sync(alice, "push", batch=10)["episodes"] == 30
     assert sync(bob, "pull", batch=7)["episodes"] == 50
-    # a cursor lost after the team committed (a crash between the two) re-sends rows that change nothing
+    # cursors and push records lost after the team committed (a crash between the two) re-send rows that change
+    # nothing
     alice.mem.db.execute("DELETE FROM team_cursors")
+    alice.mem.db.execute("DELETE FROM team_pushed")
     assert sync(alice, "push", batch=10)["episodes"] == 50
     assert team.rows("episodes") == 50
     assert sync(bob, "pull")["episodes"] == 0
@@ -303,3 +306,16 @@ def test_the_memory_browser_names_and_filters_by_author(devs: Callable[..., Dev]
             assert "Bob fixed" in own and "Alice tuned" not in own
     finally:
         server.stop()
+
+
+def test_an_episode_imported_after_a_push_is_pushed_whatever_its_times(devs: Callable[..., Dev], team: Team) -> None:
+    """An import after a push stores episodes with their old sessions' times; they are pushed all the same."""
+    alice = devs("alice", WEB)
+    alice.mem.store.add(episode(WEB, "Checkout totals round half up since today"))
+    assert sync(alice, "push")["episodes"] == 1
+    old = episode(WEB, "Imported: the invoice exporter writes UTF-8 with a BOM for Excel")
+    old.created_at = old.updated_at = datetime(2025, 3, 1, tzinfo=timezone.utc)
+    alice.mem.store.add(old)
+    assert sync(alice, "push")["episodes"] == 1
+    assert team.rows("episodes") == 2
+    assert sync(alice, "push")["episodes"] == 0  # nothing is sent twice
