@@ -13,11 +13,13 @@ Targets: warm median <= 3x the floor and p95 < 150 ms; Stop < 100 ms; cold < 400
 
 `--concurrent N` (issue #40): a warm daemon over a real store (the first `--sessions` entire-cli sessions by first_ts,
 `tempera import`ed into a sandbox, `evals/real_sessions.py`); the baseline is N x `--rounds` lone prompts (real
-prompts of those sessions, each a new session, one call at a time); then `--rounds` rounds of N Stops of later,
-not imported sessions (real transcripts: each queues a capture the worker runs for seconds) and N prompts, all 2N
-hook processes started at once. Printed: the lone and concurrent prompts' median and p95, their ratios (target: the
-concurrent p95 <= 2x the lone p95), how many calls injected context, the captures still queued after each round,
-the daemon's most calls answered at once (`answering_peak`, absent before #40) and new hooks.log lines (fallbacks).
+prompts of those sessions, each a new session, one call at a time); then `--rounds` rounds of: N Stop hooks at once
+for later, not imported sessions (real transcripts; each queues a capture, and the worker captures them one after
+another through all the rounds), then N prompt hooks at once. Printed: the lone and concurrent prompts' median and
+p95 and their ratios (target: the concurrent p95 <= 2x the lone p95), how many injected context; the daemon's own
+share, context.compose's latency from the injection log; the floor of the machine: N `python -I -S -c pass` (the
+relay's interpreter doing nothing) started at once; the jobs after each round (a capture leased throughout), the
+daemon's most calls answered at once (`answering_peak`, absent before #40) and new hooks.log lines (fallbacks).
 For one commit instead of the work tree: `git archive REV tempera | tar -x -C DIR` and run with `PYTHONPATH=DIR`.
 """
 
@@ -126,17 +128,13 @@ def run_concurrent(a: argparse.Namespace) -> None:
             lone = [daemon.prompt(t, f"lone-{i}") for i, t in enumerate(lone_texts)]
             busy: list[tuple[str, float]] = []
             queued = []
-            with ThreadPoolExecutor(2 * n) as pool:
+            with ThreadPoolExecutor(n) as pool:
                 bare = [sys.executable, "-I", "-S", "-c", "pass"]  # the relay's interpreter, with nothing to do
-                floor = [ms for _ in range(rounds) for ms in pool.map(lambda _: timed(bare), range(2 * n))]
+                floor = [ms for _ in range(rounds) for ms in pool.map(lambda _: timed(bare), range(n))]
                 for r in range(rounds):
-                    stops = [pool.submit(stop, p) for p in later[r * n : (r + 1) * n]]
-                    asked = [
-                        pool.submit(daemon.prompt, t, f"busy-{r}-{i}")
-                        for i, t in enumerate(busy_texts[r * n : (r + 1) * n])
-                    ]
-                    busy += [f.result() for f in asked]
-                    [f.result() for f in stops]
+                    list(pool.map(stop, later[r * n : (r + 1) * n]))  # queued in ms; the worker captures them
+                    asked = list(enumerate(busy_texts[r * n : (r + 1) * n]))
+                    busy += pool.map(lambda it: daemon.prompt(it[1], f"busy-{r}-{it[0]}"), asked)
                     queued.append(status().get("jobs", {}))
             peak = status().get("answering_peak", "absent")
             fallbacks = daemon.log_lines() - logged

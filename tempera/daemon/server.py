@@ -34,6 +34,9 @@ MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a hook's 4 MB stdin as a JSON string wit
 # How long a thread holds the interpreter while another waits for it. A hook answer gives it up at each SQLite
 # query and model run; at the default 5 ms it then waited up to 5 ms a time behind a capture's parsing to get it back.
 SWITCH_INTERVAL_S = 0.0005
+# Added to the jobs thread's nice value (its model batches' threads inherit it): a capture takes the cores that hook
+# calls leave, so a prompt answered beside one is not slowed by its parsing and embedding.
+JOBS_NICER = 10
 PLUGIN_ROOT_ENV = "TEMPERA_PLUGIN_ROOT"  # the Claude Code plugin's root, set by installer/plugin_launcher.py (a copy)
 
 
@@ -54,6 +57,18 @@ def install_paths(data_dir: Path) -> list[Path]:
     if os.environ.get(PLUGIN_ROOT_ENV):
         found.append(Path(os.environ[PLUGIN_ROOT_ENV]))
     return [p for p in found if p.exists()]
+
+
+def lower_priority() -> None:
+    """Lower the calling thread's priority by JOBS_NICER, where a thread has a nice value of its own (Linux; on
+    other systems a thread id is no process id)."""
+    if sys.platform != "linux":
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + JOBS_NICER))
+    except OSError as exc:  # a container that forbids it: the jobs run at the daemon's priority
+        log.info("jobs thread keeps its priority: %s", exc)
 
 
 class Daemon:
@@ -307,6 +322,7 @@ class Daemon:
         # its own connection (the embedder is shared): jobs and requests never wait for each other; its config follows
         # config.toml per job (work_one)
         mem = Memory(last_good=self._last_good())
+        lower_priority()
         try:
             while not self.stop.is_set():
                 try:
