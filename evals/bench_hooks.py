@@ -176,7 +176,7 @@ def run_concurrent(a: argparse.Namespace) -> None:
     for name, key, calls in (("lone prompts", "lone", lone), (f"{n} prompts beside {n} Stops", "concurrent", busy)):
         r = report[key]
         print(f"{name:<52}{r['median_ms']:>10.1f}{r['p95_ms']:>9.1f}{r['injected']:>6}/{len(calls)}")
-    print(f"{f'floor: {2 * n} python -I -S -c pass at once':<52}{floor_p50:>10.1f}{floor_p95:>9.1f}")
+    print(f"{f'floor: {n} python -I -S -c pass at once':<52}{floor_p50:>10.1f}{floor_p95:>9.1f}")
     for k, (m, p) in inside.items():
         print(f"{f'  composed in the daemon ({k})':<52}{m:>10.1f}{p:>9.1f}")
     print(f"concurrent / lone: median x{report['median_x_lone']:.2f}, p95 x{report['p95_x_lone']:.2f} (target <= 2)")
