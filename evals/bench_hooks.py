@@ -20,6 +20,12 @@ p95 and their ratios (target: the concurrent p95 <= 2x the lone p95), how many i
 share, context.compose's latency from the injection log; the floor of the machine: N `python -I -S -c pass` (the
 relay's interpreter doing nothing) started at once; the jobs after each round (a capture leased throughout), the
 daemon's most calls answered at once (`answering_peak`, absent before #40) and new hooks.log lines (fallbacks).
+Here (2 shared cores, busy), main 46caba8 -> this branch, `--concurrent 8`, three pairs of runs, alternating: the
+concurrent prompts' p95 788, 670, 1121 -> 279, 252, 454 ms (median 272, 338, 464 -> 146, 160, 283), against lone
+p95s of 110, 71, 64 and 127, 37, 84 ms: x7.2, x9.5, x17.5 -> x2.2, x6.8, x5.4; 30/32 injected and no fallback in
+all. `--concurrent 2`: p95 x3.08 -> x2.41. Two cores bound it: eight hooks at once need eight interpreters started
+(the floor row: 58-63 ms median for 8 bare ones at once) and eight answers of ~25 ms of CPU each, ~4x a lone
+prompt's CPU per core before any capture; the 2x target needs about as many cores as hooks at once.
 For one commit instead of the work tree: `git archive REV tempera | tar -x -C DIR` and run with `PYTHONPATH=DIR`.
 """
 
