@@ -1,6 +1,7 @@
 """Prompts are answered beside each other and beside a capture (issue #40): several UserPromptSubmit hooks at once,
 while the worker captures a long real transcript, each get the context the same prompt gets alone, and the daemon
-saw them answered at once (its status's `answering_peak`), not one after another. Real daemon, real relay.py."""
+saw them answered at once (its status's `answering_peak`), not one after another; the capture runs at a lower
+priority than the answers. Real daemon, real relay.py."""
 
 from __future__ import annotations
 
@@ -76,3 +77,21 @@ def test_prompts_are_answered_at_once_beside_a_capture(data_dir: Path, tmp_path:
     assert status()["answering_peak"] >= 2
     assert capturing  # the capture went on until the last of these answers was given
     assert not (data_dir / paths.HOOK_LOG_NAME).exists()  # no answer fell back or failed
+
+
+def nice_values(pid: int) -> dict[int, int]:
+    """Each thread's nice value (the 19th field of /proc/PID/task/TID/stat; the name before it is in parentheses)."""
+    out = {}
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        out[int(stat.parent.name)] = int(fields[16])
+    return out
+
+
+def test_captures_run_below_the_answers_priority(data_dir: Path, start_daemon: Any) -> None:
+    """The jobs thread (and the model batch threads it starts) leaves the cores to hook answers: its nice value is
+    the daemon's plus 10, every other thread's the daemon's."""
+    pid = start_daemon()
+    nice = nice_values(pid)
+    base = nice[pid]  # the daemon's own, as it was started
+    assert sorted(set(nice.values())) == [base, min(19, base + 10)], nice
