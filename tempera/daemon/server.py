@@ -319,8 +319,8 @@ class Daemon:
 
     # -- jobs -----------------------------------------------------------------------------------
     def _work_loop(self, work_one: Callable[[Memory], bool]) -> None:
-        # its own connection (the embedder is shared): jobs and requests never wait for each other; its config follows
-        # config.toml per job (work_one)
+        # its own connection (the embedder is shared): jobs never wait behind requests, nor requests behind a job but
+        # for a write's moment (answerers.py); its config follows config.toml per job (work_one)
         mem = Memory(last_good=self._last_good())
         lower_priority()
         try:
