@@ -26,10 +26,17 @@ from tempera.core import jobs, paths, standing
 from tempera.core.config import Config, load_config
 from tempera.core.memory import Memory
 from tempera.core.vecindex import VectorCache
+from tempera.daemon.answerers import Answerers
 
 log = logging.getLogger("tempera.daemon")
 FAILED = "daemon failed:"  # starts the log line that `tempera daemon start` shows when the daemon dies
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a hook's 4 MB stdin as a JSON string with every character escaped
+# How long a thread holds the interpreter while another waits for it. A hook answer gives it up at each SQLite
+# query and model run; at the default 5 ms it then waited up to 5 ms a time behind a capture's parsing to get it back.
+SWITCH_INTERVAL_S = 0.0005
+# Added to the jobs thread's nice value (its model batches' threads inherit it): a capture takes the cores that hook
+# calls leave, so a prompt answered beside one is not slowed by its parsing and embedding.
+JOBS_NICER = 10
 PLUGIN_ROOT_ENV = "TEMPERA_PLUGIN_ROOT"  # the Claude Code plugin's root, set by installer/plugin_launcher.py (a copy)
 
 
@@ -52,6 +59,18 @@ def install_paths(data_dir: Path) -> list[Path]:
     return [p for p in found if p.exists()]
 
 
+def lower_priority() -> None:
+    """Lower the calling thread's priority by JOBS_NICER, where a thread has a nice value of its own (Linux; on
+    other systems a thread id is no process id)."""
+    if sys.platform != "linux":
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + JOBS_NICER))
+    except OSError as exc:  # a container that forbids it: the jobs run at the daemon's priority
+        log.info("jobs thread keeps its priority: %s", exc)
+
+
 class Daemon:
     def __init__(self, data_dir: Path):
         self.data_dir = data_dir
@@ -63,9 +82,9 @@ class Daemon:
         self.install = install_paths(data_dir)
         self.restart = False
         self._lock_fd: int | None = None
-        self._request_lock = threading.Lock()
         self.config = load_config()
         self.mem: Memory | None = None
+        self.answerers: Answerers | None = None  # a memory per hook call answered at once (answerers.py)
         self.watcher: Any = None
         self.dream: Any = None
         self.team: Any = None
@@ -107,12 +126,14 @@ class Daemon:
         released = jobs.release_leases(self.mem.db.conn)  # we hold the lock: whoever leased them is dead
         if released:
             log.info("took over %s job(s) leased by a daemon that died", released)
-        self.mem.store.vector_cache = VectorCache()  # requests search vectors in memory (vecindex.py)
+        # requests search vectors in memory (vecindex.py), each on a memory of its own
+        self.answerers = Answerers(self.mem, VectorCache())
         if self.mem.embedder is not None:
             self.mem.embedder.warm()
             if self.mem.store.vector_status().state == "ok":  # the first prompt does not embed them (standing.py)
                 standing.reference_vectors(self.mem.store)
         srv = self._bind()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
         # the job handlers' imports (the transcripts package) happen here, before any thread: two threads importing
         # that package at once each found the other's half-initialised module, and the daemon died on start
@@ -145,7 +166,7 @@ class Daemon:
                 self.team.stop()
             for t in workers:
                 t.join(timeout=10)
-            self.mem.close()
+            self.answerers.close()
             if self._lock_fd is not None:
                 os.close(self._lock_fd)
         if self.restart:
@@ -166,9 +187,10 @@ class Daemon:
             self.watcher = None
 
     def _last_good(self) -> Config:
-        """The config a new thread starts from if config.toml is broken in the instant it opens its Memory."""
+        """The config a new thread starts from if config.toml is broken in the instant it opens its Memory: the last
+        one read, not read again here (a hook call may be re-reading it on that memory meanwhile)."""
         assert self.mem is not None
-        return self.mem.current_config()
+        return self.mem.config
 
     def _start_dream(self) -> None:
         """The dream cycle's own thread (tempera.dream.scheduler): it runs after idle periods and nightly, with the
@@ -229,9 +251,9 @@ class Daemon:
                 self.stop.set()
 
     def _queue_idle(self) -> bool:
-        with self._request_lock:
-            assert self.mem is not None
-            c = jobs.counts(self.mem.db.conn)
+        assert self.answerers is not None
+        with self.answerers.lend() as mem:
+            c = jobs.counts(mem.db.conn)
         return not c.get("pending") and not c.get("leased")
 
     # -- requests -------------------------------------------------------------------------------
@@ -271,33 +293,36 @@ class Daemon:
         if op == "shutdown":
             self.stop.set()
             return {"ok": True}
-        assert self.mem is not None
-        with self._request_lock:
-            if op == "status":
+        assert self.answerers is not None
+        if op == "status":
+            with self.answerers.lend() as mem:
                 return {
                     "ok": True,
                     "pid": os.getpid(),
                     "version": self.started_version,
-                    "jobs": jobs.counts(self.mem.db.conn),
-                    "model": self.mem.embedder.spec.name if self.mem.embedder else None,
+                    "jobs": jobs.counts(mem.db.conn),
+                    "model": mem.embedder.spec.name if mem.embedder else None,
+                    "answering_peak": self.answerers.peak,  # most hook calls answered at once since the start
                 }
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def answer_hook(self, req: dict[str, Any]) -> bytes:
         """A whole hook call from relay.py or `tempera-hook` (its event argument and raw stdin), answered as the hook
-        process would answer it, with this process's memory; a queued job wakes the worker."""
+        process would answer it, on a memory of its own beside any other call (answerers.py); a queued job wakes
+        the worker."""
         from tempera.inject.warm import hook_reply
 
         self.last_activity = time.monotonic()
-        assert self.mem is not None
-        with self._request_lock:
-            return hook_reply(self.mem, str(req.get("event") or ""), str(req.get("stdin") or ""), wake=self.wake.set)
+        assert self.answerers is not None
+        with self.answerers.lend(counted=True) as mem:
+            return hook_reply(mem, str(req.get("event") or ""), str(req.get("stdin") or ""), wake=self.wake.set)
 
     # -- jobs -----------------------------------------------------------------------------------
     def _work_loop(self, work_one: Callable[[Memory], bool]) -> None:
-        # its own connection (the embedder is shared): jobs never wait behind requests; its config follows
-        # config.toml per job (work_one)
+        # its own connection (the embedder is shared): jobs never wait behind requests, nor requests behind a job but
+        # for a write's moment (answerers.py); its config follows config.toml per job (work_one)
         mem = Memory(last_good=self._last_good())
+        lower_priority()
         try:
             while not self.stop.is_set():
                 try:
