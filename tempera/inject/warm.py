@@ -5,6 +5,7 @@ requests (`hook_reply`) and the MCP turn tools (`handle_hook`) both run this."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -25,6 +26,8 @@ from tempera.inject import context, gate, injectlog, longprompt, payload, render
 from tempera.inject.gate import Enqueue
 from tempera.inject.hits import InjectHit, make_hit
 from tempera.inject.payload import HookPayload
+
+log = logging.getLogger("tempera")
 
 # Shares of the budget. At UserPromptSubmit related past work is the point, so the brief and the facts the prompt
 # touches may not crowd it out: on the real entire-cli sessions they took 1,400 of the 2,000 characters and left
@@ -234,7 +237,10 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
     project = project_for_path(cwd)
     if mem.db.one("SELECT 1 FROM projects WHERE id = ?", (project.id,)) is None:  # a checkout seen the first time
         mem.store.ensure_project(project)
-        project_lineage.adopt(mem.db, project)  # takes in what was imported from its copies elsewhere
+        try:
+            project_lineage.adopt(mem.db, project)  # takes in what was imported from its copies elsewhere
+        except Exception:  # the answer goes on without it: `tempera projects merge` does it by hand
+            log.exception("taking in the memory of copies of %s failed", project.path)
     if hp.event == "SessionStart":
         jobs.enqueue_auto_memory(mem.db.conn, project_id=project.id, cwd=cwd)
         wake()
