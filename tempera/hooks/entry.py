@@ -28,7 +28,8 @@ def read_stdin() -> bytes:
 
 
 def _enqueue_once(hp: HookPayload) -> bool:
-    """Write the capture job with the stdlib driver; False when there is no database or no schema yet."""
+    """Write the capture job with the stdlib driver; False when there is no database or no schema yet (any other
+    error, such as a full disk, is raised as it is)."""
     from tempera.core import jobs
     from tempera.inject import sqlhits
 
@@ -38,8 +39,10 @@ def _enqueue_once(hp: HookPayload) -> bool:
     try:
         jobs.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path)
         return True
-    except sqlhits.sqlite3.OperationalError:
-        return False
+    except sqlhits.sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return False
+        raise
     finally:
         conn.close()
 
