@@ -5,7 +5,8 @@ is at-least-once and handlers must be idempotent (capture is: its cursor advance
 the episodes it adds). The daemon is the only worker (one per data dir, by its lock), so a daemon that starts
 gives back every lease at once (`release_leases`): their holder is dead. Failures retry with exponential backoff
 and are dead-lettered after max attempts, except a failure for lack of space (a full or read-only disk), which is
-no fault of the job: it retries, backing off to at most STORAGE_BACKOFF_MAX_SECONDS, until space returns.
+no fault of the job: it retries, backing off to at most STORAGE_BACKOFF_MAX_SECONDS, until space returns (its
+attempts still count, for the backoff: a job that then fails for another reason is dead-lettered at once).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from typing import Any
 
 from tempera.core import jobs, spool
 from tempera.core.db import storage_error
+from tempera.core.errors import StorageError
 from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.transcripts import automemory
@@ -54,6 +55,11 @@ HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+def _disk_refused(exc: BaseException) -> bool:
+    """Whether a write failed for the disk's sake (full, read-only, denied), not the job's."""
+    return isinstance(exc, StorageError) or storage_error(exc) is not None
+
+
 def work_one(mem: Memory) -> bool:
     """Lease and run one job with config.toml as it is now (`Memory.current_config`: an edit reaches the next job
     without a restart); False when the queue has nothing ready."""
@@ -61,7 +67,7 @@ def work_one(mem: Memory) -> bool:
     try:
         spool.drain(mem.db.conn)
     except Exception as exc:
-        if storage_error(exc) is None:
+        if not _disk_refused(exc):
             raise
         log.debug("spool: the disk still refuses writes (%s)", exc)  # every poll until space returns: no warning
     job = jobs.lease(mem.db.conn, cfg.job_lease_seconds)
@@ -80,7 +86,7 @@ def work_one(mem: Memory) -> bool:
             job,
             f"{exc}\n{traceback.format_exc()}",
             max_attempts=cfg.job_max_attempts,
-            storage=storage_error(exc) is not None,
+            storage=_disk_refused(exc),
         )
         log.warning("job %s (%s) failed (attempt %s, now %s): %s", job.id, job.kind, job.attempts, status, exc)
     return True
