@@ -49,7 +49,8 @@ def backup(path: Path | None, keep: int, list_only: bool, restore_from: str | No
     timestamped file in the data dir's backups folder, owner-only (0600).
 
     --restore checks the file first (integrity_check, and a schema this version knows), stops the daemon, keeps
-    the current database aside in the backups folder (before-restore-*), then restores. Backups keep what
+    the current database aside in the backups folder (before-restore-*; broken-* as it was, unread, when it is
+    damaged), then restores. Backups keep what
     `tempera forget` deletes later: delete old ones yourself when that matters.
 
     \b

@@ -8,7 +8,10 @@ written under a temporary name and renamed when complete, so a half-written one 
 Restoring checks the file first (PRAGMA integrity_check, and no migration this version does not know: a newer
 Tempera's schema would be misread), keeps the current database aside in the backups folder (`before-restore-*`,
 listed but never rotated away), then copies the file into the live database with the same API, so connections
-elsewhere see the old database or the new one. An older schema is migrated on the next open, as usual.
+elsewhere see the old database or the new one. A current database that is missing, or fails its quick_check (the
+moment a restore is needed most), is never read: it and its -wal and -shm are moved aside as they are
+(`broken-*`, not listed as backups), and a copy of the backup takes its place by rename. An older schema is migrated
+on the next open, as usual.
 
 Backups hold what `tempera forget` later deletes; forgetting does not reach into them.
 """
@@ -27,7 +30,7 @@ from tempera.core.db import Database, connect, sqlite3
 from tempera.core.errors import InvalidInput, NotFound, StorageError
 
 DEFAULT_KEEP = 10
-ROTATED, ASIDE = "tempera-", "before-restore-"
+ROTATED, ASIDE, BROKEN = "tempera-", "before-restore-", "broken-"
 NAME = re.compile(rf"^({ROTATED}|{ASIDE})(\d{{8}}T\d{{6}}Z)(?:-(\d+))?\.db$")
 
 
@@ -118,6 +121,8 @@ def restore(source: Path, db_file: Path, known_migrations: Iterable[str]) -> Pat
     """Replace the database at `db_file` by `source` after `check`; the caller has stopped the daemon. Returns
     where the database as it was is kept (None when there was none)."""
     check(source, known_migrations)
+    if not _sound(db_file):
+        return _replace_file(source, db_file)
     aside = None
     live = connect(db_file, migrate=False)
     try:
@@ -131,6 +136,46 @@ def restore(source: Path, db_file: Path, known_migrations: Iterable[str]) -> Pat
             src.close()
     finally:
         live.close()
+    return aside
+
+
+def _sound(db_file: Path) -> bool:
+    """Whether the database file is there and passes a quick_check, read-only (a broken one is not touched)."""
+    if not db_file.exists():
+        return False
+    try:
+        db = connect(db_file, migrate=False, readonly=True)
+    except StorageError:
+        return False
+    try:
+        return [r[0] for r in db.query("PRAGMA quick_check(1)")] == ["ok"]
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        db.close()
+
+
+def _replace_file(source: Path, db_file: Path) -> Path | None:
+    """Put a copy of `source` where `db_file` is, moving the file there (and its -wal, -shm) aside unread first;
+    returns where it went (None when there was none)."""
+    partial = db_file.with_name(f".{db_file.name}.restore-{os.getpid()}")
+    partial.unlink(missing_ok=True)
+    src = connect(source, migrate=False, readonly=True)
+    try:
+        _copy_into_new(src, partial)
+    finally:
+        src.close()
+    aside = None
+    if db_file.exists():
+        aside = _timestamped(paths.ensure_data_dir(backups_dir()), prefix=BROKEN)
+        for suffix in ("-wal", "-shm", ""):  # the database last: a crash in between leaves it, not a stray WAL
+            moved = Path(f"{db_file}{suffix}")
+            if moved.exists():
+                os.replace(moved, Path(f"{aside}{suffix}"))
+    else:
+        for suffix in ("-wal", "-shm"):  # a WAL without its database belongs to no file we restore
+            Path(f"{db_file}{suffix}").unlink(missing_ok=True)
+    os.replace(partial, db_file)
     return aside
 
 

@@ -139,8 +139,9 @@ class Database:
             try:
                 yield self.conn
             except BaseException:
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
+                if self.conn.in_transaction:  # SQLite ends the whole transaction itself on some errors (SQLITE_FULL)
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
                 raise
             self.conn.execute(f"RELEASE {name}")
             return
@@ -148,7 +149,8 @@ class Database:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # else SQLite rolled it back itself (SQLITE_FULL): keep that error, not ours
+                self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
 

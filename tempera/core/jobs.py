@@ -4,7 +4,9 @@ A job is leased for a while; a worker that dies leaves the lease to expire and t
 is at-least-once and handlers must be idempotent (capture is: its cursor advances in the same transaction as
 the episodes it adds). The daemon is the only worker (one per data dir, by its lock), so a daemon that starts
 gives back every lease at once (`release_leases`): their holder is dead. Failures retry with exponential backoff
-and are dead-lettered after max attempts.
+and are dead-lettered after max attempts, except a failure for lack of space (a full or read-only disk), which is
+no fault of the job: it retries, backing off to at most STORAGE_BACKOFF_MAX_SECONDS, until space returns (its
+attempts still count, for the backoff: a job that then fails for another reason is dead-lettered at once).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 BACKOFF_BASE_SECONDS = 2.0
 BACKOFF_MAX_SECONDS = 600.0
+STORAGE_BACKOFF_MAX_SECONDS = 60.0  # how late a job waiting for disk space sees the space return, at most
 KEEP_DONE_SECONDS = 7 * 86400.0  # a done job is history for `tempera status`; a week of it is plenty
 
 
@@ -76,7 +79,8 @@ def lease(conn: Any, lease_seconds: float) -> Job | None:
         )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a full disk may have ended it already
+            conn.execute("ROLLBACK")
         raise
     return Job(id=row[0], kind=row[1], payload=json.loads(row[2]), attempts=row[3] + 1)
 
@@ -101,16 +105,20 @@ def complete(conn: Any, job: Job) -> None:
     conn.execute("DELETE FROM jobs WHERE status = 'done' AND updated_at < ?", (now - KEEP_DONE_SECONDS,))
 
 
-def fail(conn: Any, job: Job, error: str, *, max_attempts: int) -> str:
-    """Schedule a retry with backoff, or dead-letter the job; returns the new status."""
+def fail(conn: Any, job: Job, error: str, *, max_attempts: int, storage: bool = False) -> str:
+    """Schedule a retry with backoff, or dead-letter the job; returns the new status. A `storage` failure (the disk
+    refused a write) is never dead-lettered."""
     now = time.time()
-    if job.attempts >= max_attempts:
+    if job.attempts >= max_attempts and not storage:
         conn.execute(
             "UPDATE jobs SET status = 'dead', lease_until = NULL, last_error = ?, updated_at = ? WHERE id = ?",
             (error[-4000:], now, job.id),
         )
         return "dead"
-    delay = min(BACKOFF_MAX_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (job.attempts - 1))
+    delay = min(
+        STORAGE_BACKOFF_MAX_SECONDS if storage else BACKOFF_MAX_SECONDS,
+        BACKOFF_BASE_SECONDS * 2 ** min(job.attempts - 1, 30),
+    )
     conn.execute(
         "UPDATE jobs SET status = 'pending', lease_until = NULL, run_after = ?, last_error = ?, "
         "updated_at = ? WHERE id = ?",

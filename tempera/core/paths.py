@@ -20,6 +20,7 @@ MODELS_DIR = "models"  # the default embedding model cache
 PAUSE_NAME = "paused.json"  # the paused projects (core/pause.py)
 REPO_IDS_NAME = "repo-ids.json"  # each checkout's repository identity, cached (core/project.py)
 BACKUPS_DIR = "backups"  # `tempera backup` (core/backup.py)
+SPOOL_DIR = "spool"  # captures a hook could not queue in the database (core/spool.py)
 DREAM_LOCK_NAME = "dream.lock"  # flock of the one dream cycle per data dir (dream/cycle.py)
 REFLECTIONS_DIR = "reflections"  # the dream's pages, a folder per project (dream/pages.py)
 PATTERNS_DIR = "patterns"

@@ -1,6 +1,7 @@
 """Working the job queue: each capture job runs the transcript pipeline (`transcripts.pipeline`) from the
 session's cursor, the same steps `tempera import` runs; an auto-memory job (queued at SessionStart) brings a
-project's notes from Claude Code's auto memory in line with its files."""
+project's notes from Claude Code's auto memory in line with its files. Captures a hook could only spool (a full or
+read-only disk: `core/spool.py`) join the queue first, once the disk takes writes again."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tempera.core import jobs
+from tempera.core import jobs, spool
+from tempera.core.db import storage_error
+from tempera.core.errors import StorageError
 from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.transcripts import automemory
@@ -52,10 +55,21 @@ HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+def _disk_refused(exc: BaseException) -> bool:
+    """Whether a write failed for the disk's sake (full, read-only, denied), not the job's."""
+    return isinstance(exc, StorageError) or storage_error(exc) is not None
+
+
 def work_one(mem: Memory) -> bool:
     """Lease and run one job with config.toml as it is now (`Memory.current_config`: an edit reaches the next job
     without a restart); False when the queue has nothing ready."""
     cfg = mem.current_config().daemon
+    try:
+        spool.drain(mem.db.conn)
+    except Exception as exc:
+        if not _disk_refused(exc):
+            raise
+        log.debug("spool: the disk still refuses writes (%s)", exc)  # every poll until space returns: no warning
     job = jobs.lease(mem.db.conn, cfg.job_lease_seconds)
     if job is None:
         return False
@@ -67,6 +81,12 @@ def work_one(mem: Memory) -> bool:
         jobs.complete(mem.db.conn, job)
         log.info("job %s (%s) done: %s", job.id, job.kind, outcome)
     except Exception as exc:
-        status = jobs.fail(mem.db.conn, job, f"{exc}\n{traceback.format_exc()}", max_attempts=cfg.job_max_attempts)
+        status = jobs.fail(
+            mem.db.conn,
+            job,
+            f"{exc}\n{traceback.format_exc()}",
+            max_attempts=cfg.job_max_attempts,
+            storage=_disk_refused(exc),
+        )
         log.warning("job %s (%s) failed (attempt %s, now %s): %s", job.id, job.kind, job.attempts, status, exc)
     return True

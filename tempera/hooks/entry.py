@@ -28,7 +28,8 @@ def read_stdin() -> bytes:
 
 
 def _enqueue_once(hp: HookPayload) -> bool:
-    """Write the capture job with the stdlib driver; False when there is no database or no schema yet."""
+    """Write the capture job with the stdlib driver; False when there is no database or no schema yet (any other
+    error, such as a full disk, is raised as it is)."""
     from tempera.core import jobs
     from tempera.inject import sqlhits
 
@@ -38,15 +39,15 @@ def _enqueue_once(hp: HookPayload) -> bool:
     try:
         jobs.enqueue_capture(conn, session_id=hp.session_id, transcript_path=hp.transcript_path)
         return True
-    except sqlhits.sqlite3.OperationalError:
-        return False
+    except sqlhits.sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return False
+        raise
     finally:
         conn.close()
 
 
-def _enqueue(hp: HookPayload) -> None:
-    from tempera.hooks.client import request, spawn_daemon
-
+def _queue(hp: HookPayload) -> None:
     if not _enqueue_once(hp):
         # no database or no schema yet: create it once (the only non-stdlib import a hook may make), then retry
         from tempera.core.db import connect
@@ -54,6 +55,34 @@ def _enqueue(hp: HookPayload) -> None:
         connect().close()
         if not _enqueue_once(hp):
             raise RuntimeError(f"could not queue the capture of {hp.transcript_path}")
+
+
+def _keep(hp: HookPayload, exc: Exception) -> None:
+    """A capture the database refused (a full or read-only disk, a broken file) is kept in the spool for the daemon
+    to queue later; failing that, said in hooks.log, and failing that on stderr: never lost in silence."""
+    from tempera.core import spool
+
+    why = f"{type(exc).__name__}: {exc}"
+    try:
+        kept = spool.write(hp.session_id, hp.transcript_path, hp.event)
+    except OSError as spool_exc:
+        line = (
+            f"{hp.event}: could not queue the capture of session {hp.session_id} ({why}) nor spool it ({spool_exc});"
+            f" once the disk takes writes again, run: tempera import {hp.transcript_path}"
+        )
+        if not gate.log(line):
+            sys.stderr.write(f"tempera: {line}\n")
+        return
+    gate.log(f"{hp.event}: could not queue the capture of session {hp.session_id} ({why}); spooled in {kept}")
+
+
+def _enqueue(hp: HookPayload) -> None:
+    from tempera.hooks.client import request, spawn_daemon
+
+    try:
+        _queue(hp)
+    except Exception as exc:
+        _keep(hp, exc)
     if request(paths.socket_path(), {"op": "wake"}, timeout=0.2) is None:
         spawn_daemon(paths.ensure_data_dir())
 

@@ -27,8 +27,8 @@ Answer = Callable[[HookPayload], str]
 Enqueue = Callable[[HookPayload], None]
 
 
-def log(message: str) -> None:
-    """Append to hooks.log (0600), rotating once it grows past 2 MB; never raises."""
+def log(message: str) -> bool:
+    """Append to hooks.log (0600), rotating once it grows past 2 MB; never raises: False when it could not."""
     try:
         d = paths.ensure_data_dir()
         p = d / paths.HOOK_LOG_NAME
@@ -38,7 +38,8 @@ def log(message: str) -> None:
         with os.fdopen(fd, "a", encoding="utf-8") as fh:
             fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {message.rstrip()}\n")
     except Exception:
-        pass
+        return False
+    return True
 
 
 def known_event(arg: str) -> str | None:

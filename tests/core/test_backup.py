@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.conftest import TRANSCRIPTS
 from tests.support.cli import tempera
+from tests.support.datadir import kill_daemon
 from tempera.core import paths
 
 SESSION = TRANSCRIPTS / "spotter" / "tool_heavy.jsonl"
@@ -124,3 +125,36 @@ def test_restore_refuses_a_newer_schema(data_dir: Path, tmp_path: Path) -> None:
 def test_restore_of_an_unknown_name(data_dir: Path) -> None:
     r = tempera("backup", "--restore", "20990101T000000Z", "--yes")
     assert r.returncode == 1 and "no backup '20990101T000000Z'" in r.stderr and "Traceback" not in r.stderr
+
+
+def _quick_check(db: Path) -> str:
+    try:
+        with sqlite3.connect(db) as conn:
+            return str(conn.execute("PRAGMA quick_check(1)").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+
+
+def test_restore_replaces_a_malformed_database_and_keeps_it_aside(data_dir: Path, tmp_path: Path) -> None:
+    """Issue 40: 64 KB of garbage in the middle of tempera.db made restore fail with "database disk image is
+    malformed" until the user deleted the file by hand, the one moment restore is needed."""
+    before = filled(data_dir, tmp_path)
+    good = Path(json.loads(ok("backup", "--json"))["path"])
+    kill_daemon(data_dir)  # one that closes the file after the damage would write into it
+    db = data_dir / paths.DB_NAME
+    size = db.stat().st_size
+    with db.open("r+b") as fh:
+        fh.seek(size // 2 - 32768)
+        fh.write(os.urandom(65536))
+    assert _quick_check(db) != "ok"  # broken indeed
+    broken = db.read_bytes()
+    wal = Path(f"{db}-wal")
+    wal.write_bytes(b"a WAL the broken file left\n")
+
+    out = json.loads(ok("backup", "--restore", good.name, "--yes", "--json"))
+    assert contents(db) == before and not wal.exists()
+    aside = Path(out["kept_aside"])
+    assert aside.parent == data_dir / paths.BACKUPS_DIR and aside.name.startswith("broken-")
+    assert aside.read_bytes() == broken and Path(f"{aside}-wal").read_bytes() == b"a WAL the broken file left\n"
+    assert [b["path"] for b in json.loads(ok("backup", "--list", "--json"))] == [str(good)]  # not a backup
+    assert len(json.loads(ok("retrieve", "--all", "--json", "--project", str(tmp_path)))) == len(before["episodes"])

@@ -20,6 +20,7 @@ NAMES = {
     "PAUSE_NAME": "paused.json",
     "REPO_IDS_NAME": "repo-ids.json",
     "BACKUPS_DIR": "backups",
+    "SPOOL_DIR": "spool",
     "DREAM_LOCK_NAME": "dream.lock",
     "REFLECTIONS_DIR": "reflections",
     "PATTERNS_DIR": "patterns",
