@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tempera import __version__
-from tempera.core import jobs, paths, standing
+from tempera.core import jobs, paths, spool, standing
 from tempera.core.config import Config, load_config
 from tempera.core.memory import Memory
 from tempera.core.vecindex import VectorCache
@@ -251,10 +251,11 @@ class Daemon:
                 self.stop.set()
 
     def _queue_idle(self) -> bool:
+        """No job waits, none is worked, and no capture waits in the spool for the disk (core/spool.py)."""
         assert self.answerers is not None
         with self.answerers.lend() as mem:
             c = jobs.counts(mem.db.conn)
-        return not c.get("pending") and not c.get("leased")
+        return not c.get("pending") and not c.get("leased") and not spool.pending(self.data_dir)
 
     # -- requests -------------------------------------------------------------------------------
     def _handle(self, conn: socket.socket) -> None:
