@@ -55,8 +55,8 @@ def compose(
     brief, facts = notes(project, budget) if notes is not None else ([], None)
     text = render.render_blocks(
         [
-            (render.HEADER_BRIEF, [f"- {s}" for s in brief]),
-            (render.HEADER_FACTS, [f"- {f}" for f in facts or []]),
+            (render.HEADER_BRIEF, render.statement_lines(brief)),
+            (render.HEADER_FACTS, render.statement_lines(facts or [])),
             (header, [render.episode_line(h) for h in hits]),
         ],
         budget,

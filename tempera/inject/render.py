@@ -8,7 +8,7 @@ must not speak with Tempera's voice in the next. A quoted part that reads like d
 
 from __future__ import annotations
 
-from tempera.core.directives import WITHHELD, reads_as_directive
+from tempera.core.directives import WITHHELD, reads_as_directive, shown
 from tempera.core.marker import wrap
 from tempera.inject.hits import InjectHit
 
@@ -38,9 +38,9 @@ _SUMMARY_PARTS = (
 
 
 def quote(label: str, text: str) -> str:
-    """`label: "text"` on one line; withheld when the text reads like directions to the agent."""
-    text = " ".join(text.split())
-    if reads_as_directive(text):
+    """`label: "text"` on one line, the text as memory may show it (`directives.shown`: withheld or defused)."""
+    text = shown(" ".join(text.split()))
+    if text == WITHHELD:
         return f"{label}: {WITHHELD}"
     return f'{label}: "{text.replace(chr(34), chr(39))}"'
 
@@ -83,6 +83,12 @@ def episode_line(ep: InjectHit) -> str:
     return line
 
 
+def statement_lines(texts: list[str]) -> list[str]:
+    """Brief statements or facts as lines, each as memory may show it: one that reads as orders to the agent is
+    left out, the rest defused (`directives.shown`)."""
+    return [f"- {line}" for line in map(shown, texts) if line != WITHHELD]
+
+
 def clip_line(line: str, room: int) -> str:
     """The line cut to `room` characters: its quoted text shortened (the cut quote closed), an episode's file list
     kept whole unless it would take more than half the room."""
@@ -106,7 +112,8 @@ def fit(lines: list[str], budget: int, *, prefix: str = "") -> list[str]:
 
 
 def render_blocks(sections: list[tuple[str, list[str]]], budget: int) -> str:
-    """Join (header, lines) sections, dropping and then clipping lines so the wrapped text fits the budget."""
+    """Join (header, lines) sections of lines made by `episode_line` and `statement_lines`, dropping and then
+    clipping lines so the wrapped text fits the budget."""
     overhead = len(wrap(""))
     out: list[str] = []
     used = overhead
@@ -116,8 +123,6 @@ def render_blocks(sections: list[tuple[str, list[str]]], budget: int) -> str:
         block = [header]
         size = len(header) + 1
         for line in lines:
-            if reads_as_directive(line):  # a brief statement or a fact quoting orders to the agent
-                continue
             room = budget - used - size - 1
             if room < 80:
                 break
