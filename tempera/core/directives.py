@@ -89,7 +89,22 @@ _RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = tuple(
         ("jailbreak mode", ("mode",), r"\b(?:developer|god|dan|jailbreak|unrestricted)\s+mode\b"),
         (
             "asks to send secrets out",
-            ("exfiltrate", "send", "upload", "post", "forward", "email", "leak", "copy", "ssh", "id_", "env"),
+            # every match names a secret or a file of them
+            (
+                "ssh",
+                "id_",
+                "credentials",
+                "secret",
+                "key",
+                "password",
+                "netrc",
+                "npmrc",
+                "pypirc",
+                "kube/",
+                "docker/",
+                "shadow",
+                ".env",
+            ),
             r"\b(?:exfiltrate|send|upload|post|forward|email|leak|copy|transmit)\b[^\n]{0,60}(?:\bssh\s+keys?\b|"
             r"\bprivate\s+keys?\b|\bcredentials\b|\bsecrets?\b|\bapi\s+keys?\b|\bpasswords?\b|" + _SECRET_FILE + r")"
             r"[^\n]{0,60}\b(?:to|at|into)\s+(?:https?://|\S+@\S+|[\w.-]+:\S*|[\w-]+(?:\.[\w-]+)+/)"
