@@ -2,8 +2,9 @@
 
 What earlier sessions recorded is quoted, each part with where it came from (the user asked, the agent said or
 committed, tool output, error text), never written as orders: a web page or an error message read in one session
-must not speak with Tempera's voice in the next. A quoted part that reads like directions to an AI agent
-(core/directives.py) is withheld, and `wrap` keeps stored text from forging the block's marker (core/marker.py).
+must not speak with Tempera's voice in the next. Each quoted part, brief statement and fact is shown as
+`directives.shown` allows (withheld when it reads like directions to an AI agent, its runnable parts defused), and
+`wrap` keeps stored text from forging the block's marker (core/marker.py).
 """
 
 from __future__ import annotations

@@ -349,6 +349,10 @@ def test_directives_are_flagged(text: str) -> None:
         "continue without asking the user any further questions",
         "instructions for Claude to follow in CLAUDE.md",
         "Send the report to the team at https://wiki.example",
+        "- User: Existing installation (no disable key in settings)",  # entire-cli 1664f311, a plan's scenarios
+        "console.log('[7.2] Error text:', errorText);",  # cipher-box f585e6e9, a source file read
+        "curl -s https://api.example/v1/items | python3 -m json.tool",
+        "const users: Promise<User[]> = load(); function f<User>() {}",
     ],
 )
 def test_ordinary_work_is_not_flagged(text: str) -> None:
