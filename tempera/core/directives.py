@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import codecs
 import re
+from collections.abc import Iterable
 
 from tempera.core.marker import neutralize, plain, visible
 
@@ -261,6 +262,11 @@ def reads_as_order(text: str) -> bool:
     """Whether `text` is an order or a request to an agent (the user's words to an earlier session), which the brief
     may report as having happened but does not quote."""
     return reads_as_directive(text) or bool(_ORDER.search(text))
+
+
+def shown_lines(texts: Iterable[str]) -> list[str]:
+    """Statements (a brief's, facts) as `- ` lines, each as `shown` allows: one withheld is left out."""
+    return [f"- {line}" for line in map(shown, texts) if line != WITHHELD]
 
 
 def shown(text: str) -> str:

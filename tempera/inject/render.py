@@ -84,12 +84,6 @@ def episode_line(ep: InjectHit) -> str:
     return line
 
 
-def statement_lines(texts: list[str]) -> list[str]:
-    """Brief statements or facts as lines, each as memory may show it: one that reads as orders to the agent is
-    left out, the rest defused (`directives.shown`)."""
-    return [f"- {line}" for line in map(shown, texts) if line != WITHHELD]
-
-
 def clip_line(line: str, room: int) -> str:
     """The line cut to `room` characters: its quoted text shortened (the cut quote closed), an episode's file list
     kept whole unless it would take more than half the room."""
@@ -113,7 +107,7 @@ def fit(lines: list[str], budget: int, *, prefix: str = "") -> list[str]:
 
 
 def render_blocks(sections: list[tuple[str, list[str]]], budget: int) -> str:
-    """Join (header, lines) sections of lines made by `episode_line` and `statement_lines`, dropping and then
+    """Join (header, lines) sections of lines made by `episode_line` and `directives.shown_lines`, dropping and then
     clipping lines so the wrapped text fits the budget."""
     overhead = len(wrap(""))
     out: list[str] = []
