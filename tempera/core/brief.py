@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tempera.core.clipping import shorten
 from tempera.core.config import SelfImproveConfig
 from tempera.core.db import Database
-from tempera.core.directives import reads_as_order
+from tempera.core.directives import reads_as_order, shown_lines
 from tempera.core.selfimprove import calibration
 from tempera.core.selfimprove.anchors import anchor_files, files_named_in, languages_of
 from tempera.core.selfimprove.askbacks import AskBack, ask_backs, consume
@@ -154,8 +154,9 @@ class Brief:
         return chosen
 
     def render(self, budget_chars: int = 2000, *, exclude: Collection[str] = ()) -> str:
-        """`select` as text; '' when there is nothing (new) to say."""
-        return "\n".join(f"- {s.text}" for s in self.select(budget_chars, exclude=exclude))
+        """`select` as text, each statement as memory may show it (`directives.shown_lines`); '' when there is
+        nothing (new) to say."""
+        return "\n".join(shown_lines(s.text for s in self.select(budget_chars, exclude=exclude)))
 
     def as_dict(self) -> dict[str, Any]:
         return {

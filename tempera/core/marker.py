@@ -20,33 +20,32 @@ OPEN = "<tempera-memory>"
 CLOSE = "</tempera-memory>"
 NEUTRAL = "(marker)"  # what a forged tag becomes; never longer than the shortest tag it replaces
 
-# Characters that read as a bracket, dash or Latin letter of the marker once NFKC has folded fullwidth and
-# compatibility forms; zero-width characters are dropped.
+# Letters that read as Latin ones (Cyrillic and Greek, both cases): once NFKC has folded fullwidth and compatibility
+# forms and invisible characters are dropped, text spelled with them reads as it looks. The directive rules
+# (core/directives.py) read text this way too.
+_LETTERS = str.maketrans(
+    {
+        **dict(zip("аеорухсмгѕіјԁԛԝһкпνтαεορτμιυκχ", "aeopyxcmrsijdqwhknvtaeoptmiukx")),
+        **dict(zip("АВЕКМНОРСТХУЅІЈΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEKMHOPCTXYSIJABEZHIKMNOPTYX")),
+        "γ": "y",
+        "ı": "i",
+    }
+)
+# Invisible characters: zero-width spaces and joiners, soft hyphens, direction marks and overrides.
+_INVISIBLE = str.maketrans(
+    dict.fromkeys(
+        "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u034f\u180e"
+        "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069",
+        "",
+    )
+)
+# Characters that read as a bracket, dash or slash of the marker.
 _LOOKALIKE = str.maketrans(
     {
         **dict.fromkeys("‹〈⟨❮˂ᐸ〈﹤＜«《", "<"),
         **dict.fromkeys("›〉⟩❯˃ᐳ〉﹥＞»》", ">"),
         **dict.fromkeys("‐‑‒–—―−﹣－_⁃·", "-"),
         **dict.fromkeys("∕⁄／⧸", "/"),
-        "а": "a",
-        "е": "e",
-        "о": "o",
-        "р": "p",
-        "у": "y",
-        "т": "t",
-        "м": "m",
-        "г": "r",
-        "ѕ": "s",
-        "α": "a",
-        "ε": "e",
-        "ο": "o",
-        "ρ": "p",
-        "γ": "y",
-        "τ": "t",
-        "μ": "m",
-        "ν": "v",
-        "ı": "i",
-        **dict.fromkeys("\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u034f\u180e", ""),
     }
 )
 # The marker's name next to a bracket on either side: `</tempera-memory`, `tempera-memory>`, `<tempera memory >`;
@@ -61,9 +60,20 @@ _SUSPECT = re.compile(
 )
 
 
+def visible(text: str) -> str:
+    """The text as it shows: invisible characters dropped."""
+    return text.translate(_INVISIBLE)
+
+
+def plain(text: str) -> str:
+    """The text as it reads: NFKC, invisible characters dropped, letters that look Latin folded to Latin (C-speed;
+    lengths may change)."""
+    return unicodedata.normalize("NFKC", visible(text)).translate(_LETTERS)
+
+
 def _fold(text: str) -> str:
-    """The text as it reads: NFKC, lower case, look-alikes folded (C-speed; lengths may change)."""
-    return unicodedata.normalize("NFKC", text).lower().translate(_LOOKALIKE)
+    """The text as a tag of the marker reads: `plain`, lower case, look-alike brackets and dashes folded."""
+    return plain(text).lower().translate(_LOOKALIKE)
 
 
 def _folded(text: str) -> tuple[str, list[int]]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tempera.core import paths
+from tempera.core.directives import shown_lines
 from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.settings import HookSettings
 from tempera.inject import gate, injectlog, render, sessionstart, sqlhits
@@ -55,8 +56,8 @@ def compose(
     brief, facts = notes(project, budget) if notes is not None else ([], None)
     text = render.render_blocks(
         [
-            (render.HEADER_BRIEF, [f"- {s}" for s in brief]),
-            (render.HEADER_FACTS, [f"- {f}" for f in facts or []]),
+            (render.HEADER_BRIEF, shown_lines(brief)),
+            (render.HEADER_FACTS, shown_lines(facts or [])),
             (header, [render.episode_line(h) for h in hits]),
         ],
         budget,

@@ -2,13 +2,14 @@
 
 What earlier sessions recorded is quoted, each part with where it came from (the user asked, the agent said or
 committed, tool output, error text), never written as orders: a web page or an error message read in one session
-must not speak with Tempera's voice in the next. A quoted part that reads like directions to an AI agent
-(core/directives.py) is withheld, and `wrap` keeps stored text from forging the block's marker (core/marker.py).
+must not speak with Tempera's voice in the next. Each quoted part, brief statement and fact is shown as
+`directives.shown` allows (withheld when it reads like directions to an AI agent, its runnable parts defused), and
+`wrap` keeps stored text from forging the block's marker (core/marker.py).
 """
 
 from __future__ import annotations
 
-from tempera.core.directives import WITHHELD, reads_as_directive
+from tempera.core.directives import WITHHELD, reads_as_directive, shown
 from tempera.core.marker import wrap
 from tempera.inject.hits import InjectHit
 
@@ -38,9 +39,9 @@ _SUMMARY_PARTS = (
 
 
 def quote(label: str, text: str) -> str:
-    """`label: "text"` on one line; withheld when the text reads like directions to the agent."""
-    text = " ".join(text.split())
-    if reads_as_directive(text):
+    """`label: "text"` on one line, the text as memory may show it (`directives.shown`: withheld or defused)."""
+    text = shown(" ".join(text.split()))
+    if text == WITHHELD:
         return f"{label}: {WITHHELD}"
     return f'{label}: "{text.replace(chr(34), chr(39))}"'
 
@@ -106,7 +107,8 @@ def fit(lines: list[str], budget: int, *, prefix: str = "") -> list[str]:
 
 
 def render_blocks(sections: list[tuple[str, list[str]]], budget: int) -> str:
-    """Join (header, lines) sections, dropping and then clipping lines so the wrapped text fits the budget."""
+    """Join (header, lines) sections of lines made by `episode_line` and `directives.shown_lines`, dropping and then
+    clipping lines so the wrapped text fits the budget."""
     overhead = len(wrap(""))
     out: list[str] = []
     used = overhead
@@ -116,8 +118,6 @@ def render_blocks(sections: list[tuple[str, list[str]]], budget: int) -> str:
         block = [header]
         size = len(header) + 1
         for line in lines:
-            if reads_as_directive(line):  # a brief statement or a fact quoting orders to the agent
-                continue
             room = budget - used - size - 1
             if room < 80:
                 break

@@ -195,7 +195,7 @@ def _facts(mem: Memory, prompt: str, project: ProjectRef, given: set[str]) -> li
     found = [
         f
         for f in prompt_facts(mem, prompt, project_id=project.id)
-        if "fact:" + f.text not in given and not reads_as_directive(f"- {f.text}")
+        if "fact:" + f.text not in given and not reads_as_directive(f.text)
     ]
     worn = injectlog.worn_facts(mem.db.conn, project.id) if not all(f.named for f in found) else set()
     return [f.text for f in found if f.named or f.text not in worn]

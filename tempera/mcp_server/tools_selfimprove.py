@@ -13,7 +13,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from tempera.mcp_server import args
-from tempera.mcp_server.render import template_text
+from tempera.mcp_server.render import guarded, template_text
 from tempera.mcp_server.state import ToolResult, in_project, reply
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ async def tempera_session_start(
         ref = mem.store.resolve_project(project, cwd=workdir)
         brief = session_start(mem, ref.id, by=session_id or "mcp")
         text = brief.render(mem.config.inject.budget_chars)
-        return reply(brief.as_dict(), text or f"Nothing pending for {ref.name}.")
+        return reply(guarded(brief.as_dict()), text or f"Nothing pending for {ref.name}.")
 
     return await in_project(ctx, work)
 
@@ -61,7 +61,7 @@ async def tempera_brief(
         ref = mem.store.resolve_project(project, cwd=workdir)
         brief = build_brief(mem, ref.id, anchor_files(files, ref.path, workdir), task_type, domain, cross_project)
         text = brief.render(mem.config.inject.budget_chars)
-        return reply(brief.as_dict(), text or "Nothing to surface for these files yet.")
+        return reply(guarded(brief.as_dict()), text or "Nothing to surface for these files yet.")
 
     return await in_project(ctx, work)
 
@@ -76,12 +76,9 @@ async def tempera_template(
     def work(mem: "Memory", workdir: str) -> ToolResult:
         ref = mem.store.resolve_project(project, cwd=workdir)
         found = get_template(mem.db, ref.id, task_type, domain)
-        text = (
-            template_text(found.as_dict())
-            if found
-            else f"No template for {task_type}/{domain or '-'} in {ref.name} yet."
-        )
-        return reply({"template": found.as_dict() if found else None}, text)
+        shown = guarded(found.as_dict()) if found else None
+        text = template_text(shown) if shown else f"No template for {task_type}/{domain or '-'} in {ref.name} yet."
+        return reply({"template": shown}, text)
 
     return await in_project(ctx, work)
 

@@ -24,8 +24,10 @@ STEP_SECONDS = 60  # one call, including the first one that opens memory and loa
 
 
 def server_env(data_dir: Path) -> dict[str, str]:
-    """What the server needs beyond the SDK's default environment: the test's data dir and model cache."""
-    return {"TEMPERA_DATA_DIR": str(data_dir), "FASTEMBED_CACHE_DIR": os.environ["FASTEMBED_CACHE_DIR"]}
+    """What the server needs beyond the SDK's default environment: the test's data dir and model cache, and the
+    PYTHONPATH that puts the code under test first (a worktree's), when one is set."""
+    env = {"TEMPERA_DATA_DIR": str(data_dir), "FASTEMBED_CACHE_DIR": os.environ["FASTEMBED_CACHE_DIR"]}
+    return env | ({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})
 
 
 @dataclass
