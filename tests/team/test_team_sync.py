@@ -319,3 +319,55 @@ def test_an_episode_imported_after_a_push_is_pushed_whatever_its_times(devs: Cal
     assert sync(alice, "push")["episodes"] == 1
     assert team.rows("episodes") == 2
     assert sync(alice, "push")["episodes"] == 0  # nothing is sent twice
+
+
+def test_a_revoked_member_gets_nothing_more_and_loses_nothing_of_their_own(
+    devs: Callable[..., Dev], team: Team
+) -> None:
+    """Access taken away between two syncs: the member's pull brings nothing new, their push is refused by the
+    database with a clear error, and what they had (their own and what they pulled before) stays."""
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    alice.mem.store.add(episode(WEB, "Checkout totals round half up since the finance review"))
+    bob.mem.store.add(episode(WEB, "The payment client retries twice with jitter"))
+    assert sync(alice, "push")["episodes"] == 1
+    assert sync(bob)["episodes"] == 1  # bob's sync pulled alice's episode
+    team.admin.execute("DELETE FROM tempera.access WHERE member = %s", (bob.role,))
+    alice.mem.store.add(episode(WEB, "Invoices export as UTF-8 with a BOM for Excel"))
+    assert sync(alice, "push")["episodes"] == 1
+    before = sorted(local_ids(bob, WEB))
+    assert sync(bob, "pull")["episodes"] == 0
+    bob.mem.store.add(episode(WEB, "Refunds post to the ledger the next day"))
+    with pytest.raises(TeamError, match="not shared with role"):
+        sync(bob, "push")
+    assert bob.state.runs()["push"]["error"]
+    assert set(before) < set(local_ids(bob, WEB)) and len(local_ids(bob, WEB)) == 3
+    assert team.rows("episodes", WEB.id) == 3  # alice's two and bob's one from before the revocation
+
+
+def test_a_pull_killed_mid_way_loses_and_doubles_nothing(devs: Callable[..., Dev], team: Team) -> None:
+    """The server drops bob's connection while he reads the 26th episode (a restrictive row policy that ends his
+    backend): what was applied stays, with its cursor; the next pull brings exactly the rest."""
+    alice, bob = devs("alice", WEB), devs("bob", WEB)
+    alice.mem.store.add_many(
+        [episode(WEB, f"Step {n}: tuned the retry backoff of the payment client") for n in range(50)]
+    )
+    assert sync(alice, "push")["episodes"] == 50
+    team.admin.execute(f"""
+    CREATE SEQUENCE tempera.rows_read;
+    CREATE FUNCTION tempera.end_after_rows() RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER AS $$
+    BEGIN
+        IF nextval('tempera.rows_read') > 25 THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+        RETURN true;
+    END $$;
+    CREATE POLICY end_mid_pull ON tempera.episodes AS RESTRICTIVE FOR SELECT TO {bob.role}
+        USING (tempera.end_after_rows());
+    """)
+    with pytest.raises(TeamError, match="pull failed"):
+        sync(bob, "pull", batch=7)
+    got = len(local_ids(bob, WEB))
+    assert 0 < got < 50, got
+    assert bob.state.runs()["pull"]["error"]
+    team.admin.execute("DROP POLICY end_mid_pull ON tempera.episodes")
+    assert sync(bob, "pull", batch=7)["episodes"] == 50 - got
+    assert sorted(local_ids(bob, WEB)) == sorted(local_ids(alice, WEB))
+    assert bob.state.runs()["pull"]["error"] is None
