@@ -13,6 +13,7 @@ from tempera.core.db import Database
 from tempera.core.errors import AmbiguousId, InvalidInput, NotFound
 from tempera.core.models import Episode, ValidityScope, iso_utc
 from tempera.core.project import ProjectRef, project_for_name, project_for_path
+from tempera.core.redact import redact
 
 if TYPE_CHECKING:
     import numpy as np
@@ -373,14 +374,16 @@ class EpisodeStore:
     def record_retrievals(
         self, episode_ids: Sequence[str], *, query: str | None, via: str, session_id: str | None = None
     ) -> None:
-        """Count retrievals (shown in stats); this is deliberately not evidence for utility."""
+        """Count retrievals (shown in stats); this is deliberately not evidence for utility. The query is stored
+        redacted (an MCP or CLI query is whatever the agent or user typed), redacted before it is clipped."""
         if not episode_ids:
             return
+        query = redact(query or "")[:500]
         now = iso_utc()
         with self.db.transaction():
             for eid in episode_ids:
                 self.db.execute(
                     "INSERT INTO retrievals(episode_id, query, via, session_id, created_at) VALUES (?, ?, ?, ?, ?)",
-                    (eid, (query or "")[:500], via, session_id, now),
+                    (eid, query, via, session_id, now),
                 )
                 self.db.execute("UPDATE episodes SET retrieval_count = retrieval_count + 1 WHERE id = ?", (eid,))

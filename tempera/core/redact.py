@@ -44,7 +44,7 @@ _SECRET_NAME = (
     r"private[_-]?key(?:[_-]?id)?|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key|signing[_-]?key|"
     r"encryption[_-]?key|account[_-]?key|master[_-]?key|sas[_-]?token)(?![A-Za-z0-9])"
 )
-_NAME = rf"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_SECRET_NAME}"
+_NAME = rf"(?<![A-Za-z0-9_.$-])[A-Za-z0-9_.-]*?{_SECRET_NAME}"
 
 RULES: tuple[Rule, ...] = (
     _rule("private", r"<private>.*?(?:</private>|\Z)", flags=re.S | re.I),
@@ -68,6 +68,7 @@ RULES: tuple[Rule, ...] = (
     _rule("github_token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
     _rule("gitlab_token", r"\bgl(?:pat|dt|rt|ptt|ft|cbt|imt|agent|oas)-[A-Za-z0-9_-]{20,}"),
     _rule("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    _rule("slack_token", r"\bxapp-\d+-[A-Za-z0-9-]{20,}"),
     _rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
     _rule("stripe_key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b"),
     _rule("stripe_key", r"\bwhsec_[A-Za-z0-9]{24,}\b"),
@@ -81,15 +82,50 @@ RULES: tuple[Rule, ...] = (
     _rule("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
     _rule("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
     _rule("linear_key", r"\blin_api_[A-Za-z0-9]{40}\b"),
+    _rule("rubygems_token", r"\brubygems_[a-f0-9]{48}\b"),
+    _rule("circleci_token", r"\bCCIP(?:AT|RJ)_[A-Za-z0-9]{16,}_[a-f0-9]{40}\b"),
+    _rule("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    _rule("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d+)?\b"),
+    _rule("age_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}\b"),
+    _rule("mailgun_key", r"\bkey-(?=[a-z]*\d)[0-9a-z]{32}\b"),
+    # a bot token: the bot's id in base64 (a snowflake, so it starts M, N or O), a timestamp, an HMAC
+    _rule("discord_token", r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])"),
+    # the auth token passed after the account SID (`Client("AC…", "…")`)
+    _rule("twilio_token", r"\bAC[a-f0-9]{32}[\"']?\s*,\s*[\"']?([a-f0-9]{32})\b", group=1),
     _rule("telegram_token", r"(?<![0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
     _rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     _rule("bearer_token", r"(?i:\bbearer\s+)((?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)", group=1),
     _rule("basic_auth", r"(?i:authorization\s*[:=]\s*[\"']?basic\s+)([A-Za-z0-9+/]{8,}=*)", group=1),
     _rule("azure_key", r"(?i:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}=*)", group=1),
+    _rule("azure_sas", r"[?&]sig=([A-Za-z0-9%/+=]{20,})", group=1),
     # The password runs to the last `@` of the URL, so `/`, `@` and `:` inside it are redacted with it; a port
     # followed by a path (`host:8080/users/@me`) is no password.
     _rule("url_password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@\"'<>`]*:(?!\d+(?:/|$))([^\s\"'<>`]+)@", group=1),
+    # a token alone before the host (`https://<token>@host`, a Sentry DSN): letters and digits, 20 or more
+    _rule(
+        "url_token",
+        r"\b[A-Za-z][A-Za-z0-9+.-]*://((?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})@",
+        group=1,
+    ),
     _rule("cli_password", rf"(?i:--[\w-]*{_SECRET_NAME})(?:=|\s+)([^\s\"'-][^\s\"']{{3,}})", group=1),
+    # `curl -u user:password`, `--user=user:password` (not `docker run -u node:node`, a user and group)
+    _rule(
+        "cli_password",
+        r"\bcurl\b[^\n|;&]*?(?<![\w-])(?:-u|--user)(?:=|[ \t]+)?[\"']?[^\s:\"'$-][^\s:\"'$]*:"
+        r"(?![0-9]+(?![^\s\"']))([^\s\"'@]{3,})",
+        group=1,
+    ),
+    _rule("cli_password", r"\bmysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p([^\s\"'-][^\s\"']{2,})", group=1),
+    _rule("cli_password", r"\bsshpass[ \t]+-p[ \t]*[\"']?([^\s\"'-][^\s\"']{2,})", group=1),
+    _rule("cli_password", r"\blogin\b[^\n|;&]*?[ \t]-p(?:=|[ \t]+)[\"']?((?![0-9]+\b)[^\s\"'-][^\s\"']{2,})", group=1),
+    # a password piped or fed to a `--password-stdin` login (`echo 'pw' | docker login -u ci --password-stdin`)
+    _rule(
+        "cli_password",
+        r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:[\"']%s(?:\\n)?[\"'][ \t]+)?[\"']?([^\s\"'|]{4,})[\"']?[ \t]*\|"
+        r"[^\n]*?--password-stdin",
+        group=1,
+    ),
+    _rule("cli_password", r"--password-stdin[ \t]*<<<[ \t]*[\"']?([^\s\"']{4,})", group=1),
     _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*\"([^\"\n]{{3,}})\"", group=1),
     _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*'([^'\n]{{3,}})'", group=1),
     # a value is never itself a name being assigned (`token: auth_token: abc`): the next name is matched instead

@@ -1,4 +1,4 @@
-"""Forty-odd secret shapes as they turn up in sessions: each a line of text holding it, and the part of it that
+"""Sixty-odd secret shapes as they turn up in sessions: each a line of text holding it, and the part of it that
 must never reach the disk. Values are made up; each has the shape its issuer uses."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from typing import Any
 
 _B64 = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # 40 characters, the AWS secret key alphabet
 _PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
+_HEX64 = "9f2c4e6a8b0d1f3e5a7c9b2d4f6e8a0c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e"
 _JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
@@ -131,6 +132,122 @@ SECRETS: list[tuple[str, str, str]] = [
     ("telegram", "bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq"),
     ("digitalocean", "dop_v1_" + "a3f9" * 16, "dop_v1_" + "a3f9" * 16),
     ("private_block", "<private>my home address is 12 Elm Street</private>", "12 Elm Street"),
+    # issue 40: shapes no path redacted before
+    ("curl_basic_auth", "curl -u deploy:Wq3Er5Ty7Ui9 https://api.acme.dev/v1/deploys", "Wq3Er5Ty7Ui9"),
+    ("curl_user_flag", "curl -sS --user=ops:Hb4Nj7Mk2Lq9 https://ci.acme.dev/api", "Hb4Nj7Mk2Lq9"),
+    (
+        "docker_password_stdin",
+        "echo 'Zp9Xo8Wn7Vm6' | docker login -u ci --password-stdin registry.acme.dev",
+        "Zp9Xo8Wn7Vm6",
+    ),
+    (
+        "helm_password_stdin",
+        "printf '%s' Kd8Lp2Qw7Rt4 | helm registry login -u ci --password-stdin oci.acme.dev",
+        "Kd8Lp2Qw7Rt4",
+    ),
+    ("docker_login_p", "docker login -u ci -p Xc5Vb8Nm1Qa4 registry.acme.dev", "Xc5Vb8Nm1Qa4"),
+    ("mysql_p_attached", "mysql -u root -pHx7Kq2Lw9Mz4 shop < dump.sql", "Hx7Kq2Lw9Mz4"),
+    ("sshpass", "sshpass -p 'Gt6Yh3Uj8Ik1' ssh deploy@10.0.0.7", "Gt6Yh3Uj8Ik1"),
+    ("slack_app", f"SLACK_APP_TOKEN is xapp-1-A04BCDE5FGH-4958672013456-{_HEX64}", f"-4958672013456-{_HEX64}"),
+    (
+        "slack_user",
+        "xoxp-2718281828-3141592653-5772156649-9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c",
+        "2718281828-3141592653-5772156649-9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c",
+    ),
+    (
+        "discord_bot",
+        "client.login('MTA4NzY1NDMyMTA5ODc2NTQzMg.GkR7sT.q9Vw2Xy4Zb6Nc8Md0Lf1Kh3Jg5Hp7Sr9Tu2Wv4')",
+        "MTA4NzY1NDMyMTA5ODc2NTQzMg.GkR7sT.q9Vw2Xy4Zb6Nc8Md0Lf1Kh3Jg5Hp7Sr9Tu2Wv4",
+    ),
+    (
+        "circleci_pat",
+        "circleci setup --token CCIPAT_Lk3Mn8Qp2Rs7Tv4Wx_9b8e7d6c5f4a3b2e1d0c9f8a7b6e5d4c3b2a1f0e",
+        "CCIPAT_Lk3Mn8Qp2Rs7Tv4Wx_9b8e7d6c5f4a3b2e1d0c9f8a7b6e5d4c3b2a1f0e",
+    ),
+    (
+        "circleci_env",
+        "CIRCLE_TOKEN=9b8e7d6c5f4a3b2e1d0c9f8a7b6e5d4c3b2a1f0e",
+        "9b8e7d6c5f4a3b2e1d0c9f8a7b6e5d4c3b2a1f0e",
+    ),
+    ("travis_env", "travis env set TRAVIS_API_TOKEN=Qx7Lm2Nv9Kp4Rt8Sw1Yz6B", "Qx7Lm2Nv9Kp4Rt8Sw1Yz6B"),
+    (
+        "rubygems",
+        "gem push with rubygems_8f3a2b1c9d0e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e",
+        "rubygems_8f3a2b1c9d0e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e",
+    ),
+    (
+        "twilio_client",
+        "client = Client('AC3f9e1d7c5b3a1f9e7d5c3b1a9f7e5d3c', 'b7e4f9a1c3d5e6f8a0b2c4d6e8f0a1b3')",
+        "b7e4f9a1c3d5e6f8a0b2c4d6e8f0a1b3",
+    ),
+    ("twilio_env", "TWILIO_AUTH_TOKEN=e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6", "e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6"),
+    (
+        "azure_sql",
+        "Server=tcp:shop.database.windows.net,1433;Database=shop;User ID=app;Password=Vb7!Nm3#Qw9x;Encrypt=True;",
+        "Vb7!Nm3#Qw9x",
+    ),
+    (
+        "azure_service_bus",
+        "Endpoint=sb://shop.servicebus.windows.net/;SharedAccessKeyName=Root;"
+        "SharedAccessKey=Kp3Lm8Nq2Rs7Tv4Wx9Yz1Ab6Cd5Ef0Gh2Ij8Kl4Mn=",
+        "Kp3Lm8Nq2Rs7Tv4Wx9Yz1Ab6Cd5Ef0Gh2Ij8Kl4Mn=",
+    ),
+    (
+        "azure_sas",
+        "https://shop.blob.core.windows.net/c/x.zip?sv=2022-11-02&ss=b&sig=Zx8Cv7Bn6Mq5Wr4Ty3Ui2Op1As0DfGhJkLmNoPqRs%3D",
+        "Zx8Cv7Bn6Mq5Wr4Ty3Ui2Op1As0DfGhJkLmNoPqRs",
+    ),
+    (
+        "azure_client_secret",
+        "AZURE_CLIENT_SECRET=Qm8~Xr2.Lw9_Vn4-Tb7Kz1Hc6Jd3Fs5Gp0Ya",
+        "Qm8~Xr2.Lw9_Vn4-Tb7Kz1Hc6Jd3Fs5Gp0Ya",
+    ),
+    ("env_export_secret", "export SECRET=Hq4Mz8Rk2Vw6Xn", "Hq4Mz8Rk2Vw6Xn"),
+    ("dotenv_api_key", "API_KEY=3f7a9c2e5b8d1f4a6c9e2b5d8f1a4c7e", "3f7a9c2e5b8d1f4a6c9e2b5d8f1a4c7e"),
+    ("pgpassword", "PGPASSWORD=Fj4Kl9Qm2Xz7 psql -h db -U app", "Fj4Kl9Qm2Xz7"),
+    ("url_password_slash_at", "psql postgres://user:p@ss/w0rd@db.internal/shop", "p@ss/w0rd"),
+    ("mailgun", "MAILGUN key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"),
+    (
+        "sentry_dsn",
+        "dsn https://4f8a2c6e9b1d3f5a7c9e2b4d6f8a0c1e@o123456.ingest.sentry.io/7654321",
+        "4f8a2c6e9b1d3f5a7c9e2b4d6f8a0c1e",
+    ),
+    ("vault", "vault login hvs.CAESIJx7Lm2Nv9Kp4Rt8Sw1Yz6Bc3Df5Gh0Jk", "hvs.CAESIJx7Lm2Nv9Kp4Rt8Sw1Yz6Bc3Df5Gh0Jk"),
+    ("databricks", "databricks token dapi1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d", "dapi1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d"),
+    (
+        "age_key",
+        "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS3XQ5M8W",
+        "QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS3XQ5M8W",
+    ),
+    (
+        "github_token_as_url_user",
+        "git remote set-url origin https://x-access-token:Tq9Wm4Xr7Lp2Vn5Kb8Hc1Jd6@github.com/o/r.git",
+        "Tq9Wm4Xr7Lp2Vn5Kb8Hc1Jd6",
+    ),
+]
+
+# Text that looks like a secret but is none: it must come back as it went in.
+LOOK_ALIKES: list[str] = [
+    "commit 3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 on main",
+    "session 0b7c3a52-5d1e-4a57-9b61-3f0d1c2e4a10 resumed",
+    "/home/me/src/app/internal/auth/token_store.go",
+    "Fixed the password reset flow in auth/reset.py",
+    "docker run -u 1000:1000 -v $PWD:/src img",
+    "docker run --user node:node app",
+    'docker run --user "$(id -u):$(id -g)" img',
+    "git push -u origin main",
+    "curl -u $USER:$TOKEN https://api.acme.dev",
+    "echo $CR_PAT | docker login ghcr.io -u me --password-stdin",
+    "cat ~/pw.txt | docker login --password-stdin -u me",
+    "mysql -u root -p shop",
+    "psql -U app -h db -p 5432",
+    "ssh -p 2222 login@host",
+    "git clone git@github.com:acme/app.git",
+    "sha256:9f2c4e6a8b0d1f3e5a7c9b2d4f6e8a0c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e",
+    "a key-value store with max_tokens=1024",
+    "echo 'hello world' | grep hello",
+    "see https://github.com/acme/app/commit/3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+    "go test ./cmd/entire/cli/... -run TestLogin -p 1",
 ]
 
 

@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 from transcript_writer import SessionWriter
 
+from support.secrets import LOOK_ALIKES, SECRETS
 from tempera.core.memory import Memory
 from tempera.core.redact import memo, redact
 from tempera.transcripts import capture_transcript
@@ -116,14 +117,14 @@ def test_corpus_has_at_least_40_shapes() -> None:
     assert len({name for name, _, _ in CORPUS}) == len(CORPUS)
 
 
-@pytest.mark.parametrize("name,text,secret", CORPUS, ids=[c[0] for c in CORPUS])
+@pytest.mark.parametrize("name,text,secret", CORPUS + SECRETS, ids=[c[0] for c in CORPUS + SECRETS])
 def test_each_shape_is_redacted(name: str, text: str, secret: str) -> None:
     out = redact(text)
     assert secret not in out and "[REDACTED:" in out
     assert secret[len(secret) // 4 : len(secret) // 4 + 10] not in out
 
 
-@pytest.mark.parametrize("text", BENIGN)
+@pytest.mark.parametrize("text", BENIGN + LOOK_ALIKES)
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) == text
 
