@@ -8,6 +8,7 @@ credentials inside URLs, then values assigned to secret-sounding names (`DB_PASS
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -210,3 +211,13 @@ def redact_data(value: Any, counts: Counter[str] | None = None, *, skip: frozens
     if isinstance(value, (list, tuple)):
         return [redact_data(v, counts, skip=skip) for v in value]
     return value
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log line as `logging.Formatter` writes it, traceback included, with its secrets redacted: what a log
+    repeats (a tool error naming its argument, an exception quoting its input) is as redacted as what is stored."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if isinstance(record.args, tuple):  # before `%r` escapes the quotes around a value
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        return redact(super().format(record))

@@ -25,6 +25,7 @@ from tempera import __version__
 from tempera.core import jobs, paths, spool, standing
 from tempera.core.config import Config, load_config
 from tempera.core.memory import Memory
+from tempera.core.redact import RedactingFormatter
 from tempera.core.vecindex import VectorCache
 from tempera.daemon.answerers import Answerers
 
@@ -343,7 +344,7 @@ class Daemon:
 def configure_logging(data_dir: Path) -> None:
     handler = logging.FileHandler(data_dir / paths.DAEMON_LOG_NAME, encoding="utf-8")
     paths.secure_file(data_dir / paths.DAEMON_LOG_NAME)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(message)s"))
     root = logging.getLogger("tempera")
     root.addHandler(handler)
     root.setLevel(logging.INFO)

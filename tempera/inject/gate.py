@@ -28,8 +28,13 @@ Enqueue = Callable[[HookPayload], None]
 
 
 def log(message: str) -> bool:
-    """Append to hooks.log (0600), rotating once it grows past 2 MB; never raises: False when it could not."""
+    """Append to hooks.log (0600), rotating once it grows past 2 MB, secrets redacted (a traceback may quote a
+    payload); never raises: False when it could not. Redaction is imported here: compiling its patterns would slow
+    every hook's start."""
     try:
+        from tempera.core.redact import redact
+
+        message = redact(message)
         d = paths.ensure_data_dir()
         p = d / paths.HOOK_LOG_NAME
         if p.exists() and p.stat().st_size > LOG_MAX_BYTES:

@@ -23,6 +23,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from tempera import __version__
+from tempera.core.redact import RedactingFormatter
 from tempera.mcp_server import tools_facts, tools_maintenance, tools_memory, tools_selfimprove, tools_turn
 from tempera.mcp_server.state import ServerState
 from tempera.mcp_server.stdin import RepairedStdin
@@ -124,9 +125,9 @@ def build_server() -> TemperaServer:
 
 def main() -> None:
     os.umask(0o077)  # memory holds code and prompts: files we create are owner-only
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s tempera-mcp %(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RedactingFormatter("%(asctime)s tempera-mcp %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     build_server().run("stdio")
 
 

@@ -79,7 +79,10 @@ def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
 
 @pytest.mark.anyio
 async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Path) -> None:
-    async with connect(data_dir, project_dir) as client:
+    """Every argument stored or logged: captures, logs, facts, retrieval queries (stored in `retrievals`, #40) and
+    a tool error quoting its argument (the server logs it to stderr, kept here inside the data dir)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    async with connect(data_dir, project_dir, errlog=data_dir / "mcp-stderr.log") as client:
         for name, text, _ in SECRETS:
             await client.ok(
                 "tempera_capture", {"summary": f"the {name} check: {text}", "tags": [name], "errors_resolved": [text]}
@@ -93,8 +96,14 @@ async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Pa
                     "tempera_transact",
                     {"facts": f'[[:config/{name} :config/value "{text}"]]', "reason": f"recorded {text}"},
                 )
+        for name, text, _ in SECRETS:
+            found = await client.ok("tempera_retrieve", {"query": f"the {name} check: {text}"})
+            assert found["hits"], name
+            failed = await client.call("memory_finalize_turn", {"session_id": f"{name}-{text}"[:200]})
+            assert failed.is_error
     _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
     _cli(data_dir, "backup")
     assert list((data_dir / paths.BACKUPS_DIR).glob("*.db"))
     raw = stored_bytes(data_dir)
+    assert b"no transcript for session" in raw and b"[REDACTED:" in raw
     assert found_in(raw) == []
