@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 import psycopg
 import pytest
 
+from support.secrets import SECRETS
 from tempera.core import pause
 from teamdb import Dev, Team
 
@@ -22,6 +23,9 @@ from tempera.team.sync import TeamSync
 
 WEB = ProjectRef("a1b2c3d4e5f60718", "webshop", None)
 OPS = ProjectRef("0f1e2d3c4b5a6978", "ops", None)
+
+
+PUSHED = {"curl_basic_auth", "docker_password_stdin", "slack_app", "url_password_slash_at", "rubygems", "azure_sas"}
 
 
 def episode(project: ProjectRef, summary: str) -> Episode:
@@ -252,6 +256,24 @@ def test_redaction_runs_again_before_anything_leaves(devs: Callable[..., Dev], t
     )
     assert "[REDACTED:github_token]" in dump and "[REDACTED:private]" in dump
     assert token not in dump and "5550199" not in dump and "/home/alice" not in dump
+
+
+def test_the_secret_shapes_of_issue_40_never_leave(devs: Callable[..., Dev], team: Team) -> None:
+    """Issue 40's shapes (curl -u, a --password-stdin pipeline, Slack xapp-, a password holding `@` and `/`, ...)
+    in an episode stored as it came and in its evidence: not one is in any table of the team database."""
+    shapes = [s for s in SECRETS if s[0] in PUSHED]
+    assert len(shapes) == len(PUSHED)
+    alice = devs("alice", WEB)
+    ep = episode(WEB, "Deploy works again: " + " ; ".join(text for _, text, _ in shapes))
+    alice.mem.store.add(ep)  # stored as it came (a path into memory that missed redaction)
+    alice.mem.feedback("helpful", [ep.id], evidence={"note": " ; ".join(text for _, text, _ in shapes)})
+    assert sync(alice, "push")["episodes"] == 1
+    tables = [r[0] for r in team.admin.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'tempera'")]
+    dump = " ".join(
+        r[0] for table in tables for r in team.admin.execute(f"SELECT t::text FROM tempera.{table} t").fetchall()
+    )
+    assert "[REDACTED:" in dump
+    assert [name for name, _, secret in shapes if secret in dump] == []
 
 
 def test_keyword_and_vector_search_in_postgres(devs: Callable[..., Dev], team: Team) -> None:
