@@ -23,17 +23,19 @@ import argparse
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from real_sessions import SHARED
 
+from tempera.core.models import Episode
 from tempera.core.project import ProjectRef
 from tempera.inject.render import episode_line, summary_parts
 from tempera.inject.warm import episode_hit
 from tempera.transcripts.capture import checkout_roots, root_of
 from tempera.transcripts.draft import draft_episode
 from tempera.transcripts.reader import read_transcript
-from tempera.transcripts.turns import segment_turns
+from tempera.transcripts.turns import Turn, segment_turns
 from tempera.transcripts.units import work_units
 
 
@@ -61,34 +63,42 @@ def reports_success(text: str) -> bool:
     return bool(SUCCESS.search(text)) and not FAILURE.search(text)
 
 
-def measure(sessions: Path, project: str, out: Path | None) -> Counter[str]:
-    ref = ProjectRef("0" * 16, project, f"/nonexistent/{project}")
-    counts: Counter[str] = Counter()
-    rows = []
+def drafts(sessions: Path, ref: ProjectRef) -> Iterator[tuple[Path, Turn, Episode]]:
+    """Every work unit of the sessions with the episode import drafts for it, session by session."""
     for path in sorted(sessions.glob("*.jsonl")):
         transcript = read_transcript(path)
         roots = checkout_roots(transcript)
         for unit in work_units(segment_turns(transcript)):
-            ep = draft_episode(
-                unit, ref, transcript_path=path, session_id=transcript.session_id, root=root_of(unit, roots, ref.path)
+            root = root_of(unit, roots, ref.path)
+            yield (
+                path,
+                unit,
+                draft_episode(unit, ref, transcript_path=path, session_id=transcript.session_id, root=root),
             )
-            hit = episode_hit(ep, ref, score=1.0)
-            parts = summary_parts(hit)
-            said = [t for label, t in parts if label == "agent said"]
-            tools = [t for label, t in parts if label == "tool output"]
-            flags = []
-            counts.update(episodes=1, agent_said=len(said), tool_output=len(tools))
-            if ep.outcome.status in ("failure", "partial"):
-                counts["failure_partial"] += 1
-                if any(reports_success(s) for s in said) or reports_success(unit.final_text):
-                    flags.append("contradiction")
-            flags += ["interim" for s in said if INTERIM.search(re.split(r"(?<=[.!?])\s+", s)[0]) or s.endswith(":")]
-            flags += ["bare" for t in tools if not re.search(r"\d", t)]
-            if parts and GLUED.search(parts[0][1]):
-                flags.append("glued")
-            counts.update(flags)
-            rows.append({"session": path.stem, "flags": flags, "status": ep.outcome.status, "line": episode_line(hit)})
-            rows[-1]["evidence"] = ep.outcome.evidence
+
+
+def measure(sessions: Path, project: str, out: Path | None) -> Counter[str]:
+    ref = ProjectRef("0" * 16, project, f"/nonexistent/{project}")
+    counts: Counter[str] = Counter()
+    rows = []
+    for path, unit, ep in drafts(sessions, ref):
+        hit = episode_hit(ep, ref, score=1.0)
+        parts = summary_parts(hit)
+        said = [t for label, t in parts if label == "agent said"]
+        tools = [t for label, t in parts if label == "tool output"]
+        flags = []
+        counts.update(episodes=1, agent_said=len(said), tool_output=len(tools))
+        if ep.outcome.status in ("failure", "partial"):
+            counts["failure_partial"] += 1
+            if any(reports_success(s) for s in said) or reports_success(unit.final_text):
+                flags.append("contradiction")
+        flags += ["interim" for s in said if INTERIM.search(re.split(r"(?<=[.!?])\s+", s)[0]) or s.endswith(":")]
+        flags += ["bare" for t in tools if not re.search(r"\d", t)]
+        if parts and GLUED.search(parts[0][1]):
+            flags.append("glued")
+        counts.update(flags)
+        rows.append({"session": path.stem, "flags": flags, "status": ep.outcome.status, "line": episode_line(hit)})
+        rows[-1]["evidence"] = ep.outcome.evidence
     if out is not None:
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return counts

@@ -35,8 +35,14 @@ def _rule(kind: str, regex: str, group: int = 0, flags: int = 0) -> Rule:
     return Rule(kind, re.compile(regex, flags), group)
 
 
-# A value that is clearly not a secret: a reference to one, a template slot, an already redacted value.
-_NOT_A_VALUE = re.compile(r"^(?:\$|<|\{\{|%\(|\[REDACTED|\*+$|x+$|null$|none$|true$|false$|undefined$)", re.I)
+# A value that is clearly not a secret: a reference to one, a template slot, an already redacted value, the type a
+# declaration gives it (`userPrivateKey: Uint8Array`, `api_key: str`).
+_NOT_A_VALUE = re.compile(
+    r"^(?:\$|<|\{\{|%\(|\[REDACTED|\*+$|x+$|null$|none$|true$|false$|undefined$|"
+    r"(?:&?str|string|bytes|bytearray|buffer|uint8array|cryptokey|keyobject|secretstr|number|bool|boolean|any|"
+    r"unknown|object|option<.*>|vec<u8>)[?]?$)",
+    re.I,
+)
 
 # A secret-sounding name ends in one of these words ("DB_PASSWORD", "apiToken", "aws_secret_access_key"),
 # never continues into a longer word ("passed", "tokens", "tokenizer").
@@ -127,10 +133,12 @@ RULES: tuple[Rule, ...] = (
         group=1,
     ),
     _rule("cli_password", r"--password-stdin[ \t]*<<<[ \t]*[\"']?([^\s\"']{4,})", group=1),
-    _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*\"([^\"\n]{{3,}})\"", group=1),
-    _rule("secret", rf"(?i:{_NAME})[\"']?\s*[:=]\s*'([^'\n]{{3,}})'", group=1),
+    # with a type between (`API_KEY: str = "…"`, `token: Option<&str> = Some("…")` is not taken)
+    _rule("secret", rf"(?i:{_NAME})[\"']?\s*(?::[ \t]*[\w.|\[\]]{{1,30}}[ \t]*=|[:=])\s*\"([^\"\n]{{3,}})\"", group=1),
+    _rule("secret", rf"(?i:{_NAME})[\"']?\s*(?::[ \t]*[\w.|\[\]]{{1,30}}[ \t]*=|[:=])\s*'([^'\n]{{3,}})'", group=1),
     # a value is never itself a name being assigned (`token: auth_token: abc`): the next name is matched instead
-    _rule("secret", rf"(?i:{_NAME})(?:=|:[ \t]*)([^\s\"',;)\]}}]{{4,}}+)(?<![:=])", group=1),
+    # not a path (`SigningKey::generate`)
+    _rule("secret", rf"(?i:{_NAME})(?:=|:(?!:)[ \t]*)([^\s\"',;)\]}}`]{{4,}}+)(?<![:=])", group=1),
 )
 
 
