@@ -12,7 +12,7 @@ from transcript_writer import SessionWriter
 
 from support.secrets import LOOK_ALIKES, SECRETS
 from tempera.core.memory import Memory
-from tempera.core.redact import memo, redact
+from tempera.core.redact import RULES, memo, redact
 from tempera.transcripts import capture_transcript
 
 _rng = random.Random(20250602)
@@ -127,6 +127,14 @@ def test_each_shape_is_redacted(name: str, text: str, secret: str) -> None:
 @pytest.mark.parametrize("text", BENIGN + LOOK_ALIKES)
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+def test_the_text_a_rule_needs_is_in_every_match_of_it() -> None:
+    """A rule is skipped on a text without its `needs` (cheaper than the scan): that must lose no match."""
+    for rule in RULES:
+        for _, text, _ in CORPUS + SECRETS:
+            for m in rule.pattern.finditer(text):
+                assert rule.needs in m.group(0), (rule.kind, m.group(0))
 
 
 def test_a_memo_gives_each_text_and_its_counts_again() -> None:
