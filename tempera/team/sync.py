@@ -8,7 +8,8 @@ once), so a repeated batch changes nothing.
 
 What never leaves: projects not shared, paused projects, episodes pulled from teammates, derived evidence
 (propagation, temporal credit, chains: each machine derives its own from the direct rows). What leaves is
-redacted again first (`<private>` blocks and secrets become placeholders), without local paths.
+redacted again first (`<private>` blocks and secrets become placeholders), without local paths; a pulled
+episode is redacted again before it is stored (a teammate's client may be older, its rules fewer).
 
 Facts are shared as append-only events: an assertion (one datom, with its valid time and its transaction's
 reason and time) and a retraction (naming the assertion). A datom is shared in project P when the transaction
@@ -529,7 +530,7 @@ class TeamSync:
         if prepare:
             episodes = []
             for eid, author, data, _model, _vec in rows:
-                ep = _placed(Episode.model_validate(data), ref)
+                ep = _placed(Episode.model_validate(data).redacted(), ref)
                 ep.source.author = author
                 episodes.append(ep)
             vectors = None

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 import psycopg
 import pytest
 
+from support.datafiles import stored_bytes
 from support.secrets import SECRETS
 from tempera.core import pause
 from teamdb import Dev, Team
@@ -260,7 +261,8 @@ def test_redaction_runs_again_before_anything_leaves(devs: Callable[..., Dev], t
 
 def test_the_secret_shapes_of_issue_40_never_leave(devs: Callable[..., Dev], team: Team) -> None:
     """Issue 40's shapes (curl -u, a --password-stdin pipeline, Slack xapp-, a password holding `@` and `/`, ...)
-    in an episode stored as it came and in its evidence: not one is in any table of the team database."""
+    in an episode stored as it came and in its evidence: not one is in any table of the team database, nor on the
+    disk of a teammate who pulls them from a row an older client left unredacted."""
     shapes = [s for s in SECRETS if s[0] in PUSHED]
     assert len(shapes) == len(PUSHED)
     alice = devs("alice", WEB)
@@ -274,6 +276,19 @@ def test_the_secret_shapes_of_issue_40_never_leave(devs: Callable[..., Dev], tea
     )
     assert "[REDACTED:" in dump
     assert [name for name, _, secret in shapes if secret in dump] == []
+
+    # a teammate on an older version pushes what it could not redact: pulled, it is redacted here
+    raw = "Deploy works again: " + " ; ".join(text for _, text, _ in shapes)
+    team.admin.execute(
+        "UPDATE tempera.episodes SET data = jsonb_set(data, '{summary}', to_jsonb(%s::text)), updated_at = now()",
+        (raw,),
+    )
+    bob = devs("bob", WEB)
+    assert sync(bob, "pull")["episodes"] == 1
+    bob.mem.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    stored = stored_bytes(bob.data_dir)
+    assert b"[REDACTED:" in stored
+    assert [name for name, _, secret in shapes if secret.encode() in stored] == []
 
 
 def test_keyword_and_vector_search_in_postgres(devs: Callable[..., Dev], team: Team) -> None:
