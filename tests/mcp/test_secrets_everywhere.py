@@ -19,7 +19,7 @@ from tempera.core import paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "transcripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
-from hookrun import context_of, run_hook  # noqa: E402
+from hookrun import ENTRY, context_of, run_hook  # noqa: E402
 
 from tests.support.datadir import kill_daemon  # noqa: E402
 from transcript_writer import SessionWriter  # noqa: E402
@@ -107,3 +107,16 @@ async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Pa
     raw = stored_bytes(data_dir)
     assert b"no transcript for session" in raw and b"[REDACTED:" in raw
     assert found_in(raw) == []
+
+
+def test_hooks_log_keeps_no_secret(data_dir: Path) -> None:
+    """What the hook writes to hooks.log (here: the unknown event it was started with, quoted) is redacted. Run as
+    `tempera-hook` (the relay's own path when the daemon does not answer): the relay runs isolated (-I), so it
+    would import the installed package, not the PYTHONPATH under test."""
+    logged = [s for s in SECRETS if s[0] in ("curl_basic_auth", "docker_password_stdin", "slack_app", "discord_bot")]
+    for _, text, _ in logged:
+        payload = {"session_id": "s", "cwd": "/tmp", "prompt": "login bug"}
+        assert run_hook(text, payload, command=ENTRY).returncode == 0
+    log = (data_dir / paths.HOOK_LOG_NAME).read_text()
+    assert log.count("unknown hook event") == len(logged) and "[REDACTED:" in log
+    assert [name for name, _, secret in logged if secret in log] == []
