@@ -54,7 +54,7 @@ _SECRET_NAME = (
     r"private[_-]?key(?:[_-]?id)?|client[_-]?secret|credentials?|auth[_-]?key|session[_-]?key|signing[_-]?key|"
     r"encryption[_-]?key|account[_-]?key|master[_-]?key|sas[_-]?token)(?![A-Za-z0-9])"
 )
-_NAME = rf"(?<![A-Za-z0-9_.$-])[A-Za-z0-9_.-]*?{_SECRET_NAME}"
+_NAME = rf"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?{_SECRET_NAME}"
 
 RULES: tuple[Rule, ...] = (
     _rule("private", r"<private>.*?(?:</private>|\Z)", flags=re.S | re.I),
@@ -161,9 +161,10 @@ RULES: tuple[Rule, ...] = (
     # with a type between (`API_KEY: str = "…"`, `token: Option<&str> = Some("…")` is not taken)
     _rule("secret", rf"(?i:{_NAME})[\"']?\s*(?::[ \t]*[\w.|\[\]]{{1,30}}[ \t]*=|[:=])\s*\"([^\"\n]{{3,}})\"", group=1),
     _rule("secret", rf"(?i:{_NAME})[\"']?\s*(?::[ \t]*[\w.|\[\]]{{1,30}}[ \t]*=|[:=])\s*'([^'\n]{{3,}})'", group=1),
-    # a value is never itself a name being assigned (`token: auth_token: abc`): the next name is matched instead
-    # not a path (`SigningKey::generate`)
-    _rule("secret", rf"(?i:{_NAME})(?:=|:(?!:)[ \t]*)([^\s\"',;)\]}}`]{{4,}}+)(?<![:=])", group=1),
+    # a value is never itself a name being assigned (`token: auth_token: abc`): the next name is matched instead;
+    # not after `::` (a path: `SigningKey::generate`) nor a `$` (a reference: `-v $PWD:/src`; a PHP `$password =`
+    # is quoted, taken above)
+    _rule("secret", rf"(?i:(?<!\$){_NAME})(?:=|:(?!:)[ \t]*)([^\s\"',;)\]}}`]{{4,}}+)(?<![:=])", group=1),
 )
 
 

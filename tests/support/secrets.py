@@ -205,6 +205,7 @@ SECRETS: list[tuple[str, str, str]] = [
     ("env_export_secret", "export SECRET=Hq4Mz8Rk2Vw6Xn", "Hq4Mz8Rk2Vw6Xn"),
     ("dotenv_api_key", "API_KEY=3f7a9c2e5b8d1f4a6c9e2b5d8f1a4c7e", "3f7a9c2e5b8d1f4a6c9e2b5d8f1a4c7e"),
     ("python_annotated", 'API_KEY: str = "Lw8Qz3Nx7Rv2Tb5Ym"', "Lw8Qz3Nx7Rv2Tb5Ym"),
+    ("php_variable", '$password = "Kq7Wm2Xr9Lp4";', "Kq7Wm2Xr9Lp4"),
     ("pgpassword", "PGPASSWORD=Fj4Kl9Qm2Xz7 psql -h db -U app", "Fj4Kl9Qm2Xz7"),
     ("url_password_slash_at", "psql postgres://user:p@ss/w0rd@db.internal/shop", "p@ss/w0rd"),
     ("mailgun", "MAILGUN key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"),
