@@ -107,7 +107,10 @@ def complete(conn: Any, job: Job) -> None:
 
 def fail(conn: Any, job: Job, error: str, *, max_attempts: int, storage: bool = False) -> str:
     """Schedule a retry with backoff, or dead-letter the job; returns the new status. A `storage` failure (the disk
-    refused a write) is never dead-lettered."""
+    refused a write) is never dead-lettered. The error is redacted: a traceback may quote a transcript's text."""
+    from tempera.core.redact import redact  # only the worker fails jobs; the hooks that queue them never load it
+
+    error = redact(error)
     now = time.time()
     if job.attempts >= max_attempts and not storage:
         conn.execute(

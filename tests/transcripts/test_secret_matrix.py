@@ -9,7 +9,9 @@ import pytest
 from transcript_writer import SessionWriter
 
 from support.secrets import SECRETS
+from tempera.core import jobs
 from tempera.core.memory import Memory
+from tempera.daemon.worker import work_one
 from tempera.transcripts import capture_transcript
 
 
@@ -33,3 +35,13 @@ def test_each_shape_stored_nowhere_in_the_database_file(
     raw = b"".join(p.read_bytes() for p in (db_file, db_file.with_name(db_file.name + "-wal")) if p.exists())
     assert b"episodes_fts_data" in raw and b"REDACTED" in raw
     assert secret.encode() not in raw
+
+
+def test_a_failed_jobs_error_keeps_no_secret(kw_memory: Memory) -> None:
+    """Whatever a failing job's error quotes (here the job's own kind, which this version does not know), the error
+    stored on the job (read by `tempera doctor`, kept in backups) is redacted like everything else."""
+    name, text, secret = next(s for s in SECRETS if s[0].startswith("github"))
+    jobs.enqueue(kw_memory.db.conn, f"replay API_TOKEN={secret}", {})
+    assert work_one(kw_memory)
+    (error,) = kw_memory.db.one("SELECT last_error FROM jobs")
+    assert error and "REDACTED" in error and secret not in error, error
