@@ -24,8 +24,8 @@ VERIFICATION_EFFECT = 0.2
 FRESHNESS_FLOOR = 0.9
 # Query-dependent evidence (core/retrieve.py `_query_evidence`): past injections' verdicts and outcome links
 # (core/learning/outcomes.py), weighted by how alike their prompt is to this one, scale a score by 1 -/+ this at
-# most; a link of weight w counts as OUTCOME_LINK_WEIGHT x w verdicts. Chosen on the real-session dev splits
-# (docs/experiments/outcome-links.md): hybrid MRR@10 0.5:0.7 0.233 -> 0.347, 0.4:0.7 0.293 -> 0.380, 0.3:0.7
-# 0.296 -> 0.366 (effect 1 and weight 300 beat 0.5 and 3-100 on all three; 1000 was no better).
+# most; a link of weight w counts as OUTCOME_LINK_WEIGHT x w verdicts. Chosen on the real-session dev splits:
+# effect 1 and weight 300 ranked better than every smaller setting on all three, 1000 no better (the figures:
+# docs/experiments/outcome-links.md, "Choosing on dev").
 QUERY_EVIDENCE_EFFECT = 1.0
 OUTCOME_LINK_WEIGHT = 300.0

@@ -23,3 +23,7 @@ class StorageError(TemperaError):
 
 class ModelUnavailable(TemperaError):
     """No embedding model can be loaded without a download."""
+
+
+class MissingExtra(TemperaError):
+    """An optional extra the command needs is not installed; the message names the extra to install."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from tempera.core.config import Config, LLMConfig
 from tempera.core.errors import InvalidInput, TemperaError
+from tempera.core.extras import missing_extra
 
 MIN_OUTPUT_TOKENS = 32
 CHARS_PER_TOKEN = 3.0  # conservative (real text averages ~3.5-4), so estimates err on the expensive side
@@ -89,6 +90,15 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) + 16
 
 
+def _anthropic() -> Any:
+    """The SDK, imported at the first call; without the `llm` extra the caller falls back like on any failed call."""
+    if hint := missing_extra("llm"):
+        raise LLMUnavailable(f"no LLM calls: {hint}")
+    import anthropic
+
+    return anthropic
+
+
 class LLM:
     """One client for a run; `complete` is the only call."""
 
@@ -102,9 +112,7 @@ class LLM:
 
     def _sdk(self) -> Any:
         if self._client is None:
-            import anthropic
-
-            self._client = anthropic.Anthropic(
+            self._client = _anthropic().Anthropic(
                 api_key=self._key, base_url=self.cfg.base_url or None, timeout=self.cfg.timeout_seconds, max_retries=1
             )
         return self._client
@@ -126,8 +134,7 @@ class LLM:
         stream: bool = False,
     ) -> Reply:
         """One message; max_tokens shrinks so the worst case fits the budget, which is charged the real cost."""
-        import anthropic
-
+        anthropic = _anthropic()
         model = model or self.cfg.model
         price = self.price(model)
         input_cost = price.cost(estimate_tokens(system + prompt), 0)

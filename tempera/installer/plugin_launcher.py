@@ -3,11 +3,12 @@
 The hooks and the MCP server in plugin.json run `python3 -I -S <this file> <plugin root> <plugin data> <verb>` (exec
 form, so no shell and no quoting of the paths). Standard library only, and run as a script, never imported: the
 package is not importable here. The first call finds no environment and starts one in the background (a venv in
-${CLAUDE_PLUGIN_DATA} with the package installed from the plugin's own source and the `offline` extra) and the hook
-answers at once with nothing; once the file `ready` names the venv, every hook becomes the venv's Python running the
-same relay (`-I -S .../tempera/hooks/relay.py <verb>`) that `tempera install` registers, and the MCP server the
-venv's `tempera-mcp`. A new plugin version (another root or version) builds a new venv in the background while
-the old one keeps serving, so an update never leaves a session without memory. Both run with the plugin root in
+${CLAUDE_PLUGIN_DATA} with the package installed from the plugin's own source and the `offline` and `llm` extras:
+a plugin's user has no pip at hand to add the SDK when turning the LLM steps on) and the hook answers at once with
+nothing; once the file `ready` names the venv, every hook becomes the venv's Python running the same relay
+(`-I -S .../tempera/hooks/relay.py <verb>`) that `tempera install` registers, and the MCP server the venv's
+`tempera-mcp`. A new plugin version (another root or version) builds a new venv in the background while the old
+one keeps serving, so an update never leaves a session without memory. Both run with the plugin root in
 TEMPERA_PLUGIN_ROOT, which the daemon they start inherits: once the root or the venv is removed (the plugin was
 uninstalled), that daemon exits.
 """
@@ -134,7 +135,7 @@ def setup(root: str, data: str) -> None:
         subprocess.run([sys.executable, "-m", "venv", venv], check=True, stdin=subprocess.DEVNULL)
         python = os.path.join(venv, "bin", "python")
         subprocess.run(
-            [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{staged}[offline]"],
+            [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{staged}[offline,llm]"],
             check=True,
             stdin=subprocess.DEVNULL,
         )

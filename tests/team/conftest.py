@@ -3,7 +3,8 @@
 Each test gets its own team database, set up the way a DBA does it (`tempera team init` as the owner), and its
 members are added by running the SQL `tempera team member-sql` prints. pgserver runs the server as an
 unprivileged `pgserver` user when the tests run as root (postgres refuses root), so this works in CI too.
-Nothing is skipped without PostgreSQL: the fixture fails with the reason.
+Without the `team` extra or pgserver (a default install) each test module is skipped with that reason; with them
+installed, nothing is skipped without PostgreSQL: the fixture fails with the reason.
 """
 
 from __future__ import annotations
@@ -15,14 +16,34 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import psycopg
+from importlib.util import find_spec
+
 import pytest
-from teamdb import Dev, Team
 
 from tempera.core import paths
+from tempera.core.extras import missing_extra
 from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef
-from tempera.team import pgdb
+
+# looked up, not imported: pgserver reads XDG_RUNTIME_DIR on import, which pg_server sets first
+SKIP_REASON = missing_extra("team") or (find_spec("pgserver") is None and "pgserver missing: pip install -e '.[dev]'")
+
+if SKIP_REASON:
+
+    class SkippedModule(pytest.Module):
+        """A test module left unimported (it imports psycopg), reported as skipped with the reason."""
+
+        def collect(self) -> list[pytest.Item]:
+            pytest.skip(f"team tests: {SKIP_REASON}")
+
+    def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module:
+        return SkippedModule.from_parent(parent, path=module_path)
+
+else:
+    import psycopg
+    from teamdb import Dev, Team
+
+    from tempera.team import pgdb
 
 
 @pytest.fixture(scope="session")

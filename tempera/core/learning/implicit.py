@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 
 USE_THRESHOLD = 0.75  # one strong signal (id cited, a file it changed changed again) or two moderate ones
 # A file the memory changed, changed again by a successful turn, is use on its own: on the entire-cli replay's dev
-# split (evals/learning_replay.py --split 0.5:0.7 --explain), 68 % of the injected episodes whose files the session
-# changed again were relevant to a later session, against 31 % of the others; at 0.5 most were judged ignored.
+# split, the injected episodes whose files the session changed again were relevant to a later session about twice
+# as often as the others, and at 0.5 most were judged ignored (docs/experiments/file-changed-again-is-use.md,
+# "Diagnosis").
 CITED, ERROR, FILE_MODIFIED, FILE_READ, PHRASE = 1.0, 0.6, 0.75, 0.25, 0.4
 LONG_COMMAND, SHORT_COMMAND = 0.75, 0.4  # `pytest --lf -x` says more than `npm test`
 MAX_PER_KIND = 2
@@ -253,11 +254,10 @@ def _rewrite(
 def is_chronic(db: Database, cfg: BellmanConfig, episode_id: str, session_id: str, before: int) -> bool:
     """Was `episode_id` ignored in every other session it was injected into before injection `before`, at least
     `implicit_chronic_sessions` - 1 of them? One ignore says little, a memory is often just not needed now: on the
-    entire-cli replay's dev split (evals/learning_replay.py --split 0.5:0.7), episodes injected into one or two
-    sessions and never used were relevant to a later session about as often as those never injected (17 % against
-    20 %), those injected into three or more and never used far less often (2 of 19); on 70/30 24 % against 23 %,
-    and 5 of 34. Shown session after session and never used, an episode is not what the prompts that retrieve it
-    need, and it keeps taking a place from the episodes that are."""
+    entire-cli replay, episodes injected into one or two sessions and never used were relevant to a later session
+    about as often as those never injected, those injected into three or more and never used far less often
+    (docs/experiments/learning-replay-oracle.md, section 4). Shown session after session and never used, an
+    episode is not what the prompts that retrieve it need, and it keeps taking a place from the episodes that are."""
     shown, used = db.one(
         "SELECT COUNT(DISTINCT session_id), COALESCE(MAX(used), 0) FROM injections "
         "WHERE episode_id = ? AND session_id != ? AND id < ? AND evaluated_at IS NOT NULL",

@@ -41,8 +41,8 @@ def _session_prompts(
     """(the session's first episode's time, each prompt with the files its own turns changed), in order; only the
     prompts some episode of `episodes` holds (every prompt when None), each with its files over ALL the session's
     episodes with that prompt (a prompt whose work spans several captures, or a prompt repeated). Each turn's own
-    prompt, not the session's first for all its files: on the real-session dev split 0.5:0.7 the first prompt
-    alone lifted no first-prompt query (hybrid MRR 0.233 at each of nine settings), each turn's own up to 0.305."""
+    prompt, not the session's first for all its files: on the real-session dev split the first prompt alone lifted
+    no first-prompt query at any setting, each turn's own did (docs/experiments/outcome-links.md, "Choosing on dev")."""
     rows = db.query(
         "SELECT id, created_at, json_extract(data, '$.intent.raw_prompt') FROM episodes WHERE session_id = ? "
         "ORDER BY created_at, rowid",
