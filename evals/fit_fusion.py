@@ -10,7 +10,7 @@ point ranks every question once, in process, through `core/retrieve.py`. The obj
 hybrid (recall_any@5 + recall_any@10) / 2 on the conversations fitted on plus the coding fixture's hybrid MRR on its
 even lines (0-based). Reported: leave one LoCoMo conversation out (the point best on four conversations and the even
 coding lines, scored on the fifth; the mean over the five held-out conversations), and the point best on all five
-and the even lines (the shipped defaults), scored on the odd coding lines and on the whole. `tempera refit-fusion`
+and the even lines (the shipped defaults), scored on the odd coding lines and on the whole. `tempera learn refit-fusion`
 (tempera/inject/fusionfit.py) refits the same knobs on a user's own judged prompts.
 """
 

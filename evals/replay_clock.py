@@ -1,10 +1,10 @@
-"""Put a kept learning-replay store's injections back on their sessions' own clock, for `tempera refit-fusion`.
+"""Put a kept learning-replay store's injections back on their sessions' own clock, for `tempera learn refit-fusion`.
 
     python evals/replay_clock.py STORE.db [--data DIR]
 
 `evals/learning_replay.py --keep DIR` keeps DIR/<arm>.db, whose episodes carry their transcripts' times (January
 2026 for entire-cli) but whose injections were logged at the replay's wall-clock time, after every one of them.
-Live, a prompt is logged as it is asked: `tempera refit-fusion` ranks each prompt at its time, among the episodes
+Live, a prompt is logged as it is asked: `tempera learn refit-fusion` ranks each prompt at its time, among the episodes
 stored by then. So each injection's time becomes its session's `first_ts` (sessions.tsv) plus its offset from the
 session's first injection, less a minute (a session's injections took well under a minute): the replay asks all
 of a session's prompts before it captures the session, so none of the session's own episodes, the first of which

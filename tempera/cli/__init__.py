@@ -41,11 +41,61 @@ COMMAND_MODULES = (
     "ui",
 )
 
+# Commands a user runs by hand now and then sit in a group named for what they act on, as `llm models …` or
+# `sqlite-utils indexes …` do; every command not named here stays at the top: the everyday ones (init, install,
+# import, retrieve, capture, feedback, forget, pause, resume, status, doctor, ui) and the groups that were already
+# nouns (config, models, daemon, projects, facts, team, eval).
+GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "memory": (
+        "The stored episodes as a whole: counts, vectors, export, backups, an episode's validity scope.",
+        ("stats", "index", "export", "backup", "scope"),
+    ),
+    "learn": (
+        "The learning loop by hand: why an episode ranks where it does, feedback propagation, decay, verification, "
+        "review and pruning, trends, the dream cycle and its phases, refits of the gate and the fusion.",
+        (
+            "explain",
+            "propagate",
+            "decay",
+            "advance-verification",
+            "review",
+            "prune",
+            "trends",
+            "dream",
+            "reflect",
+            "contradict",
+            "refit-gate",
+            "refit-fusion",
+        ),
+    ),
+    "lessons": (
+        "What the agent learned about working with you: corrections, questions it should have asked, ask-backs, "
+        "the brief for a change, reasoning templates, calibration.",
+        (
+            "session-start",
+            "brief",
+            "mistakes",
+            "log-correction",
+            "asks",
+            "log-should-have-asked",
+            "ask-backs",
+            "templates",
+            "calibration",
+        ),
+    ),
+}
+
 
 def _register() -> None:
-    for name in COMMAND_MODULES:
-        for command in importlib.import_module(f"tempera.cli.{name}").COMMANDS:
-            cli.add_command(command)
+    commands = {
+        command.name: command
+        for name in COMMAND_MODULES
+        for command in importlib.import_module(f"tempera.cli.{name}").COMMANDS
+    }
+    for group_name, (help_text, names) in GROUPS.items():
+        cli.add_command(click.Group(group_name, help=help_text, commands=[commands.pop(n) for n in names]))
+    for command in commands.values():
+        cli.add_command(command)
 
 
 _register()

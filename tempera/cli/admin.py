@@ -119,7 +119,9 @@ def models_pull() -> None:
     from tempera.core.embed import pull_default
 
     spec = pull_default(load_config())
-    click.echo(f"{spec.name} is in the cache; run `tempera index --reindex` to re-embed stored episodes with it.")
+    click.echo(
+        f"{spec.name} is in the cache; run `tempera memory index --reindex` to re-embed stored episodes with it."
+    )
 
 
 @click.command()

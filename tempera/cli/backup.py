@@ -1,4 +1,4 @@
-"""`tempera backup`: snapshot the database, list the snapshots, restore one."""
+"""`tempera memory backup`: snapshot the database, list the snapshots, restore one."""
 
 from __future__ import annotations
 
@@ -54,9 +54,9 @@ def backup(path: Path | None, keep: int, list_only: bool, restore_from: str | No
     `tempera forget` deletes later: delete old ones yourself when that matters.
 
     \b
-    tempera backup
-    tempera backup --list
-    tempera backup --restore 20260524T123456Z
+    tempera memory backup
+    tempera memory backup --list
+    tempera memory backup --restore 20260524T123456Z
     """
     if list_only:
         rows = [{"path": str(b.path), "created": b.created, "bytes": b.size} for b in backups.listing()]
@@ -100,7 +100,7 @@ def _restore(source: Path, yes: bool, as_json: bool) -> None:
 
 def _render_list(rows: list[dict[str, Any]]) -> None:
     if not rows:
-        click.echo(f"no backups in {backups.backups_dir()} (make one with `tempera backup`)")
+        click.echo(f"no backups in {backups.backups_dir()} (make one with `tempera memory backup`)")
     for r in rows:
         click.echo(f"{r['created']}  {r['bytes'] / 1e6:8.1f} MB  {r['path']}")
 

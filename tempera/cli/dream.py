@@ -1,4 +1,5 @@
-"""`tempera dream`, `tempera reflect`, `tempera contradict`: the dream cycle by hand, and what it found."""
+"""`tempera learn dream`, `tempera learn reflect`, `tempera learn contradict`: the dream cycle by hand, and what it
+found."""
 
 from __future__ import annotations
 
@@ -178,7 +179,7 @@ def contradict(list_only: bool, max_usd: float | None, as_json: bool) -> None:
                 f"({rate['rate']:.0%}, 95% CI {rate['ci95'][0]:.0%}-{rate['ci95'][1]:.0%})"
             )
         else:
-            click.echo("No episode pairs judged yet (run `tempera contradict` or `tempera dream`).")
+            click.echo("No episode pairs judged yet (run `tempera learn contradict` or `tempera learn dream`).")
         for c in d["episodes"]:
             click.echo(
                 f"[{c['confidence']:.2f} {c['judged_by']}] {c['project']}: {c['claim']}\n"

@@ -97,8 +97,8 @@ def advance_verification(
     """Move episodes along untested -> tests_pass -> merged -> stable_no_revert.
 
     \b
-    tempera advance-verification --all            # from evidence: passing tests, default-branch commits, reverts
-    tempera advance-verification -e abc12345 --to merged --commit 1a2b3c4
+    tempera learn advance-verification --all            # from evidence: passing tests, default-branch commits, reverts
+    tempera learn advance-verification -e abc12345 --to merged --commit 1a2b3c4
     """
     from tempera.core.errors import InvalidInput
     from tempera.core.learning.verification import advance_all, set_state

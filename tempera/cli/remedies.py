@@ -72,7 +72,7 @@ def _vectors(_: str) -> list[str]:
         status = mem.store.vector_status()
         if mem.embedder is None or status.state != "mismatch":
             return [
-                f"left as is: vectors: {status.detail or status.state} (run `tempera index --reindex` once "
+                f"left as is: vectors: {status.detail or status.state} (run `tempera memory index --reindex` once "
                 "a model and sqlite-vec are available)"
             ]
         n = mem.store.reindex(full=True)

@@ -186,7 +186,9 @@ def _run_import(
     help="Only sessions with activity on or after DATE (YYYY-MM-DD or an ISO timestamp).",
 )
 @click.option("--dry-run", is_flag=True, help="Read and count, store nothing.")
-@click.option("--no-embed", is_flag=True, help="Store without vectors (faster); `tempera index` adds them later.")
+@click.option(
+    "--no-embed", is_flag=True, help="Store without vectors (faster); `tempera memory index` adds them later."
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no line per file; only the final table.")
 @json_option
 def import_(

@@ -80,14 +80,14 @@ def rotate(keep: int) -> list[Path]:
 
 
 def resolve(name: str) -> Path:
-    """A backup named on the command line: a path, or a name or timestamp from `tempera backup --list`."""
+    """A backup named on the command line: a path, or a name or timestamp from `tempera memory backup --list`."""
     as_path = Path(name).expanduser()
     if as_path.is_file():
         return as_path
     for b in reversed(listing()):
         if name in (b.path.name, b.created, str(b.path)):
             return b.path
-    raise NotFound(f"no backup {name!r}: give a file, or a name from `tempera backup --list`")
+    raise NotFound(f"no backup {name!r}: give a file, or a name from `tempera memory backup --list`")
 
 
 def check(path: Path, known_migrations: Iterable[str]) -> None:

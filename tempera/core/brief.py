@@ -297,7 +297,7 @@ def build_brief(
     cross_project: bool = False,
 ) -> Brief:
     """The brief for these files (absolute or root-relative) in this project; consumes nothing (the pending
-    ask-backs stay pending: only SessionStart / `tempera session-start` take them)."""
+    ask-backs stay pending: only SessionStart / `tempera lessons session-start` take them)."""
     name, root = _project(mem.db, project_id)
     brief = _anchored(mem, Brief(project_id, name, anchor_files(files, root), task_type, domain, cross_project))
     brief.ask_backs = ask_backs(mem.db, project_id=project_id, pending_only=True, limit=3)

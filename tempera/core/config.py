@@ -99,13 +99,14 @@ class RetrievalConfig(_Section):
         4.0,
         ge=0,
         description="Weight in hybrid RRF of a BM25 hit that holds every query word "
-        "(vector = 1; evals/fit_fusion.py, tempera refit-fusion)",
+        "(vector = 1; evals/fit_fusion.py, tempera learn refit-fusion)",
     )
     hybrid_keyword_coverage_power: float = Field(
         2.5,
         ge=0,
         description="A BM25 hit holding a share c of the query's words weighs "
-        "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py, tempera refit-fusion)",
+        "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py, "
+        "tempera learn refit-fusion)",
     )
     hybrid_vector_window: float = Field(
         1.5,
@@ -237,7 +238,7 @@ class InjectConfig(_Section):
         max_length=len(GATE_WEIGHTS),
         description="P(relevant) of a hit at UserPromptSubmit: logistic regression, intercept then the weights of "
         "inject/warm.py GATE_FEATURES; fitted by evals/fit_gate.py, refit on your own injections with "
-        "`tempera refit-gate`",
+        "`tempera learn refit-gate`",
     )
     gate_bar: float = Field(
         GATE_BAR, ge=0, le=1, description="A hit is injected only when its P(relevant) is at least this"

@@ -111,7 +111,7 @@ class EpisodeStore:
                 current,
                 stored,
                 f"vectors were made by {stored!r}, the model now is {current!r}: "
-                "run `tempera index --reindex`; retrieval is keyword-only until then",
+                "run `tempera memory index --reindex`; retrieval is keyword-only until then",
             )
         return VectorStatus("ok", current, stored)
 

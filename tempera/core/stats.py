@@ -1,4 +1,4 @@
-"""The figures behind `tempera stats` and the MCP tempera_stats tool, for one project or all of them."""
+"""The figures behind `tempera memory stats` and the MCP tempera_stats tool, for one project or all of them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Contradictions the dream cycle knows about, for `tempera contradict --list` and the phase report.
+"""Contradictions the dream cycle knows about, for `tempera learn contradict --list` and the phase report.
 
 Two sources. Episode pairs judged by the contradict phase (rows of `contradiction_checks`): a pair counts while both
 episodes are live and the verdict's confidence reaches `dream.contradict_min_confidence`; the share of judged pairs

@@ -32,7 +32,7 @@ class DreamContext:
     now: datetime
     data_dir: Path
     should_stop: Callable[[], bool] = lambda: False
-    days: list[date] | None = None  # reflect only these days (`tempera reflect --date`)
+    days: list[date] | None = None  # reflect only these days (`tempera learn reflect --date`)
 
     def checkpoint(self) -> None:
         """Called between items: the only places a cycle may stop."""

@@ -8,7 +8,7 @@ writes never schedule another one. A cycle starts once the daemon has been idle 
 request, no capture job) and there is pending work, or once a day after `dream.nightly_time` even without new work
 (decay and verification depend on time alone). Hook traffic during a cycle stops it between two items; the work
 left is picked up after the next quiet period. One cycle at a time: the cycle's file lock also keeps out a
-`tempera dream` run from the command line.
+`tempera learn dream` run from the command line.
 """
 
 from __future__ import annotations

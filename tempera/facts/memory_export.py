@@ -1,5 +1,6 @@
 """Exporting memory with the fact graph: core's episode export (`core/export.py`) plus every assertion and
-retraction of the graph, which core cannot read itself. The CLI (`tempera export`) and the browser both call this."""
+retraction of the graph, which core cannot read itself. The CLI (`tempera memory export`) and the browser both call
+this."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Refitting hybrid fusion's knobs (RetrievalConfig: the BM25 list's full weight and coverage power, `rrf_k`) on the
-user's own feedback: `tempera refit-fusion`. `evals/fit_fusion.py` fitted the shipped values on LoCoMo and the coding
-fixture; this fits them on labelled prompts, split by session in time order as `tempera refit-gate` is
+user's own feedback: `tempera learn refit-fusion`. `evals/fit_fusion.py` fitted the shipped values on LoCoMo and the
+coding fixture; this fits them on labelled prompts, split by session in time order as `tempera learn refit-gate` is
 (inject/heldout.py). Two label sources, each a function returning rows of one list (SOURCES):
 
 - verdicts: the prompts whose injected episodes capture judged used. A biased sample: only episodes the fusion in use
@@ -168,7 +168,7 @@ def _rank(store: "EpisodeStore", q: _Query, cfg: RetrievalConfig) -> int | None:
 
 @dataclass(frozen=True)
 class FusionRefit:
-    """What `tempera refit-fusion` reports: the counts, the chosen point, current and refit on both parts."""
+    """What `tempera learn refit-fusion` reports: the counts, the chosen point, current and refit on both parts."""
 
     judged_prompts: int  # with verdicts, a used episode or not
     labelled: int
@@ -224,7 +224,8 @@ def refit(
     if store.embedder is None or status.state != "ok":
         raise InvalidInput(
             f"refit-fusion ranks in hybrid mode, which needs the embedding model of the database's vectors: "
-            f"{status.detail or status.state} (tempera models show; tempera index --reindex after a model change)"
+            f"{status.detail or status.state} "
+            "(tempera models show; tempera memory index --reindex after a model change)"
         )
     from tempera.core.vecindex import VectorCache
 

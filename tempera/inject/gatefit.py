@@ -1,6 +1,6 @@
 """Fitting the UserPromptSubmit gate (inject/warm.py: P(relevant) of a hit by logistic regression over
 GATE_FEATURES). One home for the fit: `evals/fit_gate.py` fits the shipped defaults on labelled dev pools, and
-`tempera refit-gate` refits them on the user's own injection log, where capture judged each shown hit used or
+`tempera learn refit-gate` refits them on the user's own injection log, where capture judged each shown hit used or
 ignored (core/learning/implicit.py, column `used`; the gate's features are in each row's `scores`).
 
 The log is a biased sample: only hits that cleared the gate were shown, so only they have verdicts. A refit learns
@@ -146,7 +146,7 @@ def _auc(p: np.ndarray, y: np.ndarray) -> float | None:
 
 @dataclass(frozen=True)
 class Refit:
-    """What `tempera refit-gate` reports: the counts, the refit weights, and both sets on the held-out sessions."""
+    """What `tempera learn refit-gate` reports: the counts, the refit weights, both sets on the held-out sessions."""
 
     features: list[str]
     without_features: int

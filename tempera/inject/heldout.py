@@ -1,5 +1,5 @@
-"""The held-out split both refits of the user's own feedback share (`tempera refit-gate`, inject/gatefit.py;
-`tempera refit-fusion`, inject/fusionfit.py): fit on the earlier sessions, check on the latest, so a refit is
+"""The held-out split both refits of the user's own feedback share (`tempera learn refit-gate`, inject/gatefit.py;
+`tempera learn refit-fusion`, inject/fusionfit.py): fit on the earlier sessions, check on the latest, so a refit is
 judged on later work than it saw, never on a session it was fitted on."""
 
 from __future__ import annotations

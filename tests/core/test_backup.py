@@ -1,4 +1,4 @@
-"""`tempera backup`, `--list` and `--restore` through the real executable on a real database."""
+"""`tempera memory backup`, `--list` and `--restore` through the real executable on a real database."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def filled(data_dir: Path, tmp_path: Path) -> dict[str, list[str]]:
 
 def test_backup_forget_restore_round_trip(data_dir: Path, tmp_path: Path) -> None:
     before = filled(data_dir, tmp_path)
-    report = json.loads(ok("backup", "--json"))
+    report = json.loads(ok("memory", "backup", "--json"))
     made = Path(report["path"])
     assert made.parent == data_dir / paths.BACKUPS_DIR and made.name.startswith("tempera-")
     assert stat.S_IMODE(made.stat().st_mode) == 0o600
@@ -57,7 +57,7 @@ def test_backup_forget_restore_round_trip(data_dir: Path, tmp_path: Path) -> Non
     forgotten = contents(data_dir / paths.DB_NAME)
     assert forgotten["episodes"] == []
 
-    out = json.loads(ok("backup", "--restore", made.name, "--yes", "--json"))
+    out = json.loads(ok("memory", "backup", "--restore", made.name, "--yes", "--json"))
     assert contents(data_dir / paths.DB_NAME) == before
     aside = Path(out["kept_aside"])
     assert aside.name.startswith("before-restore-") and contents(aside) == forgotten
@@ -67,22 +67,24 @@ def test_backup_forget_restore_round_trip(data_dir: Path, tmp_path: Path) -> Non
 
 def test_rotation_and_list(data_dir: Path, tmp_path: Path) -> None:
     ok("capture", "-s", "Fixed ECONNREFUSED by waiting for Postgres", "--project", str(tmp_path))
-    made = [Path(json.loads(ok("backup", "--keep", "2", "--json"))["path"]) for _ in range(3)]
+    made = [Path(json.loads(ok("memory", "backup", "--keep", "2", "--json"))["path"]) for _ in range(3)]
     assert not made[0].exists() and made[1].exists() and made[2].exists()
-    listed = json.loads(ok("backup", "--list", "--json"))
+    listed = json.loads(ok("memory", "backup", "--list", "--json"))
     assert [r["path"] for r in listed] == [str(made[1]), str(made[2])]
     own = tmp_path / "elsewhere" / "mine.db"
-    ok("backup", str(own))
+    ok("memory", "backup", str(own))
     assert own.exists() and stat.S_IMODE(own.stat().st_mode) == 0o600
-    assert len(json.loads(ok("backup", "--list", "--json"))) == 2  # a named file is not in the folder's rotation
-    r = tempera("backup", str(own))
+    assert (
+        len(json.loads(ok("memory", "backup", "--list", "--json"))) == 2
+    )  # a named file is not in the folder's rotation
+    r = tempera("memory", "backup", str(own))
     assert r.returncode == 1 and r.stderr == f"Error: {own} already exists; name a new file\n"
 
 
 def refused(data_dir: Path, source: Path, *needles: str) -> None:
     db = data_dir / paths.DB_NAME
     before = contents(db)
-    r = tempera("backup", "--restore", str(source), "--yes")
+    r = tempera("memory", "backup", "--restore", str(source), "--yes")
     assert r.returncode == 1 and r.stderr.startswith("Error: ") and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.splitlines()) == 1 and "nothing was restored" in r.stderr, r.stderr
     for n in needles:
@@ -93,7 +95,7 @@ def refused(data_dir: Path, source: Path, *needles: str) -> None:
 
 def test_restore_refuses_a_corrupt_file(data_dir: Path, tmp_path: Path) -> None:
     filled(data_dir, tmp_path)
-    good = Path(json.loads(ok("backup", "--json"))["path"])
+    good = Path(json.loads(ok("memory", "backup", "--json"))["path"])
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not a database at all\n" * 500)
     refused(data_dir, junk, str(junk))
@@ -116,14 +118,14 @@ def test_restore_refuses_a_corrupt_file(data_dir: Path, tmp_path: Path) -> None:
 
 def test_restore_refuses_a_newer_schema(data_dir: Path, tmp_path: Path) -> None:
     filled(data_dir, tmp_path)
-    newer = Path(json.loads(ok("backup", "--json"))["path"])
+    newer = Path(json.loads(ok("memory", "backup", "--json"))["path"])
     with sqlite3.connect(newer) as conn:
         conn.execute("INSERT INTO _tempera_migrations(name, applied_at) VALUES ('core.999_from_the_future', 0)")
     refused(data_dir, newer, "newer Tempera", "core.999_from_the_future")
 
 
 def test_restore_of_an_unknown_name(data_dir: Path) -> None:
-    r = tempera("backup", "--restore", "20990101T000000Z", "--yes")
+    r = tempera("memory", "backup", "--restore", "20990101T000000Z", "--yes")
     assert r.returncode == 1 and "no backup '20990101T000000Z'" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -139,7 +141,7 @@ def test_restore_replaces_a_malformed_database_and_keeps_it_aside(data_dir: Path
     """Issue 40: 64 KB of garbage in the middle of tempera.db made restore fail with "database disk image is
     malformed" until the user deleted the file by hand, the one moment restore is needed."""
     before = filled(data_dir, tmp_path)
-    good = Path(json.loads(ok("backup", "--json"))["path"])
+    good = Path(json.loads(ok("memory", "backup", "--json"))["path"])
     kill_daemon(data_dir)  # one that closes the file after the damage would write into it
     db = data_dir / paths.DB_NAME
     size = db.stat().st_size
@@ -151,10 +153,10 @@ def test_restore_replaces_a_malformed_database_and_keeps_it_aside(data_dir: Path
     wal = Path(f"{db}-wal")
     wal.write_bytes(b"a WAL the broken file left\n")
 
-    out = json.loads(ok("backup", "--restore", good.name, "--yes", "--json"))
+    out = json.loads(ok("memory", "backup", "--restore", good.name, "--yes", "--json"))
     assert contents(db) == before and not wal.exists()
     aside = Path(out["kept_aside"])
     assert aside.parent == data_dir / paths.BACKUPS_DIR and aside.name.startswith("broken-")
     assert aside.read_bytes() == broken and Path(f"{aside}-wal").read_bytes() == b"a WAL the broken file left\n"
-    assert [b["path"] for b in json.loads(ok("backup", "--list", "--json"))] == [str(good)]  # not a backup
+    assert [b["path"] for b in json.loads(ok("memory", "backup", "--list", "--json"))] == [str(good)]  # not a backup
     assert len(json.loads(ok("retrieve", "--all", "--json", "--project", str(tmp_path)))) == len(before["episodes"])

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.support.cli import TEMPERA, tempera
+from tests.support.cli import TEMPERA, command_tree, tempera
 from tempera.core import paths
 
 
@@ -124,15 +124,7 @@ def test_files_are_owner_only(one_episode: Path, data_dir: Path) -> None:
 
 
 def test_help_on_every_command() -> None:
-    from tempera.cli import cli
-
-    def walk(group, prefix):  # type: ignore[no-untyped-def]
-        for name, cmd in group.commands.items():
-            yield [*prefix, name], cmd
-            if hasattr(cmd, "commands"):
-                yield from walk(cmd, [*prefix, name])
-
-    for path, cmd in walk(cli, []):
+    for path, cmd in command_tree():
         assert cmd.help, f"`tempera {' '.join(path)}` has no help text"
         r = tempera(*path, "--help")
         assert r.returncode == 0 and "Usage:" in r.stdout, path

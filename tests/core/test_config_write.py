@@ -1,4 +1,4 @@
-"""`core/config.py` `set_keys`, the one writer of config.toml keys (`tempera refit-gate --write`): the user's file
+"""`core/config.py` `set_keys`, the one writer of config.toml keys (`tempera learn refit-gate --write`): the user's file
 keeps its comments, order and other keys, and a text the edit cannot make valid is refused with the file left
 as it was. Real files, read back by the real loader."""
 

@@ -198,8 +198,8 @@ def test_a_new_database_gets_the_schema_the_old_code_built(tmp_path: Path) -> No
 
 
 def test_a_backup_with_every_package_s_tables_is_restorable(data_dir: Path) -> None:
-    """`tempera backup --restore` refuses a schema it does not know; every package's migrations must be known, the
-    team's too (the daemon's team sync creates its tables on every database it serves)."""
+    """`tempera memory backup --restore` refuses a schema it does not know; every package's migrations must be
+    known, the team's too (the daemon's team sync creates its tables on every database it serves)."""
     from tempera.cli.backup import known_migrations
     from tempera.core import backup
     from tempera.core.memory import Memory

@@ -27,9 +27,9 @@ def test_failed_start_says_why(data_dir: Path) -> None:
 def test_restore_stops_the_daemon(data_dir: Path, tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
     captured = tempera("capture", "-s", "Fixed the flaky login test with a fixed clock", "-p", str(tmp_path))
     assert captured.returncode == 0
-    made = json.loads(tempera("backup", "--json").stdout)["path"]
+    made = json.loads(tempera("memory", "backup", "--json").stdout)["path"]
     pid = start_daemon()
-    r = tempera("backup", "--restore", made, "--yes", "--json")
+    r = tempera("memory", "backup", "--restore", made, "--yes", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["daemon_stopped"] is True and not (data_dir / paths.SOCKET_NAME).exists()
     assert wait_for(lambda: not Path(f"/proc/{pid}").exists(), timeout=20)  # it had let go of the database

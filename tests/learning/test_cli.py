@@ -10,7 +10,7 @@ from learnbook import Book
 
 from tempera.cli.learning import COMMANDS
 from tempera.core.learning.implicit import apply_implicit_feedback
-from tests.support.cli import tempera
+from tests.support.cli import command_path, tempera
 
 
 def invoke(*args: str) -> Any:
@@ -21,7 +21,7 @@ def invoke(*args: str) -> Any:
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
 def test_every_command_has_help(command) -> None:
     assert command.help and len(command.help.split()) >= 6
-    result = tempera(command.name, "--help")
+    result = tempera(*command_path(command), "--help")
     assert result.returncode == 0 and "Usage:" in result.stdout
 
 
@@ -30,10 +30,10 @@ def test_prune_is_a_dry_run_unless_executed_and_respects_min_retrievals(book: Bo
     old_unjudged = book.add("Old note about logging", at=-24 * 100)
     book.memory.store.record_retrievals([old_bad.id, old_bad.id], query="q", via="test")
     book.memory.feedback("unhelpful", [old_bad.id])
-    dry = invoke("prune", "--older-than", "90", "--min-utility", "0.4")
+    dry = invoke("learn", "prune", "--older-than", "90", "--min-utility", "0.4")
     assert [c["id"] for c in dry["candidates"]] == [old_bad.id] and not dry["executed"]
     assert book.memory.store.count() == 2
-    done = invoke("prune", "--older-than", "90", "--min-utility", "0.4", "--execute")
+    done = invoke("learn", "prune", "--older-than", "90", "--min-utility", "0.4", "--execute")
     assert done["executed"] and book.memory.store.count() == 1
     assert book.memory.store.get(old_unjudged.id)
 
@@ -50,24 +50,24 @@ def test_explain_trends_propagate_decay_review(book: Book) -> None:
         "Called is_safe_redirect() in the middleware", session="s1", outcome="success", modified=["auth/middleware.py"]
     )
     apply_implicit_feedback(book.memory, "s1", turn)
-    data = invoke("explain", memo.id[:8])
+    data = invoke("learn", "explain", memo.id[:8])
     assert data["utility"] == pytest.approx(1.7 / 2.7, abs=1e-4) and data["evidence"][0]["source"] == "implicit"
     assert data["injections"] == {"total": 1, "judged": 1, "used": 1}
-    text = tempera("explain", memo.id).stdout
+    text = tempera("learn", "explain", memo.id).stdout
     assert "implicit" in text and "rule=used, and the turn succeeded" in text
-    trend = invoke("trends", "--bucket", "monthly", "--project", str(book.root))
+    trend = invoke("learn", "trends", "--bucket", "monthly", "--project", str(book.root))
     assert trend["periods"][-1]["use_rate"] == 1.0 and trend["periods"][-1]["helpfulness"] == 1.0
-    report = invoke("propagate", "--temporal")
+    report = invoke("learn", "propagate", "--temporal")
     assert report["temporal_rows"] == 0 and report["skipped"] is None  # the turn is in another session, 2 h later
-    assert invoke("decay", "--dry-run")["checked"] == 2
-    assert invoke("review")["dry_run"] is True
+    assert invoke("learn", "decay", "--dry-run")["checked"] == 2
+    assert invoke("learn", "review")["dry_run"] is True
 
 
 def test_domain_errors_are_one_line(data_dir) -> None:
     for args in (
-        ["explain", "0123456789ab"],
-        ["prune", "--older-than", "1", "--min-utility", "0.2", "--project", "no-such-project"],
-        ["advance-verification", "--all", "--episode", "0123456789ab"],
+        ["learn", "explain", "0123456789ab"],
+        ["learn", "prune", "--older-than", "1", "--min-utility", "0.2", "--project", "no-such-project"],
+        ["learn", "advance-verification", "--all", "--episode", "0123456789ab"],
     ):
         r = tempera(*args, timeout=120)
         assert r.returncode == 1 and r.stderr.startswith("Error:") and "Traceback" not in r.stderr, (args, r.stderr)

@@ -1,6 +1,6 @@
-"""`tempera refit-fusion`: hybrid fusion's keyword weight, coverage power and rrf_k refit on the user's own prompts,
-the injected episodes capture judged used being each prompt's relevant ones. The store is real (SQLite file, the
-offline embedding model); each prompt's injections go through the hook's assembler and log (`inject/context.py`
+"""`tempera learn refit-fusion`: hybrid fusion's keyword weight, coverage power and rrf_k refit on the user's own
+prompts, the injected episodes capture judged used being each prompt's relevant ones. The store is real (SQLite file,
+the offline embedding model); each prompt's injections go through the hook's assembler and log (`inject/context.py`
 `compose`, with the two episodes the prompt is about as what the gate let through), the verdicts are set as
 capture's implicit feedback writes them, and the command runs as the user's shell runs it.
 
@@ -117,7 +117,7 @@ def test_a_refit_that_ranks_the_used_episodes_higher_is_reported_and_written(dat
     text = "# my settings\n" + to_toml(Config(), commented=True).replace("# budget_chars = 2000", "budget_chars = 1500")
     config.write_text(text)
 
-    done = tempera("refit-fusion", "--json", check=True)
+    done = tempera("learn", "refit-fusion", "--json", check=True)
     report = json.loads(done.stdout)
     # 36 labelled prompts, the same 6 asked in each session: each text is embedded once
     assert "embedding 6 prompts" in done.stderr and "grid point 48/48" in done.stderr
@@ -136,7 +136,7 @@ def test_a_refit_that_ranks_the_used_episodes_higher_is_reported_and_written(dat
     assert set(report["changed"]) <= set(report["current"]) and report["changed"]
     assert config.read_text() == text
 
-    shown_text = tempera("refit-fusion", "--write", check=True).stdout
+    shown_text = tempera("learn", "refit-fusion", "--write", check=True).stdout
     assert "held out MRR@10" in shown_text and "written to" in shown_text
     after = config.read_text()
     assert after.startswith("# my settings\n") and "budget_chars = 1500" in after
@@ -154,7 +154,7 @@ def test_a_refit_that_ranks_the_used_episodes_higher_is_reported_and_written(dat
 
     # the environment's value wins over the file: said, and nothing else changes
     env = {**os.environ, "TEMPERA_RETRIEVAL__HYBRID_KEYWORD_MAX_WEIGHT": "4"}
-    again = tempera("refit-fusion", "--write", env=env, check=True).stdout
+    again = tempera("learn", "refit-fusion", "--write", env=env, check=True).stdout
     assert "TEMPERA_RETRIEVAL__HYBRID_KEYWORD_MAX_WEIGHT is set in this environment and overrides the file" in again
 
 
@@ -165,17 +165,17 @@ def test_when_nothing_beats_the_current_fusion_nothing_is_written(data_dir: Path
     build(data_dir, repo, sessions=6, used="unrelated")
     with Memory() as mem:
         mem.capture(CaptureInput(summary="python memory leak: python memory leak", project=str(repo)))
-    report = json.loads(tempera("refit-fusion", "--write", "--json", check=True).stdout)
+    report = json.loads(tempera("learn", "refit-fusion", "--write", "--json", check=True).stdout)
     assert report["held_out_current"]["mrr"] == 1.0 and report["held_out_refit"]["mrr"] == 1.0, report
     assert not report["better"] and not report["written"] and report["changed"] == {}
-    shown_text = tempera("refit-fusion", "--write", check=True).stdout
+    shown_text = tempera("learn", "refit-fusion", "--write", check=True).stdout
     assert "ranks the held-out prompts' relevant episodes no higher (MRR@10): the current fusion stays" in shown_text
     assert "written to" not in shown_text and not paths.config_path().exists()
 
 
 def test_too_few_labelled_prompts_are_refused_with_the_numbers(data_dir: Path, repo: Path) -> None:
     build(data_dir, repo, sessions=2, used="paraphrase")
-    done = tempera("refit-fusion", "--write")
+    done = tempera("learn", "refit-fusion", "--write")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (
         "Error: too few labelled prompts to refit fusion: it needs 20 in the earlier sessions it fits on and 10 in "
@@ -191,7 +191,7 @@ def test_without_the_embedding_model_it_is_a_clean_error(data_dir: Path, repo: P
     empty = tmp_path / "no-models"
     empty.mkdir()
     env = {**os.environ, "FASTEMBED_CACHE_DIR": str(empty), "TEMPERA_EMBEDDING__USE_OFFLINE_PACKAGE": "false"}
-    done = tempera("refit-fusion", "--write", env=env)
+    done = tempera("learn", "refit-fusion", "--write", env=env)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("Error: refit-fusion ranks in hybrid mode, which needs the embedding model"), done
     assert not paths.config_path().exists()
@@ -245,7 +245,7 @@ def test_outcome_links_label_prompts_without_any_injection(data_dir: Path, repo:
     for q in first:  # the first asking session's only earlier episodes with its file: the paraphrase
         assert [paraphrase[e] for e in q.relevant] == [PROMPTS[q.prompt][0]], q
 
-    report = json.loads(tempera("refit-fusion", "--json", check=True).stdout)
+    report = json.loads(tempera("learn", "refit-fusion", "--json", check=True).stdout)
     assert (report["judged_prompts"], report["labelled_by"]) == (0, {"verdicts": 0, "links": 36}), report
     assert report["fit_current"]["queries"] + report["held_out_current"]["queries"] == 36
     # every prompt's only relevant episode is its never-shown paraphrase (each session edits a file of its own),
@@ -254,5 +254,5 @@ def test_outcome_links_label_prompts_without_any_injection(data_dir: Path, repo:
     assert report["fit_current"]["mrr"] < report["fit_refit"]["mrr"], report
     assert report["refit"]["hybrid_keyword_max_weight"] < 4.0, report
 
-    refused = tempera("refit-fusion", "--labels", "verdicts")
+    refused = tempera("learn", "refit-fusion", "--labels", "verdicts")
     assert refused.returncode == 1 and "there are 0 and 0 (0 from verdicts" in refused.stderr, refused

@@ -1,4 +1,4 @@
-"""`tempera refit-gate`: the prompt gate's weights refit on the user's own injections, each judged used or ignored
+"""`tempera learn refit-gate`: the prompt gate's weights refit on the user's own injections, each judged used or ignored
 when the turn after it was captured. The store is real (SQLite file, the offline embedding model), its memory and
 its later sessions are the real transcripts of tests/data, the prompts go through the warm hook's answer
 (`inject/warm.py` `answer`, which logs what the gate saw), the sessions through the capture that judges them
@@ -82,7 +82,7 @@ def test_too_few_verdicts_are_refused_with_the_numbers(data_dir: Path, tmp_path:
     build(data_dir, repo, sessions=6, cold=2)
     counts = verdicts(data_dir)
     assert counts.get((False, True), 0) + counts.get((False, False), 0) > 0  # the keyword path's rows, no features
-    done = tempera("refit-gate")
+    done = tempera("learn", "refit-gate")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     used, ignored = counts.get((True, True), 0), counts.get((True, False), 0)
     without = counts.get((False, True), 0) + counts.get((False, False), 0)
@@ -122,7 +122,7 @@ def test_refit_reports_held_out_figures_and_writes_only_when_asked(
     config = data_dir / paths.CONFIG_NAME
     text = "# my settings\n" + to_toml(Config(), commented=True).replace("# budget_chars = 2000", "budget_chars = 1500")
     config.write_text(text)
-    report = json.loads(tempera("refit-gate", "--json", check=True).stdout)
+    report = json.loads(tempera("learn", "refit-gate", "--json", check=True).stdout)
     assert report["fit_rows"] == len(fit) and report["held_out_refit"]["rows"] == len(held)
     assert report["current"] == InjectConfig().gate_weights and len(report["refit"]) == len(GATE_FEATURES) + 1
     # on these sessions the shipped weights rate every copy of a past session alike; whether it was used is
@@ -132,7 +132,7 @@ def test_refit_reports_held_out_figures_and_writes_only_when_asked(
     assert new["calibration_error"] < now["calibration_error"] and new["auc"] > now["auc"]
     assert report["better"] and not report["written"] and config.read_text() == text
 
-    written = json.loads(tempera("refit-gate", "--write", "--json", check=True).stdout)
+    written = json.loads(tempera("learn", "refit-gate", "--write", "--json", check=True).stdout)
     assert written["written"] and written["refit"] == report["refit"]
     after = config.read_text()
     assert after.startswith("# my settings\n") and "budget_chars = 1500" in after
@@ -144,7 +144,7 @@ def test_refit_reports_held_out_figures_and_writes_only_when_asked(
 
     # as text, with the weights in use set by the environment, which the file cannot override
     env = {**os.environ, "TEMPERA_INJECT__GATE_WEIGHTS": ", ".join(map(str, InjectConfig().gate_weights))}
-    shown = tempera("refit-gate", "--write", env=env, check=True).stdout
+    shown = tempera("learn", "refit-gate", "--write", env=env, check=True).stdout
     assert f"refit:   {report['refit']}" in shown and "log loss" in shown and "written to" in shown
     assert "TEMPERA_INJECT__GATE_WEIGHTS is set in this environment and overrides the file" in shown
     assert config.read_text() == after
@@ -177,10 +177,10 @@ def test_a_refit_that_predicts_no_better_is_not_written(judged_store: tuple[Path
     best = [round(float(b), 4) for b in gatefit.fit_logistic(x, y, np.ones(len(held)), 1e-3)]
     env = {**os.environ, "TEMPERA_INJECT__GATE_WEIGHTS": ", ".join(map(str, best))}
 
-    report = json.loads(tempera("refit-gate", "--write", "--json", env=env, check=True).stdout)
+    report = json.loads(tempera("learn", "refit-gate", "--write", "--json", env=env, check=True).stdout)
     assert report["current"] == best and report["refit"] != best
     assert report["held_out_refit"]["log_loss"] >= report["held_out_current"]["log_loss"], report
     assert not report["better"] and not report["written"] and report["env_override"]
-    shown = tempera("refit-gate", "--write", env=env, check=True).stdout
+    shown = tempera("learn", "refit-gate", "--write", env=env, check=True).stdout
     assert "predicts the held-out verdicts no better, or ranks them worse: the current weights stay" in shown
     assert "written to" not in shown and not paths.config_path().exists()

@@ -103,9 +103,22 @@ def test_a_revert_takes_the_merge_away(book: Book, repo: Repo) -> None:
 def test_manual_override_through_the_cli(book: Book, repo: Repo) -> None:
     sha = repo.commit({"app/x.py": "x\n"}, "X", -1).hexsha
     ep = book.add("Did X", commit=None)
-    tempera("advance-verification", "--episode", ep.id[:8], "--to", "merged", "--commit", sha[:7], "--json", check=True)
+    tempera(
+        "learn",
+        "advance-verification",
+        "--episode",
+        ep.id[:8],
+        "--to",
+        "merged",
+        "--commit",
+        sha[:7],
+        "--json",
+        check=True,
+    )
     assert book.memory.store.get(ep.id).outcome.commit == sha
     with pytest.raises(NotFound):
         set_state(book.memory, ep.id, "merged", commit="0123456789abcdef")
-    refused = tempera("advance-verification", "--episode", ep.id, "--to", "shipped")  # a usage error: exit 1, one line
+    refused = tempera(
+        "learn", "advance-verification", "--episode", ep.id, "--to", "shipped"
+    )  # a usage error: exit 1, one line
     assert refused.returncode == 1 and "Invalid value for '--to'" in refused.stderr

@@ -1,5 +1,5 @@
-"""The brief and session start over MCP return what `tempera brief` / `tempera session-start` print for the same
-data: the structured result equals the command's --json output, the text equals its plain output."""
+"""The brief and session start over MCP return what `tempera lessons brief` / `tempera lessons session-start` print
+for the same data: the structured result equals the command's --json output, the text equals its plain output."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from stdio_session import Tempera, cli, cli_json, connect
 
 BRIEF_ARGS = {"files": ["src/auth.py"], "task_type": "bugfix", "domain": "auth-middleware"}
-BRIEF_FLAGS = ("brief", "--files", "src/auth.py", "--task-type", "bugfix", "--domain", "auth-middleware")
+BRIEF_FLAGS = ("lessons", "brief", "--files", "src/auth.py", "--task-type", "bugfix", "--domain", "auth-middleware")
 
 
 async def _teach(client: Tempera) -> None:
@@ -63,8 +63,8 @@ async def test_brief_and_session_start_match_the_cli(data_dir: Path, project_dir
     twins = [tmp_path / "twin-json", tmp_path / "twin-text"]  # session start consumes: each run gets its own copy
     for twin in twins:
         shutil.copytree(data_dir, twin)
-    from_cli = cli_json(twins[0], project_dir, "session-start")
-    cli_text = cli(twins[1], project_dir, "session-start").rstrip("\n")
+    from_cli = cli_json(twins[0], project_dir, "lessons", "session-start")
+    cli_text = cli(twins[1], project_dir, "lessons", "session-start").rstrip("\n")
     async with connect(data_dir, project_dir) as client:
         started = await client.call("tempera_session_start")
         again = await client.ok("tempera_session_start")

@@ -1,7 +1,7 @@
 """Issue 17: forty-odd secret shapes planted through every way into memory (a transcript by `tempera import`, a
 UserPromptSubmit payload, `tempera capture` JSON on stdin, the MCP tempera_capture and tempera_log_correction
-tools), then every file of the data dir (database, WAL, shared memory, logs, a `tempera export`, a `tempera
-backup`) is searched: none of them is found."""
+tools), then every file of the data dir (database, WAL, shared memory, logs, a `tempera memory export`, a
+`tempera memory backup`) is searched: none of them is found."""
 
 from __future__ import annotations
 
@@ -68,9 +68,9 @@ def test_forty_secret_shapes_through_every_entry_point_leave_nothing_on_disk(
             }
         ),
     )
-    _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
-    _cli(data_dir, "export", "--format", "markdown", "-o", str(data_dir / "export.md"))
-    _cli(data_dir, "backup")
+    _cli(data_dir, "memory", "export", "-o", str(data_dir / "export.jsonl"))
+    _cli(data_dir, "memory", "export", "--format", "markdown", "-o", str(data_dir / "export.md"))
+    _cli(data_dir, "memory", "backup")
     assert list((data_dir / paths.BACKUPS_DIR).glob("*.db"))
     raw = stored_bytes(data_dir)
     assert b"REDACTED" in raw
@@ -101,8 +101,8 @@ async def test_mcp_tools_leave_no_secret_on_disk(data_dir: Path, project_dir: Pa
             assert found["hits"], name
             failed = await client.call("memory_finalize_turn", {"session_id": f"{name}-{text}"[:200]})
             assert failed.is_error
-    _cli(data_dir, "export", "-o", str(data_dir / "export.jsonl"))
-    _cli(data_dir, "backup")
+    _cli(data_dir, "memory", "export", "-o", str(data_dir / "export.jsonl"))
+    _cli(data_dir, "memory", "backup")
     assert list((data_dir / paths.BACKUPS_DIR).glob("*.db"))
     raw = stored_bytes(data_dir)
     assert b"no transcript for session" in raw and b"[REDACTED:" in raw

@@ -1,5 +1,5 @@
 """Ask-backs: drafted only for vague failed/partial turns, retired when the session went on, shown and consumed
-once by `tempera session-start`."""
+once by `tempera lessons session-start`."""
 
 from __future__ import annotations
 
@@ -124,16 +124,16 @@ def test_session_start_shows_and_consumes(tempera: Callable, mem: Memory, tmp_pa
     ep = turn(ref, "fix it", "failure")
     mem.store.add(ep)
     update_after_capture(mem, [ep])
-    code, out, _ = tempera("ask-backs", "--pending", "--json")
+    code, out, _ = tempera("lessons", "ask-backs", "--pending", "--json")
     assert code == 0 and [a["status"] for a in json.loads(out)] == ["pending"]
-    code, out, _ = tempera("session-start", "--session-id", "next", cwd=repo)
+    code, out, _ = tempera("lessons", "session-start", "--session-id", "next", cwd=repo)
     assert code == 0 and out.startswith(
         "- Pending clarifying question from an earlier session of shop (the request "
         '"fix it" ended failure): What exactly should "fix it" achieve'
     )
-    _, out, _ = tempera("session-start", cwd=repo)
+    _, out, _ = tempera("lessons", "session-start", cwd=repo)
     assert out.strip() == "Nothing pending for shop."
-    _, out, _ = tempera("ask-backs", "--project", str(repo))
+    _, out, _ = tempera("lessons", "ask-backs", "--project", str(repo))
     assert "consumed (template)" in out
-    _, out, _ = tempera("ask-backs", "--pending")
+    _, out, _ = tempera("lessons", "ask-backs", "--pending")
     assert out.strip() == "No ask-backs."

@@ -110,11 +110,11 @@ def test_counts_budget_and_keys(mem: Memory, projects: tuple[ProjectRef, Project
 def test_brief_cli_text_and_json(tempera: Callable, mem: Memory, projects: tuple[ProjectRef, ProjectRef]) -> None:
     alpha, beta = projects
     correct(mem, alpha, "mutable_default_argument", ["src/app/util.py"], scope="language:python")
-    code, out, _ = tempera("brief", "--files", "lib/core.py", "--cross-project", cwd=Path(beta.path))
+    code, out, _ = tempera("lessons", "brief", "--files", "lib/core.py", "--cross-project", cwd=Path(beta.path))
     assert code == 0 and "[from alpha] Correction category mutable_default_argument" in out
-    _, out, _ = tempera("brief", "--files", "lib/core.py", cwd=Path(beta.path))
+    _, out, _ = tempera("lessons", "brief", "--files", "lib/core.py", cwd=Path(beta.path))
     assert out.strip() == "Nothing to surface for these files yet."
-    _, out, _ = tempera("brief", "--files", "src/app/util.py", "--json", "--project", alpha.path)
+    _, out, _ = tempera("lessons", "brief", "--files", "src/app/util.py", "--json", "--project", alpha.path)
     data = json.loads(out)
     assert data["files"] == ["src/app/util.py"] and data["correction_categories"][0]["count"] == 1
     assert data["statements"][0]["key"].startswith("category:")

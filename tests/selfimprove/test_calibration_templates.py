@@ -115,10 +115,10 @@ def test_history_survives_pruning(mem: Memory, shop: ProjectRef) -> None:
 
 def test_calibration_cli(tempera: Callable, mem: Memory, shop: ProjectRef) -> None:
     mem.store.add_many([episode(shop, verification=PASS), episode(shop, task="feature")])
-    code, out, _ = tempera("calibration", "--project", shop.path, "--json")
+    code, out, _ = tempera("lessons", "calibration", "--project", shop.path, "--json")
     rows = {r["task_type"]: r for r in json.loads(out)}
     assert code == 0 and rows["bugfix"]["ratio"] == 1.0 and rows["feature"]["verified"] == 0
-    _, out, _ = tempera("calibration", "--project", shop.path, "--task-type", "feature")
+    _, out, _ = tempera("lessons", "calibration", "--project", shop.path, "--task-type", "feature")
     assert "feature" in out and "bugfix" not in out
 
 
@@ -190,13 +190,13 @@ def test_transferable_templates_cross_projects(mem: Memory, shop: ProjectRef, tm
 
 def test_templates_cli(tempera: Callable, mem: Memory, shop: ProjectRef) -> None:
     mem.store.add_many([auth_fix(shop, n) for n in range(3)])
-    code, out, _ = tempera("templates", "extract", "--max-usd", "0", "--json")
+    code, out, _ = tempera("lessons", "templates", "extract", "--max-usd", "0", "--json")
     assert code == 0 and {t["domain"] for t in json.loads(out)} == {"", "auth"}
-    _, out, _ = tempera("templates", "list")
+    _, out, _ = tempera("lessons", "templates", "list")
     assert "bugfix/auth  [shop]" in out and "1. read src/auth/session.py" in out
     _, out, _ = tempera(
-        "templates", "get", "--task-type", "bugfix", "--domain", "auth", "--project", shop.path, "--json"
+        "lessons", "templates", "get", "--task-type", "bugfix", "--domain", "auth", "--project", shop.path, "--json"
     )
     assert json.loads(out)["steps"][0] == "read src/auth/session.py"
-    _, out, _ = tempera("templates", "get", "--task-type", "docs", "--project", shop.path)
+    _, out, _ = tempera("lessons", "templates", "get", "--task-type", "docs", "--project", shop.path)
     assert out.startswith("No template for docs/-")

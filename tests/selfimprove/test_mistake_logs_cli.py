@@ -11,6 +11,7 @@ import pytest
 from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.core.selfimprove import mistakes
+from tests.support.cli import command_path
 
 
 @pytest.fixture
@@ -23,6 +24,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_log_correction_stores_paths_relative_to_the_project_root(tempera: Callable, repo: Path, mem: Memory) -> None:
     code, out, err = tempera(
+        "lessons",
         "log-correction",
         "--category",
         "Lifetime Annotations",
@@ -44,21 +46,22 @@ def test_log_correction_stores_paths_relative_to_the_project_root(tempera: Calla
 
 def test_mistakes_list_top_and_json(tempera: Callable, repo: Path) -> None:
     for category in ("validation_skipped", "validation_skipped", "host_header_trust"):
-        assert tempera("log-correction", "--category", category, "--description", "d", cwd=repo)[0] == 0
-    code, out, _ = tempera("mistakes", "--top", "5", "--json")
+        assert tempera("lessons", "log-correction", "--category", category, "--description", "d", cwd=repo)[0] == 0
+    code, out, _ = tempera("lessons", "mistakes", "--top", "5", "--json")
     top = json.loads(out)
     assert code == 0 and [(r["category"], r["count"]) for r in top] == [
         ("validation_skipped", 2),
         ("host_header_trust", 1),
     ]
-    _, out, _ = tempera("mistakes", "--project", str(repo))
+    _, out, _ = tempera("lessons", "mistakes", "--project", str(repo))
     assert out.count("validation_skipped") == 2 and "[shop]" in out
-    _, out, _ = tempera("mistakes", "--top", "1")
+    _, out, _ = tempera("lessons", "mistakes", "--top", "1")
     assert "2x  validation_skipped" in out and "host_header_trust" not in out
 
 
 def test_should_have_asked_log(tempera: Callable, repo: Path) -> None:
     code, _, _ = tempera(
+        "lessons",
         "log-should-have-asked",
         "--trigger",
         "edit auth middleware",
@@ -72,26 +75,38 @@ def test_should_have_asked_log(tempera: Callable, repo: Path) -> None:
     )
     assert code == 0
     tempera(
-        "log-should-have-asked", "--trigger", "touch login", "--question", "Which auth provider is wired up?", cwd=repo
+        "lessons",
+        "log-should-have-asked",
+        "--trigger",
+        "touch login",
+        "--question",
+        "Which auth provider is wired up?",
+        cwd=repo,
     )
-    _, out, _ = tempera("asks", "--json")
+    _, out, _ = tempera("lessons", "asks", "--json")
     rows = json.loads(out)
     assert [r["files"] for r in rows] == [[], ["src/auth/middleware.py"]]
     assert rows[1]["answer"] == "No auth - internal-only service."
-    _, out, _ = tempera("asks", "--top", "3")
+    _, out, _ = tempera("lessons", "asks", "--top", "3")
     assert "2x  Which auth provider is wired up?" in out
 
 
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["log-correction", "--category", "  ", "--description", "x"], "category must not be empty"),
-        (["log-correction", "--category", "c", "--description", "x", "--scope", "galaxy:far"], "bad validity scope"),
-        (["log-correction", "--category", "c", "--description", "x", "--episode", "deadbeef00"], "no episode"),
-        (["mistakes", "--project", "no-such-project"], "unknown project"),
-        (["log-should-have-asked", "--trigger", "t", "--question", ""], "question must not be empty"),
-        (["templates", "get", "--task-type", "bugfix", "--project", "nope"], "unknown project"),
-        (["brief", "--files", "a.py", "--project", "nope"], "unknown project"),
+        (["lessons", "log-correction", "--category", "  ", "--description", "x"], "category must not be empty"),
+        (
+            ["lessons", "log-correction", "--category", "c", "--description", "x", "--scope", "galaxy:far"],
+            "bad validity scope",
+        ),
+        (
+            ["lessons", "log-correction", "--category", "c", "--description", "x", "--episode", "deadbeef00"],
+            "no episode",
+        ),
+        (["lessons", "mistakes", "--project", "no-such-project"], "unknown project"),
+        (["lessons", "log-should-have-asked", "--trigger", "t", "--question", ""], "question must not be empty"),
+        (["lessons", "templates", "get", "--task-type", "bugfix", "--project", "nope"], "unknown project"),
+        (["lessons", "brief", "--files", "a.py", "--project", "nope"], "unknown project"),
     ],
 )
 def test_domain_errors_are_one_line(tempera: Callable, repo: Path, args: list[str], needle: str) -> None:
@@ -101,12 +116,12 @@ def test_domain_errors_are_one_line(tempera: Callable, repo: Path, args: list[st
 
 
 def test_every_command_has_help(tempera: Callable) -> None:
-    from tempera.cli.selfimprove import COMMANDS
+    from tempera.cli.selfimprove import COMMANDS, templates_group
 
-    names = [c.name for c in COMMANDS] + ["templates list", "templates get", "templates extract"]
-    for name in names:
-        code, out, _ = tempera(*name.split(), "--help")
-        assert code == 0 and "Usage:" in out and len(out.split("\n")) > 3, name
+    paths = [command_path(c) for c in COMMANDS + list(templates_group.commands.values())]
+    for path in paths:
+        code, out, _ = tempera(*path, "--help")
+        assert code == 0 and "Usage:" in out and len(out.split("\n")) > 3, path
 
 
 def test_correction_tied_to_an_episode_takes_its_project(
@@ -117,7 +132,7 @@ def test_correction_tied_to_an_episode_takes_its_project(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     code, _, err = tempera(
-        "log-correction", "--category", "c", "--description", "d", "--episode", episode[:10], cwd=elsewhere
+        "lessons", "log-correction", "--category", "c", "--description", "d", "--episode", episode[:10], cwd=elsewhere
     )
     assert code == 0, err
     [row] = mistakes.mistakes(mem.db)

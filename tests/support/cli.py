@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+import click
 
 TEMPERA = [sys.executable, "-m", "tempera.cli"]
 
@@ -29,3 +31,24 @@ def tempera(
     if check:
         assert done.returncode == 0, f"tempera {' '.join(args)} exited {done.returncode}: {done.stderr}"
     return done
+
+
+def command_tree() -> Iterator[tuple[list[str], click.Command]]:
+    """Every command and group of `tempera` with the words that run it (`["learn", "explain"]`), depth first."""
+    from tempera.cli import cli
+
+    def walk(group: click.Group, prefix: list[str]) -> Iterator[tuple[list[str], click.Command]]:
+        for name, command in group.commands.items():
+            yield [*prefix, name], command
+            if isinstance(command, click.Group):
+                yield from walk(command, [*prefix, name])
+
+    return walk(cli, [])
+
+
+def command_path(command: click.Command) -> list[str]:
+    """The words that run `command`, wherever the tree puts it, so a test walking a module's COMMANDS does not
+    restate the grouping."""
+    found = [path for path, c in command_tree() if c is command]
+    assert found, f"{command.name} is not in the tempera command tree"
+    return found[0]

@@ -16,7 +16,7 @@ from uiseed import MARKER, MARKER_SESSION, Seeded
 from tempera.cli.control import COMMANDS
 from tempera.cli.ui import COMMANDS as UI_COMMANDS
 from tempera.core.memory import Memory
-from tests.support.cli import TEMPERA, tempera
+from tests.support.cli import TEMPERA, command_path, tempera
 
 
 def invoke(*args: str, input: str | None = None, code: int = 0) -> Any:
@@ -28,7 +28,7 @@ def invoke(*args: str, input: str | None = None, code: int = 0) -> Any:
 @pytest.mark.parametrize("command", COMMANDS + UI_COMMANDS, ids=lambda c: c.name)
 def test_every_command_has_help(command: Any) -> None:
     assert command.help and len(command.help.split()) >= 6
-    assert "Usage:" in invoke(command.name, "--help").stdout
+    assert "Usage:" in invoke(*command_path(command), "--help").stdout
 
 
 def test_forget_counts_first_asks_then_forgets(memory: Memory, seeded: Seeded) -> None:
@@ -57,14 +57,14 @@ def test_forget_a_session_and_a_period(memory: Memory, seeded: Seeded) -> None:
 
 def test_export_jsonl_and_markdown(memory: Memory, seeded: Seeded, tmp_path: Any) -> None:
     out = tmp_path / "memory.jsonl"
-    invoke("export", "--output", str(out))
+    invoke("memory", "export", "--output", str(out))
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     episodes = [r for r in records if r["type"] == "episode"]
     facts = [r for r in records if r["type"] == "fact"]
     assert len(episodes) == 9 and {e["id"] for e in episodes} >= {seeded.marker_id, seeded.neighbour_id}
     assert episodes[0]["utility"]["value"] and episodes[0]["scope"] == "project"
     assert {f["op"] for f in facts} == {"assert", "retract"} and any(MARKER in f["value"] for f in facts)
-    markdown = invoke("export", "--format", "markdown", "--project", str(seeded.billing)).stdout
+    markdown = invoke("memory", "export", "--format", "markdown", "--project", str(seeded.billing)).stdout
     assert markdown.startswith("# Tempera memory export") and "## Project billing" in markdown
     assert "webshop" not in markdown and "## Facts" not in markdown
 
@@ -75,10 +75,10 @@ def test_pause_list_resume_and_scope(memory: Memory, seeded: Seeded) -> None:
     assert [p["id"] for p in listed] == [paused["id"]] and listed[0]["name"] == "webshop"
     resumed = json.loads(invoke("resume", str(seeded.webshop), "--json").stdout)
     assert resumed["was_paused"] and "not paused" in invoke("resume", str(seeded.webshop)).stdout
-    scoped = json.loads(invoke("scope", seeded.marker_id[:8], "crate:tokio@1.38", "--json").stdout)
+    scoped = json.loads(invoke("memory", "scope", seeded.marker_id[:8], "crate:tokio@1.38", "--json").stdout)
     assert scoped == {"id": seeded.marker_id, "scope": "crate:tokio@1.38", "transferable": True}
     assert str(memory.store.get(seeded.marker_id).scope) == "crate:tokio@1.38"
-    assert "bad validity scope" in invoke("scope", seeded.marker_id[:8], "galaxy:far", code=1).stderr
+    assert "bad validity scope" in invoke("memory", "scope", seeded.marker_id[:8], "galaxy:far", code=1).stderr
 
 
 def test_pause_and_resume_refuse_a_name_no_project_has(memory: Memory, seeded: Seeded, tmp_path: Any) -> None:

@@ -131,7 +131,7 @@ def advance_all(
 
 
 def set_state(mem: "Memory", episode_id: str, to: str, *, commit: str | None = None) -> VerificationChange:
-    """Manual override (`tempera advance-verification`): any state, optionally naming the commit."""
+    """Manual override (`tempera learn advance-verification`): any state, optionally naming the commit."""
     try:
         state = VerificationState(to.strip().lower())
     except ValueError as exc:

@@ -21,7 +21,7 @@ ASKS = LogKind(
 
 
 class ShouldHaveAskedInput(AnchoredInput):
-    """The fields of `tempera log-should-have-asked` and the tempera_log_should_have_asked tool."""
+    """The fields of `tempera lessons log-should-have-asked` and the tempera_log_should_have_asked tool."""
 
     trigger: str = Field(description="The situation in which the question should come up, e.g. 'edit auth middleware'")
     question: str = Field(description="The question that should have been asked up front")

@@ -31,7 +31,7 @@ def normalize_category(text: str) -> str:
 
 
 class CorrectionInput(AnchoredInput):
-    """The fields of `tempera log-correction` and the tempera_log_correction tool."""
+    """The fields of `tempera lessons log-correction` and the tempera_log_correction tool."""
 
     category: str = Field(description="Short key of the kind of mistake, e.g. validation_skipped")
     description: str = Field(description="What the agent did or assumed that was wrong")
