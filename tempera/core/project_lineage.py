@@ -29,9 +29,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from tempera.core.db import Connection, Database, run_script
+from tempera.core.models import iso_utc
 from tempera.core.project import ProjectRef, directory_project
 
 log = logging.getLogger("tempera")
@@ -82,10 +82,6 @@ class Decision:
     reason: str
     root: str
 
-    @property
-    def here(self) -> bool:
-        return bool(self.ref.path) and os.path.isdir(self.ref.path or "")
-
 
 def m073_session_projects(conn: Connection) -> None:
     run_script(
@@ -123,12 +119,11 @@ def record(
 ) -> None:
     """Keep the decision (the project is recorded too, so that a merge finds it): the first one made, unless
     `replace` (an explicit `--project`)."""
+    from tempera.core.episodes import EpisodeStore  # which imports the migrations that import this module
+
     kept = list(dict.fromkeys(files))[:FILES_KEPT]
     with db.transaction():
-        db.execute(
-            "INSERT INTO projects(id, name, path, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
-            (decision.ref.id, decision.ref.name, decision.ref.path, _now()),
-        )
+        EpisodeStore(db).ensure_project(decision.ref)
         db.execute(
             "INSERT INTO session_projects(transcript_path, session_id, project_id, root, kind, reason, files, "
             "decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO "
@@ -145,7 +140,7 @@ def record(
                 decision.kind,
                 decision.reason,
                 json.dumps(kept),
-                _now(),
+                iso_utc(),
             ),
         )
 
@@ -296,7 +291,3 @@ def _projects_of_roots_in(db: Database, base: str) -> list[tuple[ProjectRef, str
         if posixpath.dirname(root) == base:
             found.setdefault(pid, (ProjectRef(pid, name, path), root))
     return list(found.values())
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
