@@ -234,21 +234,18 @@ def ingest_git_cmd(ctx: click.Context, path: str, since: str | None, wait: bool)
     import subprocess
     import time
 
+    from tempera.core import gitrepo
     from tempera.facts.ingest_git import read_status, run_with_status, status_path, write_status
-
-    import git
 
     db_path: Path = ctx.obj["db"]
     if read_status(status_path(db_path)).get("state") == "running":
         raise click.ClickException("an ingestion is already running; see `tempera facts ingest-status`")
-    try:
-        git.Repo(path, search_parent_directories=True)
-    except git.exc.InvalidGitRepositoryError:
-        raise click.ClickException(f"{path} is not inside a git repository") from None
+    if not gitrepo.inside_repository(path):
+        raise click.ClickException(f"{path} is not inside a git repository")
     if wait:
         try:
             report = run_with_status(db_path, path, since)
-        except (TemperaError, git.exc.GitError) as exc:
+        except (TemperaError, gitrepo.git_error()) as exc:
             raise click.ClickException(str(exc).strip().splitlines()[0]) from None
         click.echo(f"ingested {report.commits} commit(s) of {report.repository} in {report.seconds:.1f} s")
         return

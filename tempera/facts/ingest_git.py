@@ -1,4 +1,4 @@
-"""Code structure from git history into the fact graph (GitPython), one transaction per commit.
+"""Code structure from git history (read through `core/gitrepo.py`) into the fact graph, one transaction per commit.
 
 Each commit of the first-parent history becomes a :commit/<sha> entity (hash, author, date, subject,
 parents). Each file it adds, modifies, renames or deletes is compared with its version in the parent: the
@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tempera.core import paths
+from tempera.core import gitrepo, paths
 from tempera.core.atomic import write_atomic
 from tempera.core.languages import LANGUAGES as SOURCE_LANGUAGES
 from tempera.facts.pycode import ModuleIndex, analyse
@@ -61,8 +61,7 @@ def file_facts(commit: Any, path: str, index: ModuleIndex) -> set[Fact]:
         facts.add((f, attr("language"), LANGUAGES[suffix]))
     if suffix != ".py":
         return facts
-    source = (commit.tree / path).data_stream.read().decode("utf-8", errors="replace")
-    structure = analyse(source, path, index)
+    structure = analyse(gitrepo.file_text(commit, path), path, index)
     if structure is None:
         return facts
     module = kw("module", structure.module)
@@ -84,9 +83,7 @@ def _index(commit: Any | None, cache: dict[str, ModuleIndex]) -> ModuleIndex:
         return ModuleIndex([])
     if commit.hexsha not in cache:
         cache.clear()
-        cache[commit.hexsha] = ModuleIndex(
-            [b.path for b in commit.tree.traverse() if b.type == "blob" and b.path.endswith(".py")]
-        )
+        cache[commit.hexsha] = ModuleIndex([p for p in gitrepo.blob_paths(commit) if p.endswith(".py")])
     return cache[commit.hexsha]
 
 
@@ -108,11 +105,7 @@ def commit_changes(store: FactStore, commit: Any, cache: dict[str, ModuleIndex])
     add |= {(c, attr("parent"), kw("commit", p.hexsha)) for p in commit.parents}
     close: set[Fact] = set()
     before, after = _index(parent, cache), _index(commit, cache)
-    if parent is None:
-        changes = [("A", None, b.path) for b in commit.tree.traverse() if b.type == "blob"]
-    else:
-        changes = [(d.change_type, d.a_path, d.b_path) for d in parent.diff(commit)]
-    for change, old, new in changes:
+    for change, old, new in gitrepo.changes(parent, commit):
         if change in ("D", "R"):
             close |= file_facts(parent, old, before) | _entity_now(store, kw("file", old))
         if change in ("A", "R"):
@@ -135,15 +128,13 @@ def ingest(
     on_commit: Callable[[int, int, str], None] | None = None,
 ) -> IngestReport:
     """Ingest the first-parent history up to `rev`, after `since` (default: after the last ingested commit)."""
-    import git
-
     started = time.monotonic()
-    repo = git.Repo(repo_path, search_parent_directories=True)
-    root = str(Path(repo.working_tree_dir or repo_path).resolve())
+    history = gitrepo.History(repo_path)
+    root = history.root
     mark = kw("ingestion", root)
     previous = _entity_now(store, mark)
     start = since or next((v for _, a, v in previous if a == attr("hash")), None)
-    commits = list(repo.iter_commits(f"{start}..{rev}" if start else rev, first_parent=True, reverse=True))
+    commits = history.first_parent(f"{start}..{rev}" if start else rev)
     cache: dict[str, ModuleIndex] = {}
     for done, commit in enumerate(commits, 1):
         add, close = commit_changes(store, commit, cache)

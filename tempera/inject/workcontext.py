@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from tempera.core import textsearch, timeq
 from tempera.core.config import RetrievalConfig
 from tempera.core.episodes import EpisodeStore
-from tempera.core.project import current_branch
+from tempera.core.gitrepo import current_branch
 from tempera.core.retrieve import Hit, rank_terms, retrieve, rrf
 from tempera.inject import longprompt
 

@@ -161,15 +161,16 @@ async def tempera_ingest_git(
     the fact graph: commits, files, Python modules and their imports, functions, classes and calls, each valid
     from the commit that added it to the one that removed it. Runs in the background; follow it with
     tempera_ingest_status."""
-    from tempera.core.project import find_root
+    from tempera.core.gitrepo import work_tree
     from tempera.facts.ingest_git import read_status, status_path
 
     where = path or await client_workdir(ctx)
 
     def work(mem: "Memory") -> ToolResult:
-        repo = find_root(where)
-        if not (repo / ".git").exists():
+        root, dotgit = work_tree(where)
+        if dotgit is None:
             raise ToolError(f"{where} is not inside a git repository; pass the path of one")
+        repo = Path(root)
         if read_status(status_path(mem.db.path)).get("state") == "running":
             raise ToolError("an ingestion is already running; call tempera_ingest_status to follow it")
         pid = _start_ingestion(mem.db.path, repo, since)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.gitrepos import git, repo
-from tempera.core.project import current_branch
+from tempera.core.gitrepo import current_branch
 
 
 def test_a_feature_branch_is_read_and_the_default_branch_detached_head_or_no_repo_carry_nothing(

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from tempera.core.errors import InvalidInput, NotFound
-from tempera.core.learning.gitview import RepoView, open_repo
+from tempera.core.gitrepo import RepoView, open_repo
 from tempera.core.learning.retire import retired_ids
 from tempera.core.models import Episode, VerificationState
 from tempera.core.selfimprove.anchors import anchor_files
