@@ -2,7 +2,7 @@
 
 - Reads of the layout run no process and import only the standard library: the hooks identify the project
   (`core/project.py`) and read the branch (`inject/workcontext.py`) on every prompt, where a git process (or
-  GitPython's ~40 ms import) would be paid each turn. They know where a work tree's `.git` is, what a worktree's
+  GitPython's ~50 ms import) would be paid each turn. They know where a work tree's `.git` is, what a worktree's
   `gitdir:` file and `commondir` say, HEAD and origin/HEAD, and the origin URL in the config.
 - The `git` binary runs for one question, a repository's root commit, with the caller's GIT_* variables scrubbed
   and a timeout (`root_commit`); `core/project.py` asks it once per repository.
