@@ -110,9 +110,11 @@ def capture(
         items = _parse_capture_stdin(read_stdin_text())
         if project:
             items = [i.model_copy(update={"project": i.project or project}) for i in items]
+    from tempera.transcripts.pipeline import learn_from_episodes
+
     with open_memory() as mem:
         episodes = mem.capture_many(items)
-        mem.learn_from(episodes)
+        learn_from_episodes(mem, episodes)
     out = [{"id": e.id, "project": e.project_name, "summary": e.summary} for e in episodes]
     emit(
         out,

@@ -91,15 +91,6 @@ class Memory:
         ]
         return self.store.add_many(episodes)
 
-    def learn_from(self, episodes: list[Episode]) -> tuple[list[Any], list[Any]]:
-        """What follows an explicit capture, as after a transcript capture: session links, temporal credit and
-        implicit feedback per episode, then calibration and ask-backs. Returns (learning per episode, ask-backs)."""
-        from tempera.core.learning.loop import learn_from_capture
-        from tempera.core.selfimprove.aftercapture import update_after_capture
-
-        learned = [learn_from_capture(self, ep) for ep in episodes]
-        return learned, update_after_capture(self, episodes)
-
     def retrieve(
         self,
         query: str,

@@ -103,6 +103,7 @@ async def tempera_capture(
     and after a failure or partial outcome with a vague request drafts a clarifying question for the next session.
     validity_scope routes it across projects (anything but project may surface elsewhere)."""
     from tempera.core.capture_input import CaptureInput
+    from tempera.transcripts.pipeline import learn_from_episodes
 
     fields: dict[str, Any] = dict(
         summary=summary,
@@ -119,7 +120,8 @@ async def tempera_capture(
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
         episode = mem.capture(CaptureInput(**fields), cwd=workdir)
-        (learned,), drafted = mem.learn_from([episode])
+        done = learn_from_episodes(mem, [episode])
+        (learned,), drafted = done.learning, done.ask_backs
         data = {
             "id": episode.id,
             "project": episode.project_name,

@@ -1,4 +1,5 @@
-"""The cheap learning steps that follow every capture, in one call for the daemon's capture job."""
+"""The cheap learning that follows every captured episode, in one call: the `learn` step of the steps after capture
+(`transcripts/pipeline.py`), for a transcript's episodes and an explicit capture's alike."""
 
 from __future__ import annotations
 
