@@ -14,8 +14,9 @@ from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef
 from tempera.team import pgdb
 from tempera.team.errors import TeamError
+from tempera.team.kinds import NOT_PULLED
 from tempera.team.local import TeamState
-from tempera.team.sync import NOT_PULLED, SyncReport, TeamSync
+from tempera.team.sync import SyncReport, TeamSync
 
 
 @contextmanager

@@ -15,7 +15,8 @@ from tempera.core.db import apply_migrations
 from tempera.core.memory import Memory
 from tempera.team import local, pgdb, pgschema
 from tempera.team.errors import TeamError
-from tempera.team.sync import LOG_KINDS, TeamSync
+from tempera.team.kinds import EPISODES, EVIDENCE, LINKS, LOG_ENTRIES
+from tempera.team.sync import TeamSync
 
 TEAM_001_TABLES = ("team_link", "team_shared", "team_cursors", "team_evidence", "team_runs")
 
@@ -76,8 +77,9 @@ def test_a_populated_team_001_database_upgrades_and_loses_nothing(
     with pgdb.session(alice.state.require_link().dsn) as conn:  # what team.001's push sent: its tables only
         ts = TeamSync(alice.mem, conn)
         conn.execute("SELECT tempera.share_project(%s, %s)", (WEB.id, WEB.name))
-        pushed = [ts._push_episodes(WEB), ts._push_evidence(WEB), ts._push_links(WEB)]
-        pushed += [ts._push_log(WEB, kind) for kind in LOG_KINDS]
+        pushed = [
+            ts.send(kind, source, WEB) for kind in (EPISODES, EVIDENCE, LINKS, LOG_ENTRIES) for source in kind.pushes
+        ]
     assert pushed == [2, 1, 1, 1, 0]
     before = _team_rows(team)
     with pytest.raises(TeamError, match="team.002_facts_and_forgetting"):
