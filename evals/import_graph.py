@@ -64,8 +64,8 @@ ALLOWED_CROSSINGS: dict[str, tuple[str, ...]] = {
         "tempera.cli.admin -> tempera.installer",
         "tempera.cli.admin -> tempera.installer.status",
     ),
-    "the CLI asks and starts the daemon through the hooks' client, the one speaker of the socket protocol, and "
-    "reads the daemon's failure marker from its log": (
+    "the CLI asks and starts the daemon through the hooks' client, the one speaker of the socket protocol, runs "
+    "the daemon in the foreground (`tempera daemon run`) and reads its failure marker from its log": (
         "tempera.cli.daemon -> tempera.hooks.client",
         "tempera.cli.install -> tempera.hooks.client",
         "tempera.cli.admin -> tempera.hooks.client",
@@ -317,8 +317,9 @@ def report(root: Path) -> tuple[list[str], int]:
     return lines, new
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def tempera_dir(argv: list[str], description: str) -> Path:
+    """The one argument of this script and evals/structure.py: the tempera package directory to read."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
         "root",
         nargs="?",
@@ -326,10 +327,14 @@ def main(argv: list[str]) -> int:
         default=Path(__file__).resolve().parent.parent / "tempera",
         help="the tempera package directory to read (default: this checkout's)",
     )
-    args = parser.parse_args(argv[1:])
-    if not (args.root / "__init__.py").is_file():
-        parser.error(f"{args.root} is not a package directory (no __init__.py)")
-    lines, new = report(args.root)
+    root: Path = parser.parse_args(argv[1:]).root
+    if not (root / "__init__.py").is_file():
+        parser.error(f"{root} is not a package directory (no __init__.py)")
+    return root.resolve()
+
+
+def main(argv: list[str]) -> int:
+    lines, new = report(tempera_dir(argv, __doc__.split("\n\n")[0]))
     print("\n".join(lines))
     return 1 if new else 0
 
