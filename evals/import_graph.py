@@ -263,12 +263,14 @@ def allowed_crossing(pair: str) -> str | None:
     return next((why for why, pairs in ALLOWED_CROSSINGS.items() if pair in pairs), None)
 
 
-def circles(found: list[Import], kind: Literal["top", "all"]) -> list[frozenset[str]]:
+def circles(found: list[Import], kind: Literal["top", "run", "all"]) -> list[frozenset[str]]:
     """The modules that import each other round a circle (strongly connected components of two or more: the
-    modules each reaches and is reached from), counting only the `top` imports or `all` of them; largest first."""
+    modules each reaches and is reached from), counting only the `top` imports, those that `run` (top and lazy:
+    not the type checker's), or `all` of them; largest first."""
+    counted: set[When] = {"top"} if kind == "top" else {"top", "lazy"} if kind == "run" else {"top", "lazy", "typing"}
     edges: dict[str, set[str]] = defaultdict(set)
     for imp in found:
-        if kind == "all" or imp.when == "top":
+        if imp.when in counted:
             edges[imp.source].add(imp.target)
 
     def reached(start: str) -> set[str]:

@@ -2,10 +2,11 @@
 
 `python evals/structure.py [tempera dir]` prints: lines of Python (all, as `wc -l` counts them, and code: not blank,
 not a `#` comment; docstrings count as code), in total and per package; the module import circles
-(evals/import_graph.py: how many, and the largest, counting the imports that run at import time and, apart, every
-import); the pairs of places that share six or more lines (`duplicates --repo`, a tool on PATH); and how many
-functions take a `Memory` (a parameter annotated `Memory`, whatever its name, and those named `mem`), the service
-locator #41 counts. It reads the files (`ast`), imports none of them, so it runs on any checkout.
+(evals/import_graph.py: how many, and the largest, counting the imports that run at import time, those that run at
+all, lazy ones inside functions too, and every import, those for the type checker too); the pairs of places that
+share six or more lines (`duplicates --repo`, a tool on PATH); and how many functions take a `Memory` (a parameter
+annotated `Memory`, whatever its name, and those named `mem`), the service locator #41 counts. It reads the files
+(`ast`), imports none of them, so it runs on any checkout.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def report(root: Path) -> list[str]:
         f"  {package:<12} {lines[package]:>6} {code[package]:>6}" for package in sorted(lines, key=lambda p: -lines[p])
     ]
     found = imports(root)
-    for kind in ("top", "all"):
+    for kind in ("top", "run", "all"):
         found_circles = circles(found, kind)
         largest = found_circles[0] if found_circles else frozenset()
         sizes = " ".join(str(len(c)) for c in found_circles) or "-"
