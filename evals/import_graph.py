@@ -52,6 +52,7 @@ ALLOWED_CROSSINGS: dict[str, tuple[str, ...]] = {
     "team sync pushes and pulls the facts of shared turns through FactStore; the team's fact tables point into "
     "the fact graph's, so its migrations run first": (
         "tempera.team.sync -> tempera.facts.store",
+        "tempera.team.kinds -> tempera.facts.store",
         "tempera.team.local -> tempera.facts.schema",
     ),
     "the top package registers the fact graph's part of a project merge, since core imports no package above it "
