@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from tempera.core.db import Database
-from tempera.core.episodes import VEC_TABLE, EpisodeStore
+from tempera.core.episodes import EpisodeStore
+from tempera.core.vecindex import VEC_TABLE
 from tempera.core.errors import InvalidInput, NotFound
 
 RETIRED_SQL = "SELECT episode_id FROM episode_retirements"
