@@ -18,13 +18,13 @@ from typing import Any
 from tempera.core import pause
 from tempera.core.db import Database
 from tempera.core.episodes import EpisodeStore
-from tempera.core.vecindex import VEC_TABLE
 from tempera.core.errors import InvalidInput, NotFound, StorageError
 from tempera.core.forget import table_columns
 from tempera.core.project import project_for_path
-from tempera.core.projects import ProjectRegistry
 from tempera.core.project_movers import movers
+from tempera.core.projects import ProjectRegistry
 from tempera.core.textsearch import PROJECT_TOKEN
+from tempera.core.vecindex import VEC_TABLE
 
 log = logging.getLogger("tempera")
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tempera.core import textsearch
-from tempera.core.vecindex import VEC_TABLE
 from tempera.core.errors import ModelUnavailable
+from tempera.core.vecindex import VEC_TABLE
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory

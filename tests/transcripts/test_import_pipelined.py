@@ -11,8 +11,8 @@ import numpy as np
 from transcript_paths import DATA, TRANSCRIPTS
 from transcript_writer import SessionWriter
 
-from tempera.core.vecindex import VEC_TABLE
 from tempera.core.memory import Memory
+from tempera.core.vecindex import VEC_TABLE
 from tempera.transcripts.importer import find_sessions, import_transcripts
 from tempera.transcripts.pipeline import capture_and_learn
 

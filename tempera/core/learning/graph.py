@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tempera.core.episodes import EpisodeStore
-from tempera.core.vecindex import VEC_TABLE
 from tempera.core.learning.retire import RETIRED_SQL
+from tempera.core.vecindex import VEC_TABLE
 
 
 @dataclass(frozen=True)

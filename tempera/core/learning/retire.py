@@ -9,8 +9,8 @@ from typing import Any
 
 from tempera.core.db import Database
 from tempera.core.episodes import EpisodeStore
-from tempera.core.vecindex import VEC_TABLE
 from tempera.core.errors import InvalidInput, NotFound
+from tempera.core.vecindex import VEC_TABLE
 
 RETIRED_SQL = "SELECT episode_id FROM episode_retirements"
 
