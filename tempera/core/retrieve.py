@@ -281,10 +281,9 @@ def retrieve(
         ranked = _in_time(store, query, ranked, project_id, cfg, asked, n)
     ranked = ranked[: max(limit * 4, 20)]
     if use_vec:  # without a cache, hits only BM25 found keep no vector; MMR compares their terms
-        cache = store.vectors.cache
         near = dict(found)
         for rowid, h in hits.items():
-            h.vector = vectors.get(rowid) if cache is None else cache.vector(rowid)
+            h.vector = store.vectors.vector(rowid, vectors)
             if h.similarity is None:  # found by words, or below the floor: its cosine says how near it still is
                 h.similarity = near[rowid] if rowid in near else None if h.vector is None else float(h.vector @ qvec)
             if h.similarity is not None:

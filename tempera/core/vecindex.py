@@ -16,7 +16,7 @@ used: a process that only stores episodes (a hook, the CLI) does not pay for it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -112,6 +112,11 @@ class VectorIndex:
                 found[int(rowid)] = max(found.get(int(rowid), -9.0), 1.0 - float(dist))
                 vectors[int(rowid)] = np.frombuffer(emb, dtype=np.float32)
         return sorted(found.items(), key=lambda x: -x[1])[:k], vectors
+
+    def vector(self, rowid: int, handed: Mapping[int, "np.ndarray"]) -> "np.ndarray | None":
+        """An episode's vector: from the in-memory copies where this process holds them, else among those `nearest`
+        handed back (None for an episode it did not find)."""
+        return handed.get(rowid) if self.cache is None else self.cache.vector(rowid)
 
     def background(self, project_id: str) -> standing.Background:
         """The project's background of unrelated pairs (core/standing.py): over all its vectors where this process
