@@ -86,7 +86,7 @@ def bench_size(n: int, nq: int) -> list[dict[str, object]]:
             rows.append(
                 {"episodes": n, "what": f"retrieve {mode}", "median_ms": statistics.median(xs), "p95_ms": pct(xs, 95)}
             )
-        mem.store.vector_cache = VectorCache()  # as the daemon holds it: the first query loads the project
+        mem.store.vectors.cache = VectorCache()  # as the daemon holds it: the first query loads the project
         retrieve(mem.store, qs[0], project_id=pid, cfg=mem.config.retrieval, limit=5, mode="hybrid")
         for mode in ("vector", "hybrid"):
             xs = timed(

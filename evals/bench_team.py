@@ -219,7 +219,7 @@ def bench_sync(uri: str, n: int, work: Path) -> dict[str, object]:
     ):
         populate(a, n, refs=[ref])
         for mem in (a, b):
-            mem.store.ensure_project(ref)
+            mem.store.projects.ensure(ref)
             TeamState(mem.db).share(ref.id)
         with pgdb.session(dsn.replace("postgres@", "alice@")) as conn:
             t = time.perf_counter()

@@ -40,7 +40,7 @@ def ranked(mem: Memory, q: harness.Query, cfg: RetrievalConfig, mode: str = "hyb
     return retrieve(
         mem.store,
         q.query,
-        project_id=mem.store.resolve_project(q.project).id,
+        project_id=mem.store.projects.resolve(q.project).id,
         cfg=cfg,
         limit=limit,
         mode=mode,
@@ -104,7 +104,7 @@ def main() -> None:
     steps = variants(cfg)
     with Memory() as mem:
         harness.load_corpus(mem, REPO / "evals" / "corpus" / "episodes.jsonl")
-        assert mem.store.embedder is not None
+        assert mem.store.vectors.embedder is not None
         causes: Counter[str] = Counter()
         won: Counter[str] = Counter()
         lost: Counter[str] = Counter()
@@ -132,8 +132,8 @@ def main() -> None:
                 continue
             rel = deep[at - 1]
             if rel.similarity is None:  # below the vector floor: its cosine all the same
-                qv = mem.store.embedder.embed_query(q.query)
-                rel.similarity = float(mem.store.embedder.embed([rel.episode.embed_text()])[0] @ qv)
+                qv = mem.store.vectors.embedder.embed_query(q.query)
+                rel.similarity = float(mem.store.vectors.embedder.embed([rel.episode.embed_text()])[0] @ qv)
             why = cause(rel, deep[: at - 1])
             causes[why] += 1
             if a.quiet:

@@ -56,8 +56,8 @@ def locomo_ranks(
 ) -> tuple[list[str], dict[Point, list[int | None]], list[int | None]]:
     """Per grid point, each question's first evidence rank in hybrid (the questions' conversations); and keyword's."""
     mem, queries, units = load(data, workdir)
-    assert mem.store.embedder is not None
-    vecs = [mem.store.embedder.embed_query(q["query"]) for q in queries]
+    assert mem.store.vectors.embedder is not None
+    vecs = [mem.store.vectors.embedder.embed_query(q["query"]) for q in queries]
 
     def ranks(cfg: RetrievalConfig, mode: str) -> list[int | None]:
         return [

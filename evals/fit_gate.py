@@ -131,7 +131,7 @@ def real_pools(data: Path, asked: list[str]) -> list[Pool]:
     with rs.sandbox("gate") as box:
         rs.import_files(box, [base / "sessions" / f"{r['session_id']}.jsonl" for r in past])
         with Memory() as mem:
-            mem.store.vector_cache = VectorCache()  # the daemon's in-memory vectors: its background (standing.py)
+            mem.store.vectors.cache = VectorCache()  # the daemon's in-memory vectors: its background (standing.py)
             project_id = box.project_id(mem)
             ref = project_for_path(box.repo)
             assert ref.id == project_id, (ref, project_id)
@@ -146,15 +146,15 @@ def real_pools(data: Path, asked: list[str]) -> list[Pool]:
 def coding_pools(asked: list[str]) -> list[Pool]:
     pools = []
     with rs.sandbox("gate-coding"), Memory() as mem:
-        mem.store.vector_cache = VectorCache()
+        mem.store.vectors.cache = VectorCache()
         load_corpus(mem, CORPUS)
         queries = load_fixture(QUERIES)
         for i, q in enumerate(queries):
-            ref = mem.store.resolve_project(q.project)
+            ref = mem.store.projects.resolve(q.project)
             pools.append(pool_of(mem, q.query, ref, set(q.grades), "coding", _half(i)))
         projects = sorted({q.project for q in queries if q.project})
         for i, p in enumerate(asked):
-            ref = mem.store.resolve_project(projects[i % len(projects)])
+            ref = mem.store.projects.resolve(projects[i % len(projects)])
             pools.append(pool_of(mem, p, ref, set(), "negative", _half(i)))
     return pools
 

@@ -86,14 +86,15 @@ ALLOWED_CROSSINGS: dict[str, tuple[str, ...]] = {
 ALLOWED_CIRCLES: dict[Literal["top", "all"], dict[str, frozenset[str]]] = {
     "top": {},
     "all": {
-        "core's store: `db.connect` applies the migrations, which use db's helpers; `EpisodeStore` and the vector "
-        "index hold each other; project_lineage records a project and runs a merge, which re-keys episodes": frozenset(
+        "core's store: `db.connect` applies the migrations, which use db's helpers; project_lineage records a project "
+        "(projects.py) and runs a merge, which re-keys episodes, their vectors and pauses": frozenset(
             f"tempera.core.{name}"
             for name in (
                 "db",
                 "migrations",
                 "episode_files",
                 "episodes",
+                "projects",
                 "vecindex",
                 "standing",
                 "forget",
@@ -104,19 +105,6 @@ ALLOWED_CIRCLES: dict[Literal["top", "all"], dict[str, frozenset[str]]] = {
                 "project_movers",
                 "learning.schema",
                 "selfimprove.schema",
-            )
-        ),
-        "the service locator: `Memory.learn_from` runs the learning loop and the self-improvement steps after a "
-        "capture, and they take the Memory (for its type)": frozenset(
-            f"tempera.core.{name}"
-            for name in (
-                "memory",
-                "learning.loop",
-                "learning.chaining",
-                "learning.credit",
-                "learning.implicit",
-                "selfimprove.aftercapture",
-                "selfimprove.askbacks",
             )
         ),
         "the browser app imports its routes when it is built, and they use its render and state": frozenset(

@@ -357,7 +357,7 @@ def run() -> dict[str, Any]:
         with Memory() as mem:
             replay = Replay(mem, root, logs)
             background = seed(mem, replay, now)
-            project_id = mem.store.resolve_project(str(root)).id
+            project_id = mem.store.projects.resolve(str(root)).id
             pool = {e.id for e in mem.store.iter_episodes()}
             for t in TARGETS:
                 t.figures["id"] = replay.episodes[t.seed][0].id

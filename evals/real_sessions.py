@@ -58,14 +58,14 @@ from typing import Any
 from tempera.core import paths
 from tempera.core.config import Config, load_config
 from tempera.core.errors import InvalidInput
-from tempera.core.episodes import VEC_TABLE
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import project_for_path
 from tempera.core.retrieve import retrieve
 from tempera.core.settings import ENV_PREFIX
-from tempera.installer.hookconfig import HOOK_EVENTS, HOOK_TIMEOUT_S, entry_argv, hook_entry
+from tempera.core.vecindex import VEC_TABLE
 from tempera.inject import workcontext
+from tempera.installer.hookconfig import HOOK_EVENTS, HOOK_TIMEOUT_S, entry_argv, hook_entry
 from tempera.installer.locations import relay_program
 
 REPO = Path(__file__).resolve().parents[1]
@@ -530,7 +530,7 @@ def retrieval_figures(
 ) -> dict[str, Any]:
     """hit@5 and MRR@10 per mode, and for the project's most recent episodes; each case gets its ranks. With
     `repo`, each case runs on its session's branch (`case_search`)."""
-    vectors = mem.store.vector_status().state == "ok"
+    vectors = mem.store.vectors.status().state == "ok"
     modes = [m for m in ("keyword", "vector", "hybrid") if vectors or m != "vector"]
     recent = [e.id for e in mem.store.iter_episodes(project_id, limit=LIMIT)]
     for c in cases:

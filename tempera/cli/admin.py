@@ -39,7 +39,7 @@ def init(pull: bool, as_json: bool) -> None:
     if pull:
         pull_default(config)
     with open_memory() as mem:
-        status = mem.store.vector_status()
+        status = mem.store.vectors.status()
         if mem.embedder is not None:
             mem.embedder.embed_one("warm up")  # proves the model loads, prepares the offline dir once
         out = {
@@ -129,7 +129,7 @@ def models_pull() -> None:
 def index(reindex: bool) -> None:
     """Embed episodes that have no vector yet (or all of them with --reindex)."""
     with open_memory() as mem:
-        n = mem.store.reindex(full=reindex)
+        n = mem.store.vectors.reindex(full=reindex)
         click.echo(f"embedded {n} episode(s) with {mem.embedder.spec.name if mem.embedder else '-'}")
 
 
@@ -137,11 +137,11 @@ def _status_data(mem: Any) -> dict[str, Any]:
     from tempera.core import jobs
     from tempera.dream import last_cycle
 
-    vs = mem.store.vector_status()
+    vs = mem.store.vectors.status()
     return {
         "data_dir": str(paths.data_dir()),
         "episodes": mem.store.count(),
-        "projects": mem.store.projects(),
+        "projects": mem.store.projects.listing(),
         "vectors": {"state": vs.state, "model": vs.model, "stored_model": vs.stored_model, "detail": vs.detail},
         "jobs": jobs.counts(mem.db.conn),
         "dead_jobs": jobs.dead_jobs(mem.db.conn, limit=5),
@@ -183,7 +183,7 @@ def stats(project: str | None, as_json: bool) -> None:
     from tempera.core.stats import memory_stats
 
     with open_memory(use_model=False) as mem:
-        pid = mem.store.resolve_project(project).id if project else None
+        pid = mem.store.projects.resolve(project).id if project else None
         data = memory_stats(mem.db, pid)
 
     def render(d: dict[str, Any]) -> None:
@@ -247,7 +247,7 @@ def doctor_checks() -> list[dict[str, Any]]:
     )
     try:
         with open_memory() as mem:
-            vs = mem.store.vector_status()
+            vs = mem.store.vectors.status()
             checks.append(_check("database", True, f"{mem.db.path}, {mem.store.count()} episodes"))
             checks.append(_check("sqlite-vec", mem.db.has_vec, "loaded" if mem.db.has_vec else mem.db.vec_error or ""))
             checks.append(

@@ -207,7 +207,7 @@ def retrieve(
             _batch(mem, queries, limit or 5, project, cross_project, mode)
             return
         if list_all:
-            ref = mem.store.resolve_project(project) if project else None
+            ref = mem.store.projects.resolve(project) if project else None
             eps = list(mem.store.iter_episodes(ref.id if ref else None, limit=limit))
             rows = [
                 {

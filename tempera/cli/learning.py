@@ -13,7 +13,7 @@ from tempera.core.models import VerificationState
 
 
 def _project_id(mem: Any, project: str | None) -> str | None:
-    return mem.store.resolve_project(project).id if project else None
+    return mem.store.projects.resolve(project).id if project else None
 
 
 @click.command()

@@ -30,7 +30,7 @@ def listing(mem: Any) -> list[dict[str, Any]]:
         if path:
             checkouts.setdefault(project_id, []).append(path)
     out = []
-    for p in mem.store.projects():
+    for p in mem.store.projects.listing():
         paths = list(dict.fromkeys(([p["path"]] if p["path"] else []) + checkouts.get(p["id"], [])))
         kind, key = ("name", None) if not p["path"] else ("elsewhere", None)
         if p["path"] and os.path.isdir(p["path"]):
@@ -66,7 +66,7 @@ def projects(ctx: click.Context, as_json: bool) -> None:
 
 
 def _known(mem: Any, spec: str) -> ProjectRef:
-    ref: ProjectRef = mem.store.resolve_project(spec)
+    ref: ProjectRef = mem.store.projects.resolve(spec)
     if mem.db.one("SELECT 1 FROM projects WHERE id = ?", (ref.id,)) is None:
         raise NotFound(f"{spec!r} is not a project in memory yet; `tempera projects` lists them")
     return ref
@@ -79,8 +79,8 @@ def _target(mem: Any, spec: str, dry_run: bool) -> ProjectRef:
 
     if not os.path.isdir(os.path.expanduser(spec)):
         return _known(mem, spec)
-    ref: ProjectRef = mem.store.resolve_project(spec)
-    return ref if dry_run else mem.store.ensure_project(ref)
+    ref: ProjectRef = mem.store.projects.resolve(spec)
+    return ref if dry_run else mem.store.projects.ensure(ref)
 
 
 def _render_merge(r: dict[str, Any]) -> None:

@@ -69,13 +69,13 @@ def _dead_jobs(_: str) -> list[str]:
 def _vectors(_: str) -> list[str]:
     """Vectors of another model (or none stored for it): re-embed everything with the model now in use."""
     with open_memory() as mem:
-        status = mem.store.vector_status()
+        status = mem.store.vectors.status()
         if mem.embedder is None or status.state != "mismatch":
             return [
                 f"left as is: vectors: {status.detail or status.state} (run `tempera memory index --reindex` once "
                 "a model and sqlite-vec are available)"
             ]
-        n = mem.store.reindex(full=True)
+        n = mem.store.vectors.reindex(full=True)
         return [
             f"re-embedded {n} episode(s) with {mem.embedder.spec.name} (they had vectors of "
             f"{status.stored_model or 'another model'})"

@@ -60,7 +60,7 @@ log_read_options = _stack(
 
 
 def _project_id(mem: Any, project: str | None) -> str | None:
-    return mem.store.resolve_project(project).id if project else None
+    return mem.store.projects.resolve(project).id if project else None
 
 
 def _log(item: Any, log_fn: Callable[..., int | None], what: str, as_json: bool) -> None:
@@ -165,7 +165,7 @@ def session_start_cmd(project: str | None, session_id: str | None, as_json: bool
     from tempera.core.brief import session_start
 
     with open_memory(use_model=False) as mem:
-        ref = mem.store.resolve_project(project)
+        ref = mem.store.projects.resolve(project)
         brief = session_start(mem, ref.id, by=session_id or "cli")
         text = brief.render(mem.config.inject.budget_chars)
     emit(brief.as_dict(), as_json, lambda _: click.echo(text or f"Nothing pending for {ref.name}."))
@@ -224,7 +224,7 @@ def templates_list(project: str | None, as_json: bool) -> None:
 def templates_get(task_type: str, domain: str | None, cross_project: bool, project: str | None, as_json: bool) -> None:
     """The template for (task type, domain) in this project."""
     with open_memory(use_model=False) as mem:
-        ref = mem.store.resolve_project(project)
+        ref = mem.store.projects.resolve(project)
         found = templates.get_template(mem.db, ref.id, task_type, domain, cross_project=cross_project)
     emit(
         found.as_dict() if found else None,
@@ -306,7 +306,7 @@ def brief_cmd(
     from tempera.core.selfimprove.anchors import anchor_files
 
     with open_memory(use_model=False) as mem:
-        ref = mem.store.resolve_project(project)
+        ref = mem.store.projects.resolve(project)
         paths = anchor_files([f for f in files.split(",") if f.strip()], ref.path, os.getcwd())
         brief = build_brief(mem, ref.id, paths, task_type, domain, cross_project)
         text = brief.render(budget or mem.config.inject.budget_chars)

@@ -58,7 +58,7 @@ def member_sql(role: str, projects: tuple[str, ...], database: str | None) -> No
     from tempera.team.access import member_sql as render
 
     with open_memory(use_model=False) as mem:
-        refs = [mem.store.resolve_project(p) for p in projects]
+        refs = [mem.store.projects.resolve(p) for p in projects]
     click.echo(render(role, refs, database=database), nl=False)
 
 
@@ -71,7 +71,7 @@ def connect(dsn: str, project: str | None, as_json: bool) -> None:
     PGPASSWORD or a service file; TLS options pass through). With --project, share that project as well."""
     service = _service()
     with open_memory(use_model=False) as mem:
-        ref = mem.store.resolve_project(project) if project else None
+        ref = mem.store.projects.resolve(project) if project else None
         out = service.connect(mem, dsn, ref)
     emit(
         out,
@@ -88,7 +88,7 @@ def share(project: str | None) -> None:
     nothing until resumed."""
     service = _service()
     with open_memory(use_model=False) as mem:
-        ref = mem.store.resolve_project(project)
+        ref = mem.store.projects.resolve(project)
         how = service.share(mem, ref)
     click.echo(
         f"{'Added' if how == 'created' else 'Sharing'} {ref.name} ({ref.id[:8]})"
@@ -104,7 +104,7 @@ def unshare(project: str | None) -> None:
     from tempera.team.local import TeamState
 
     with open_memory(use_model=False) as mem:
-        ref = mem.store.resolve_project(project)
+        ref = mem.store.projects.resolve(project)
         was = TeamState(mem.db).unshare(ref.id)
     click.echo(f"Stopped sharing {ref.name}." if was else f"{ref.name} was not shared.")
 

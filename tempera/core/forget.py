@@ -109,9 +109,9 @@ def selector(store: "EpisodeStore", kind: str, value: str, project: str | None =
     if kind == "episode":
         return Selector("episode", store.resolve_id(value))
     if kind == "project":
-        return Selector("project", store.resolve_project(value).id)
+        return Selector("project", store.projects.resolve(value).id)
     if kind == "before":
-        return Selector("before", value, store.resolve_project(project).id if project else None)
+        return Selector("before", value, store.projects.resolve(project).id if project else None)
     return Selector(kind, value.strip())
 
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tempera.core import paths, settings
+from tempera.core import paths, retrievals, settings
 from tempera.core.capture_input import CaptureInput
 from tempera.core.config import Config, load_config
 from tempera.core.db import Database, connect
@@ -85,7 +85,7 @@ class Memory:
 
     def capture_many(self, items: list[CaptureInput], *, cwd: str | None = None) -> list[Episode]:
         """Validate every item before storing any, then store them in one batch."""
-        refs = [self.store.resolve_project(i.project, cwd=cwd, create=True) for i in items]
+        refs = [self.store.projects.resolve(i.project, cwd=cwd, create=True) for i in items]
         episodes = [
             i.to_episode(ref, max_summary_chars=self.config.capture.max_summary_chars) for i, ref in zip(items, refs)
         ]
@@ -105,7 +105,7 @@ class Memory:
         now: datetime | None = None,
     ) -> list[Hit]:
         """Ranked hits; `now`: when the query is asked (default: the present), for decay and time words."""
-        ref = self.store.resolve_project(project, cwd=cwd)
+        ref = self.store.projects.resolve(project, cwd=cwd)
         hits = retrieve(
             self.store,
             query,
@@ -116,7 +116,7 @@ class Memory:
             cross_project=cross_project,
             now=now,
         )
-        self.store.record_retrievals([h.episode.id for h in hits], query=query, via=via, session_id=session_id)
+        retrievals.record(self.db, [h.episode.id for h in hits], query=query, via=via, session_id=session_id)
         return hits
 
     def feedback(

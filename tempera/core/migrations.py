@@ -157,7 +157,7 @@ def m060_episode_facts(conn: Connection) -> None:
 
 def m065_vector_changes(conn: Connection) -> None:
     """A log of the episodes whose vector may have changed, for processes that keep vectors in memory
-    (`vecindex.VectorCache`): `EpisodeStore` logs every vector it writes, these triggers every episode deleted
+    (`vecindex.VectorCache`): `vecindex.VectorIndex` logs every vector it writes, these triggers every episode deleted
     or retired (forget and retire delete vectors in bulk), and a NULL row means "all of them" (the vector table
     was rebuilt). Only the newest 10,000 rows are kept; a reader that fell further behind reloads."""
     run_script(

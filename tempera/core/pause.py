@@ -74,7 +74,7 @@ def pause_project(store: "EpisodeStore", spec: str | None) -> tuple["ProjectRef"
     current directory's); what the CLI and the browser call. A name no project has is refused (NotFound), not
     recorded: a privacy control that "succeeds" on a typo leaves the real project captured. Resuming also moves
     capture cursors, so it lives with them (`transcripts/resume.py`)."""
-    ref = store.resolve_project(spec)
+    ref = store.projects.resolve(spec)
     return ref, pause(ref.id, ref.name, ref.path, store.db.path.parent)
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from tempera.core.db import Connection, Database, run_script
 from tempera.core.models import iso_utc
 from tempera.core.project import ProjectRef, directory_project
+from tempera.core.projects import ProjectRegistry
 
 log = logging.getLogger("tempera")
 
@@ -119,11 +120,9 @@ def record(
 ) -> None:
     """Keep the decision (the project is recorded too, so that a merge finds it): the first one made, unless
     `replace` (an explicit `--project`)."""
-    from tempera.core.episodes import EpisodeStore  # which imports the migrations that import this module
-
     kept = list(dict.fromkeys(files))[:FILES_KEPT]
     with db.transaction():
-        EpisodeStore(db).ensure_project(decision.ref)
+        ProjectRegistry(db).ensure(decision.ref)
         db.execute(
             "INSERT INTO session_projects(transcript_path, session_id, project_id, root, kind, reason, files, "
             "decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO "
@@ -236,10 +235,9 @@ def adopt(db: Database, ref: ProjectRef) -> list[ProjectRef]:
 
 
 def _merge(db: Database, source: ProjectRef, target: ProjectRef, why: str) -> None:
-    from tempera.core.episodes import EpisodeStore
     from tempera.core.project_merge import merge_projects  # imports this module's table through the merge
 
-    EpisodeStore(db).ensure_project(target)
+    ProjectRegistry(db).ensure(target)
     db.execute(
         "UPDATE session_projects SET reason = reason || ? WHERE project_id = ?",
         (f"; then joined {target.name} ({target.id[:8]}): {why}", source.id),

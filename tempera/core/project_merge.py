@@ -17,12 +17,14 @@ from typing import Any
 
 from tempera.core import pause
 from tempera.core.db import Database
-from tempera.core.episodes import VEC_TABLE, EpisodeStore
+from tempera.core.episodes import EpisodeStore
 from tempera.core.errors import InvalidInput, NotFound, StorageError
 from tempera.core.forget import table_columns
 from tempera.core.project import project_for_path
 from tempera.core.project_movers import movers
+from tempera.core.projects import ProjectRegistry
 from tempera.core.textsearch import PROJECT_TOKEN
+from tempera.core.vecindex import VEC_TABLE
 
 log = logging.getLogger("tempera")
 
@@ -100,7 +102,7 @@ def _move(
         for rowid, blob, transferable in db.query(
             f"SELECT rowid, embedding, transferable FROM {VEC_TABLE} WHERE project_id = ?", (source_id,)
         ):
-            store.put_vector(rowid, blob, target_id, bool(transferable))
+            store.vectors.put(rowid, blob, target_id, bool(transferable))
     db.execute(
         "UPDATE episodes SET project_id = ?, data = json_set(data, '$.project_id', ?, '$.project_name', ?) "
         "WHERE project_id = ?",
@@ -125,10 +127,10 @@ def reconcile(db: Database) -> list[MergeReport]:
     ]
     if not moves or not db.has_vec and VEC_TABLE in table_columns(db):
         return []
-    store = EpisodeStore(db)
+    projects = ProjectRegistry(db)
     reports = []
     for project_id, path, ref in moves:
-        store.ensure_project(ref)
+        projects.ensure(ref)
         reports.append(merge_projects(db, project_id, ref.id))
         log.info("project %s at %s is now %s (%s): its memory moved there", project_id, path, ref.id, ref.name)
     return reports

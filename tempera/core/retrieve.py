@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from tempera.core import ranking, standing, textsearch, timeq
 from tempera.core.config import RetrievalConfig
-from tempera.core.episodes import VEC_TABLE, EpisodeStore, _vec_blob
+from tempera.core.episodes import EpisodeStore
 from tempera.core.errors import InvalidInput
 from tempera.core.models import Episode
+from tempera.core.vecindex import TRANSFERABLE
 
 if TYPE_CHECKING:
     import numpy as np
 
 MODES = ("keyword", "vector", "hybrid")
-BACKGROUND_SAMPLE = 256  # vectors read for a project's background where no process holds them (core/standing.py)
 
 
 @dataclass
@@ -106,48 +106,16 @@ def _keyword(store: EpisodeStore, terms: list[str], project_id: str, cross: bool
 def _vector(
     store: EpisodeStore, qvec: "np.ndarray", project_id: str, cross: bool, n: int
 ) -> tuple[list[tuple[int, float]], dict[int, "np.ndarray"], standing.Background]:
-    """KNN hits (rowid, cosine) with their vectors (a later lookup by rowid is slow on a partitioned vec0 table),
-    and the project's background (`project_background`). The transferable scan runs only when another project has
-    transferable episodes at all."""
-    import numpy as np
-
-    from tempera.core.vecindex import TRANSFERABLE
-
-    cache = store.vector_cache
-    blob = _vec_blob(qvec)
-    found: dict[int, float] = {}
-    vectors: dict[int, np.ndarray] = {}
-    scans: list[tuple[str, str, str | int]] = [(project_id, "project_id = ?", project_id)]
+    """KNN hits (rowid, cosine) with the vectors the index handed back (vecindex.py `VectorIndex.nearest`), and
+    the project's background. The transferable scan runs only when another project has transferable episodes at
+    all."""
+    partitions = [project_id]
     if cross and store.db.one(
         "SELECT 1 FROM episodes WHERE transferable = 1 AND project_id != ? LIMIT 1", (project_id,)
     ):
-        scans.append((TRANSFERABLE, "transferable = ?", 1))
-    for partition, clause, value in scans:
-        if cache is not None:
-            for rowid, sim in cache.search(store.db, qvec, partition, n):
-                found[rowid] = max(found.get(rowid, -9.0), sim)
-            continue
-        for rowid, dist, emb in store.db.query(
-            f"SELECT rowid, distance, embedding FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
-            (blob, n, value),
-        ):
-            found[int(rowid)] = max(found.get(int(rowid), -9.0), 1.0 - float(dist))
-            vectors[int(rowid)] = np.frombuffer(emb, dtype=np.float32)
-    return sorted(found.items(), key=lambda x: -x[1])[:n], vectors, project_background(store, project_id)
-
-
-def project_background(store: EpisodeStore, project_id: str) -> standing.Background:
-    """The project's background of unrelated pairs (core/standing.py): over all its vectors where a process holds
-    them (vecindex.py), else over a sample of BACKGROUND_SAMPLE."""
-    import numpy as np
-
-    if store.vector_cache is not None:
-        return store.vector_cache.background(store.db, project_id, lambda: standing.reference_vectors(store))
-    sample = store.db.query(
-        f"SELECT embedding FROM {VEC_TABLE} WHERE project_id = ? LIMIT ?", (project_id, BACKGROUND_SAMPLE)
-    )
-    matrix = np.stack([np.frombuffer(e, dtype=np.float32) for (e,) in sample]) if sample else np.zeros((0, 1))
-    return standing.background(standing.reference_vectors(store), matrix)
+        partitions.append(TRANSFERABLE)
+    found, vectors = store.vectors.nearest(qvec, partitions, n)
+    return found, vectors, store.vectors.background(project_id)
 
 
 def _selective(store: EpisodeStore, names: list[str], project_id: str, cross: bool, n: int) -> list[str]:
@@ -248,7 +216,7 @@ def retrieve(
     asked = now or datetime.now().astimezone()  # calendar words ("yesterday") are the user's local days
     now = now or datetime.now(timezone.utc)
     n = max(cfg.candidates, limit * 3)
-    status = store.vector_status()
+    status = store.vectors.status()
     use_vec = mode in ("vector", "hybrid") and status.state == "ok"
     if mode == "vector" and not use_vec:
         raise InvalidInput(f"vector mode is unavailable: {status.detail or status.state}")
@@ -259,8 +227,8 @@ def retrieve(
     vec: list[tuple[int, float]] = []
     vectors: dict[int, np.ndarray] = {}
     if use_vec:
-        assert store.embedder is not None
-        qvec = query_vector if query_vector is not None else store.embedder.embed_query(embed_text or query)
+        assert store.vectors.embedder is not None
+        qvec = query_vector if query_vector is not None else store.vectors.embedder.embed_query(embed_text or query)
         found, vectors, background = _vector(store, qvec, project_id, cross_project, n)
         vec = _vector_matches(found, background, cfg, mode)
     names = (
@@ -313,10 +281,9 @@ def retrieve(
         ranked = _in_time(store, query, ranked, project_id, cfg, asked, n)
     ranked = ranked[: max(limit * 4, 20)]
     if use_vec:  # without a cache, hits only BM25 found keep no vector; MMR compares their terms
-        cache = store.vector_cache
         near = dict(found)
         for rowid, h in hits.items():
-            h.vector = vectors.get(rowid) if cache is None else cache.vector(rowid)
+            h.vector = store.vectors.vector(rowid, vectors)
             if h.similarity is None:  # found by words, or below the floor: its cosine says how near it still is
                 h.similarity = near[rowid] if rowid in near else None if h.vector is None else float(h.vector @ qvec)
             if h.similarity is not None:

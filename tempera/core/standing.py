@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-    from tempera.core.episodes import EpisodeStore
+    from tempera.core.db import Database
+    from tempera.core.embed import Embedder
 
 MAD_TO_SD = 1.4826  # the median absolute deviation of a normal distribution times this is its standard deviation
 MIN_SPREAD = 1e-6  # relative to the cosine scale: a background of identical cosines (one vector) has no spread
@@ -92,19 +93,18 @@ def background(reference: "np.ndarray", vectors: "np.ndarray") -> Background:
     return of(np.concatenate(pairs))
 
 
-def reference_vectors(store: EpisodeStore) -> "np.ndarray":
+def reference_vectors(db: Database, embedder: Embedder) -> "np.ndarray":
     """The REFERENCE texts' vectors by the store's model: embedded once per database and model, kept in `meta`
     (a one-shot process pays a read, not 24 model runs)."""
     import numpy as np
 
-    assert store.embedder is not None
     key = (
         "standing_reference:"
-        + hashlib.sha256((store.embedder.spec.name + "\0" + "\n".join(REFERENCE)).encode("utf-8")).hexdigest()[:16]
+        + hashlib.sha256((embedder.spec.name + "\0" + "\n".join(REFERENCE)).encode("utf-8")).hexdigest()[:16]
     )
-    cached = store.db.meta_get(key)
+    cached = db.meta_get(key)
     if cached is not None:
         return np.frombuffer(base64.b64decode(cached), dtype=np.float32).reshape(len(REFERENCE), -1)
-    vectors = np.asarray(store.embedder.embed(list(REFERENCE)), dtype=np.float32)
-    store.db.meta_set(key, base64.b64encode(vectors.tobytes()).decode("ascii"))
+    vectors = np.asarray(embedder.embed(list(REFERENCE)), dtype=np.float32)
+    db.meta_set(key, base64.b64encode(vectors.tobytes()).decode("ascii"))
     return vectors

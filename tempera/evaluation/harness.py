@@ -75,7 +75,7 @@ def load_corpus(mem: Memory, path: Path) -> int:
         if not slug:
             raise InvalidInput(f"{path}:{n}: corpus lines need an `id`")
         item = CaptureInput.model_validate(d)
-        ref = mem.store.resolve_project(item.project, create=True)
+        ref = mem.store.projects.resolve(item.project, create=True)
         ep = item.to_episode(ref, max_summary_chars=mem.config.capture.max_summary_chars)
         ep.id = corpus_uuid(str(slug))
         episodes.append(ep)
@@ -88,7 +88,7 @@ def evaluate(mem: Memory, queries: list[Query], *, mode: str, k: int) -> dict[st
     """Per-query and aggregate P@k, R@k, MRR, nDCG@k, overall and per tag. Retrieval is not logged as use."""
     rows = []
     for q in queries:
-        ref = mem.store.resolve_project(q.project)
+        ref = mem.store.projects.resolve(q.project)
         hits = retrieve(
             mem.store,
             q.query,

@@ -41,6 +41,6 @@ def export(
     mem: "Memory", out: TextIO, fmt: str, *, project: str | None = None, facts: bool = True
 ) -> exporting.ExportCounts:
     """Episodes (of one project, or all) and, unless `facts` is off or a project is named, the fact graph."""
-    project_id = mem.store.resolve_project(project).id if project else None
+    project_id = mem.store.projects.resolve(project).id if project else None
     records = fact_records(mem.db) if facts and project_id is None else iter(())
     return exporting.export(out, fmt, exporting.episodes(mem.db, project_id), records)

@@ -220,8 +220,8 @@ def refit(
             f"on and {MIN_HELD_OUT_QUERIES} in the later sessions ({HELD_OUT_SHARE:.0%} of the prompts) it checks "
             f"on; there are {len(fit)} and {len(held)} ({source_counts(by, judged)})"
         )
-    status = store.vector_status()
-    if store.embedder is None or status.state != "ok":
+    status = store.vectors.status()
+    if store.vectors.embedder is None or status.state != "ok":
         raise InvalidInput(
             f"refit-fusion ranks in hybrid mode, which needs the embedding model of the database's vectors: "
             f"{status.detail or status.state} "
@@ -229,9 +229,9 @@ def refit(
         )
     from tempera.core.vecindex import VectorCache
 
-    store.vector_cache = store.vector_cache or VectorCache()  # thousands of searches: the daemon's in-memory KNN
+    store.vectors.cache = store.vectors.cache or VectorCache()  # thousands of searches: the daemon's in-memory KNN
     shown = shown_before(store.db)
-    embedder = store.embedder
+    embedder = store.vectors.embedder
     prompts = sorted({q.prompt for q in labelled})  # a prompt both sources label is embedded once
     progress(f"embedding {len(prompts)} prompts")
     vectors = dict(zip(prompts, (embedder.embed_query(p) for p in prompts)))

@@ -19,7 +19,7 @@ from tempera.core.directives import reads_as_directive
 from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, project_for_path
-from tempera.core.retrieve import Hit, project_background
+from tempera.core.retrieve import Hit
 from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
 from tempera.inject import context, gate, injectlog, longprompt, payload, render, sessionstart, workcontext
@@ -111,7 +111,7 @@ def candidates(
     if cfg.max_episodes == 0 or not textsearch.content_terms(longprompt.search_text(prompt)):
         return [], False
     embedded = longprompt.vector_text(prompt)  # a long prompt's title (inject/longprompt.py)
-    qvec = mem.embedder.embed_query(embedded) if mem.embedder and mem.store.vector_status().state == "ok" else None
+    qvec = mem.embedder.embed_query(embedded) if mem.embedder and mem.store.vectors.status().state == "ok" else None
     hits = workcontext.related(
         mem.store,
         prompt,
@@ -125,7 +125,7 @@ def candidates(
     )
     context_only = [h for h in hits if h.similarity is None and h.vector is not None]
     if qvec is not None and context_only:  # hits only the session's context found (workcontext.py): their match
-        background = project_background(mem.store, project.id)
+        background = mem.store.vectors.background(project.id)
         for h in context_only:
             h.similarity = float(np.dot(qvec, h.vector))
             h.standing = background.standing(h.similarity)
@@ -236,7 +236,7 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
     hp = sessionstart.with_work(hp, words)
     project = project_for_path(cwd)
     if mem.db.one("SELECT 1 FROM projects WHERE id = ?", (project.id,)) is None:  # a checkout seen the first time
-        mem.store.ensure_project(project)
+        mem.store.projects.ensure(project)
         try:
             project_lineage.adopt(mem.db, project)  # takes in what was imported from its copies elsewhere
         except Exception:  # the answer goes on without it: `tempera projects merge` does it by hand

@@ -37,7 +37,7 @@ async def tempera_status(ctx: Context, project: args.Project = None) -> ToolResu
     from tempera.core import paths
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
-        ref = mem.store.resolve_project(project, cwd=workdir)
+        ref = mem.store.projects.resolve(project, cwd=workdir)
         counts = {
             key: _count(mem.db, f"SELECT COUNT(*) FROM {table} WHERE project_id = ?", ref.id)
             for key, table in PROJECT_ROWS.items()
@@ -50,7 +50,7 @@ async def tempera_status(ctx: Context, project: args.Project = None) -> ToolResu
         counts["pending_ask_backs"] = _count(
             mem.db, "SELECT COUNT(*) FROM ask_backs WHERE project_id = ? AND status = 'pending'", ref.id
         )
-        vectors = mem.store.vector_status()
+        vectors = mem.store.vectors.status()
         last = mem.db.one("SELECT MAX(created_at) FROM episodes WHERE project_id = ?", (ref.id,))[0]
         data = {
             "data_dir": str(paths.data_dir()),
@@ -83,7 +83,7 @@ async def tempera_stats(
     from tempera.core.stats import memory_stats
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
-        ref = mem.store.resolve_project(project, cwd=workdir)
+        ref = mem.store.projects.resolve(project, cwd=workdir)
         if kind == "trends":
             data = trends(mem, bucket=bucket, project_id=ref.id)
             return reply(data, render.trends_text(data))
@@ -106,7 +106,7 @@ async def tempera_propagate(
     from tempera.core.learning.propagation import propagate
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
-        report = propagate(mem, project_id=mem.store.resolve_project(project, cwd=workdir).id, temporal=temporal)
+        report = propagate(mem, project_id=mem.store.projects.resolve(project, cwd=workdir).id, temporal=temporal)
         data = report.as_dict()
         return reply(data, render.propagation_text(data))
 
@@ -134,7 +134,7 @@ async def tempera_review(
     from tempera.core.learning.prune import prune
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
-        project_id = mem.store.resolve_project(project, cwd=workdir).id
+        project_id = mem.store.projects.resolve(project, cwd=workdir).id
         storage = mem.config.storage
         data: dict[str, Any] = {"action": action, "dry_run": dry_run or action == "analyze"}
         if action in ("analyze", "consolidate"):

@@ -67,7 +67,7 @@ async def tempera_retrieve(
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
         if all:
-            project_id = None if cross else mem.store.resolve_project(project, cwd=workdir).id
+            project_id = None if cross else mem.store.projects.resolve(project, cwd=workdir).id
             rows = [render.episode_row(e) for e in mem.store.iter_episodes(project_id, limit=limit)]
             data = {"episodes": rows, "total": mem.store.count(project_id)}
             return reply(data, render.episode_rows(data))

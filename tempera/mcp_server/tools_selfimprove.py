@@ -30,7 +30,7 @@ async def tempera_session_start(
     from tempera.core.brief import session_start
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
-        ref = mem.store.resolve_project(project, cwd=workdir)
+        ref = mem.store.projects.resolve(project, cwd=workdir)
         brief = session_start(mem, ref.id, by=session_id or "mcp")
         text = brief.render(mem.config.inject.budget_chars)
         return reply(guarded(brief.as_dict()), text or f"Nothing pending for {ref.name}.")
@@ -58,7 +58,7 @@ async def tempera_brief(
     from tempera.core.selfimprove.anchors import anchor_files
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
-        ref = mem.store.resolve_project(project, cwd=workdir)
+        ref = mem.store.projects.resolve(project, cwd=workdir)
         brief = build_brief(mem, ref.id, anchor_files(files, ref.path, workdir), task_type, domain, cross_project)
         text = brief.render(mem.config.inject.budget_chars)
         return reply(guarded(brief.as_dict()), text or "Nothing to surface for these files yet.")
@@ -74,7 +74,7 @@ async def tempera_template(
     from tempera.core.selfimprove.templates import get_template
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
-        ref = mem.store.resolve_project(project, cwd=workdir)
+        ref = mem.store.projects.resolve(project, cwd=workdir)
         found = get_template(mem.db, ref.id, task_type, domain)
         shown = guarded(found.as_dict()) if found else None
         text = template_text(shown) if shown else f"No template for {task_type}/{domain or '-'} in {ref.name} yet."

@@ -56,7 +56,7 @@ async def memory_prepare_turn(
     from tempera.inject.warm import handle_hook
 
     def work(mem: "Memory", workdir: str) -> ToolResult:
-        cwd = (mem.store.resolve_project(project, cwd=workdir).path or workdir) if project else workdir
+        cwd = (mem.store.projects.resolve(project, cwd=workdir).path or workdir) if project else workdir
         sid = _session(session_id)
         doc = {"hook_event_name": "UserPromptSubmit", "session_id": sid, "cwd": cwd, "prompt": prompt}
         out = handle_hook(mem, "UserPromptSubmit", doc, enqueue=lambda hp: None)

@@ -229,11 +229,11 @@ def _episodes_prepare(ts: Session, ref: ProjectRef, rows: list[Row]) -> Any:
         ep.source.author = author
         episodes.append(ep)
     vectors = None
-    if store.vectors_writable():
-        model = store.embedder.spec.name  # type: ignore[union-attr]
+    if store.vectors.writable():
+        model = store.vectors.embedder.spec.name  # type: ignore[union-attr]
         missing = [i for i, r in enumerate(rows) if r[3] != model or r[4] is None]
-        made = store.embedder.embed([episodes[i].embed_text() for i in missing]) if missing else []  # type: ignore[union-attr]
-        vectors = np.zeros((len(rows), store.embedder.spec.dim), dtype=np.float32)  # type: ignore[union-attr]
+        made = store.vectors.embedder.embed([episodes[i].embed_text() for i in missing]) if missing else []  # type: ignore[union-attr]
+        vectors = np.zeros((len(rows), store.vectors.embedder.spec.dim), dtype=np.float32)  # type: ignore[union-attr]
         for i, r in enumerate(rows):
             if r[4] is not None and r[3] == model:
                 vectors[i] = r[4].to_numpy()

@@ -49,7 +49,7 @@ def _share(mem: Memory, conn: psycopg.Connection, ref: ProjectRef) -> str:
             f"{exc.diag.message_primary}: ask the DBA to run the SQL of "
             f"`tempera team member-sql ROLE --project {ref.name}`"
         ) from exc
-    mem.store.ensure_project(ref)
+    mem.store.projects.ensure(ref)
     TeamState(mem.db).share(ref.id)
     return str(how)
 

@@ -39,7 +39,7 @@ def session_project(
     root = roots[0] if roots else transcript.cwd or ""
     files = session_files(turns, root)
     if project:
-        ref = mem.store.resolve_project(project)
+        ref = mem.store.projects.resolve(project)
         decision = lineage.Decision(ref, "project", f"assigned with --project {project}", root)
     elif transcript.cwd and os.path.isdir(transcript.cwd):
         ref = project_for_path(transcript.cwd)

@@ -301,8 +301,8 @@ def _prepare(
     prepared.new = list(zip(plan.new, drafts))
     prepared.grown = (grown, regrown) if grown and regrown else None
     prepared.since = _since_after(transcript, turns, units)
-    embedder = mem.store.embedder
-    if drafts and embedder is not None and mem.store.vectors_writable():
+    embedder = mem.store.vectors.embedder
+    if drafts and embedder is not None and mem.store.vectors.writable():
         prepared.vectors = embedder.submit([ep.embed_text() for ep in drafts])
 
 

@@ -22,7 +22,7 @@ def resume_project(mem: "Memory", spec: str | None) -> tuple[ProjectRef, dict[st
     """Resume capture; returns the project, its pause record and how many transcripts were fast-forwarded. A name
     that is neither a project in memory nor a paused one is refused (NotFound), as `pause` refuses it."""
     try:
-        ref = mem.store.resolve_project(spec)
+        ref = mem.store.projects.resolve(spec)
     except NotFound:
         paused = pausing.paused_by_spec(spec or "", mem.db.path.parent)
         if paused is None:

@@ -98,7 +98,7 @@ async def search_page(request: Request) -> Response:
             "modes": MODES,
             "cross": cross,
             "hits": hits,
-            "vectors": mem.store.vector_status().state,
+            "vectors": mem.store.vectors.status().state,
         },
     )
 

@@ -42,7 +42,7 @@ def _store(memory: Memory, tmp_path: Path) -> tuple[str, dict[str, str]]:
 def test_the_end_of_a_long_prompt_reaches_its_episode(memory: Memory, tmp_path: Path) -> None:
     repo, ids = _store(memory, tmp_path)
     cfg = memory.config.retrieval.model_copy(update={"min_standing": 1.5})  # ~0.1 in MiniLM space
-    pid = memory.store.resolve_project(repo).id
+    pid = memory.store.projects.resolve(repo).id
     hits = retrieve(memory.store, PREAMBLE + QUESTION, project_id=pid, cfg=cfg, mode="vector")
     assert hits and hits[0].episode.id == ids[EPISODES[0]]
     # what the model reads of the prompt in one run (its start) is about none of them: the chunks did it

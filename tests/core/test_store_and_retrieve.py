@@ -32,7 +32,7 @@ def seeded(memory: Memory, tmp_path: Path) -> dict[str, str]:
 
 
 def test_vectors_use_the_offline_model(memory: Memory, seeded: dict[str, str]) -> None:
-    status = memory.store.vector_status()
+    status = memory.store.vectors.status()
     assert status.state == "ok"
     assert "MiniLM" in (status.model or "")
     assert memory.db.one("SELECT COUNT(*) FROM episode_vec")[0] == len(EPISODES)
@@ -150,7 +150,7 @@ def test_id_prefixes(memory: Memory, seeded: dict[str, str]) -> None:
 
 def test_model_change_is_detected_and_vectors_not_mixed(memory: Memory, seeded: dict[str, str]) -> None:
     memory.db.meta_set("embedding_model", "some/other-model")
-    status = memory.store.vector_status()
+    status = memory.store.vectors.status()
     assert status.state == "mismatch" and "reindex" in status.detail
     with pytest.raises(InvalidInput):
         memory.retrieve("login redirect", project=seeded["_repo"], mode="vector")
@@ -159,8 +159,8 @@ def test_model_change_is_detected_and_vectors_not_mixed(memory: Memory, seeded: 
     before = memory.db.one("SELECT COUNT(*) FROM episode_vec")[0]
     memory.capture(CaptureInput(summary="New episode while vectors are stale", project=seeded["_repo"]))
     assert memory.db.one("SELECT COUNT(*) FROM episode_vec")[0] == before  # not written with the wrong model
-    assert memory.store.reindex(full=True) == len(EPISODES) + 1
-    assert memory.store.vector_status().state == "ok"
+    assert memory.store.vectors.reindex(full=True) == len(EPISODES) + 1
+    assert memory.store.vectors.status().state == "ok"
 
 
 def test_keyword_only_without_model(tmp_path: Path) -> None:
@@ -175,7 +175,7 @@ def test_keyword_only_without_model(tmp_path: Path) -> None:
     with Memory(cfg, use_model=True) as mem:
         assert mem.embedder is None
         mem.capture(CaptureInput(summary="Tuned RUST_LOG filters for the tokio runtime", project=str(tmp_path)))
-        assert mem.store.vector_status().state == "none"
+        assert mem.store.vectors.status().state == "none"
         assert mem.retrieve("RUST_LOG", project=str(tmp_path))[0].similarity is None
         with pytest.raises(InvalidInput):
             mem.retrieve("RUST_LOG", project=str(tmp_path), mode="vector")

@@ -41,20 +41,20 @@ def pair(tmp_path: Path):  # type: ignore[no-untyped-def]
     for d in (repo, other):
         (d / ".git").mkdir(parents=True)
     with Memory() as writer, Memory() as reader:
-        reader.store.vector_cache = VectorCache()
+        reader.store.vectors.cache = VectorCache()
         yield reader, writer, repo, other
 
 
 def same_as_vec0(reader: Memory, project: str) -> None:
     """For every query: the cache's nearest episodes and cosines equal sqlite-vec's, in the project and across, and
     so does the project's background (core/standing.py: every vector, here fewer than the sample vec0 reads)."""
-    cache = reader.store.vector_cache
+    cache = reader.store.vectors.cache
     for q in QUERIES:
         qvec = reader.embedder.embed_one(q)
         for cross in (False, True):
-            reader.store.vector_cache = None
+            reader.store.vectors.cache = None
             expected, _, expected_background = _vector(reader.store, qvec, project, cross, 10)
-            reader.store.vector_cache = cache
+            reader.store.vectors.cache = cache
             got, _, background = _vector(reader.store, qvec, project, cross, 10)
             assert [r for r, _ in got] == [r for r, _ in expected], (q, cross)
             assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-5)
@@ -68,7 +68,7 @@ def test_cache_follows_every_kind_of_write(pair) -> None:  # type: ignore[no-unt
     pid = project_for_path(repo).id
     eps = [writer.capture(CaptureInput(summary=s, project=str(repo))) for s in SUMMARIES]
     same_as_vec0(reader, pid)
-    assert reader.store.vector_cache._parts  # the reader loaded the project: later checks test the refresh
+    assert reader.store.vectors.cache._parts  # the reader loaded the project: later checks test the refresh
 
     eps.append(
         writer.capture(CaptureInput(summary="Session cookie SameSite=None broke the login redirect", project=str(repo)))
@@ -94,7 +94,7 @@ def test_cache_follows_every_kind_of_write(pair) -> None:  # type: ignore[no-unt
     same_as_vec0(reader, pid)
     forget(writer.db, Selector("episode", eps[3].id))  # forgotten in bulk
     same_as_vec0(reader, pid)
-    writer.store.reindex(full=True)  # the vector table rebuilt
+    writer.store.vectors.reindex(full=True)  # the vector table rebuilt
     same_as_vec0(reader, pid)
     with writer.db.transaction():  # a reader that fell behind the pruned log reloads
         writer.db.execute("DELETE FROM vector_changes")
@@ -107,11 +107,11 @@ def test_hybrid_ranking_is_the_same_with_the_cache(pair) -> None:  # type: ignor
     pid = project_for_path(repo).id
     for s in SUMMARIES:
         writer.capture(CaptureInput(summary=s, project=str(repo)))
-    cache = reader.store.vector_cache
+    cache = reader.store.vectors.cache
     for q in QUERIES:
-        reader.store.vector_cache = None
+        reader.store.vectors.cache = None
         plain = [h.episode.id for h in retrieve(reader.store, q, project_id=pid, cfg=reader.config.retrieval)]
-        reader.store.vector_cache = cache
+        reader.store.vectors.cache = cache
         cached = [h.episode.id for h in retrieve(reader.store, q, project_id=pid, cfg=reader.config.retrieval)]
         assert cached == plain, q
 
@@ -119,7 +119,7 @@ def test_hybrid_ranking_is_the_same_with_the_cache(pair) -> None:  # type: ignor
 def test_log_is_pruned(memory: Memory, tmp_path: Path) -> None:
     with memory.db.transaction():
         for _ in range(10_050):
-            memory.store.vectors_rebuilt()
+            memory.store.vectors.rebuilt()
     low, high, n = memory.db.one("SELECT min(seq), max(seq), count(*) FROM vector_changes")
     assert n == 10_000 and high - low == 9_999
 

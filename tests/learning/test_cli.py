@@ -9,6 +9,7 @@ import pytest
 from learnbook import Book
 
 from tempera.cli.learning import COMMANDS
+from tempera.core import retrievals
 from tempera.core.learning.implicit import apply_implicit_feedback
 from tests.support.cli import command_path, tempera
 
@@ -28,7 +29,7 @@ def test_every_command_has_help(command) -> None:
 def test_prune_is_a_dry_run_unless_executed_and_respects_min_retrievals(book: Book) -> None:
     old_bad = book.add("Tried to cache sessions in a global dict", at=-24 * 100)
     old_unjudged = book.add("Old note about logging", at=-24 * 100)
-    book.memory.store.record_retrievals([old_bad.id, old_bad.id], query="q", via="test")
+    retrievals.record(book.memory.db, [old_bad.id, old_bad.id], query="q", via="test")
     book.memory.feedback("unhelpful", [old_bad.id])
     dry = invoke("learn", "prune", "--older-than", "90", "--min-utility", "0.4")
     assert [c["id"] for c in dry["candidates"]] == [old_bad.id] and not dry["executed"]

@@ -80,7 +80,7 @@ def build(data: Path, repo: Path, *, sessions: int, used: str) -> None:
     the paraphrase (`used="paraphrase"`) or the unrelated text (`used="unrelated"`) judged used, the other ignored."""
     project = project_for_path(str(repo))
     with Memory() as mem:
-        mem.store.ensure_project(project)
+        mem.store.projects.ensure(project)
         texts = [t for pair in PROMPTS.values() for t in pair] + OTHER
         ids = {e.summary: e.id for e in mem.capture_many([CaptureInput(summary=t, project=str(repo)) for t in texts])}
         for k in range(sessions):
@@ -148,7 +148,7 @@ def test_a_refit_that_ranks_the_used_episodes_higher_is_reported_and_written(dat
 
     # a prompt asked now ranks the paraphrase first
     with Memory() as mem:
-        project = mem.store.resolve_project(str(repo))
+        project = mem.store.projects.resolve(str(repo))
         top = retrieve(mem.store, "python memory leak", project_id=project.id, cfg=retrieval, limit=3, mode="hybrid")
     assert top[0].episode.summary == PROMPTS["python memory leak"][0]
 

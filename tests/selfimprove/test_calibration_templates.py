@@ -22,7 +22,7 @@ PASS = VerificationState.TESTS_PASS
 def shop(tmp_path: Path, mem: Memory) -> ProjectRef:
     (tmp_path / "shop" / ".git").mkdir(parents=True)
     ref = project_for_path(tmp_path / "shop")
-    mem.store.ensure_project(ref)
+    mem.store.projects.ensure(ref)
     return ref
 
 

@@ -89,7 +89,7 @@ def devs(tmp_path: Path, team: Team) -> Iterator[Callable[..., Dev]]:
         team.add_member(role, [project] if member_of is None else member_of)
         data_dir = tmp_path / f"dev-{name}"
         mem = Memory(db_path=data_dir / paths.DB_NAME)
-        mem.store.ensure_project(project)
+        mem.store.projects.ensure(project)
         dev = Dev(role, data_dir, mem)
         dev.state.set_link(team.dsn(role), role)
         dev.state.share(project.id)

@@ -118,7 +118,7 @@ def second_machine(alice: Dev, team: Team) -> Dev:
     """Alice's other data dir (a second laptop, or one restored from a backup): same role, its own machine id."""
     data_dir = alice.data_dir.parent / "dev-alice-2"
     mem = Memory(db_path=data_dir / paths.DB_NAME)
-    mem.store.ensure_project(WEB)
+    mem.store.projects.ensure(WEB)
     dev = Dev(alice.role, data_dir, mem)
     dev.state.set_link(team.dsn(alice.role), alice.role)
     dev.state.share(WEB.id)
@@ -202,7 +202,7 @@ def test_projects_merge_moves_the_teams_rows_and_cursors(devs: Callable[..., Dev
 
     shop = ProjectRef("77aa77aa77aa77aa", "webshop-monorepo", None)  # the id the repository has now
     for dev in (alice, bob):
-        dev.mem.store.ensure_project(shop)
+        dev.mem.store.projects.ensure(shop)
     out = cli(alice, "projects", "merge", WEB.id, shop.id).stdout
     assert "shared with the team" in out and "webshop-monorepo" in out
     assert alice.state.shared() == [shop.id]

@@ -29,7 +29,7 @@ def test_the_local_team_tables_upgrade_from_team_001_keeping_every_row(tmp_path:
     with Memory(db_path=tmp_path / "old" / "tempera.db", use_model=False) as mem:
         apply_migrations(mem.db, local.MIGRATIONS[:1])  # what a Tempera of team.001 left behind
         ep = mem.store.add(episode(WEB, "Login redirect loop fixed by clearing the stale session cookie"))
-        mem.store.ensure_project(WEB)
+        mem.store.projects.ensure(WEB)
         mem.feedback("helpful", [ep.id])
         (fid,) = mem.db.one("SELECT max(id) FROM feedback_events")
         for sql, args in (

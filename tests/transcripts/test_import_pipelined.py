@@ -11,8 +11,8 @@ import numpy as np
 from transcript_paths import DATA, TRANSCRIPTS
 from transcript_writer import SessionWriter
 
-from tempera.core.episodes import VEC_TABLE
 from tempera.core.memory import Memory
+from tempera.core.vecindex import VEC_TABLE
 from tempera.transcripts.importer import find_sessions, import_transcripts
 from tempera.transcripts.pipeline import capture_and_learn
 
@@ -36,8 +36,8 @@ def test_each_vector_is_its_episodes_and_matches_one_file_at_a_time(tmp_path: Pa
         report = import_transcripts(mem, files)
         assert report.added > 8 and not report.failures
         pipelined = _stored(mem)
-        assert mem.store.embedder is not None
-        fresh = mem.store.embedder.embed([text for _, text, _ in pipelined])
+        assert mem.store.vectors.embedder is not None
+        fresh = mem.store.vectors.embedder.embed([text for _, text, _ in pipelined])
     assert len(pipelined) == report.added
     for (_, _, blob), vec in zip(pipelined, fresh):
         assert blob == np.asarray(vec, dtype=np.float32).tobytes()  # this episode's own text, not a neighbour's
@@ -66,6 +66,6 @@ def test_a_grown_session_reimported_keeps_its_vector_in_step(tmp_path: Path) -> 
         blob = mem.db.one(
             f"SELECT v.embedding FROM episodes e JOIN {VEC_TABLE} v ON v.rowid = e.rowid WHERE e.id = ?", (grown.id,)
         )
-        assert mem.store.embedder is not None
-        vec = mem.store.embedder.embed([stored.embed_text()])[0]
+        assert mem.store.vectors.embedder is not None
+        vec = mem.store.vectors.embedder.embed([stored.embed_text()])[0]
     assert blob is not None and bytes(blob[0]) == np.asarray(vec, dtype=np.float32).tobytes()

@@ -141,7 +141,7 @@ def test_project_of_a_cwd_not_on_this_machine_and_override(kw_memory: Memory, se
     assert kw_memory.store.count() == 0  # dry run
     with pytest.raises(NotFound, match="unknown project 'storefront'"):  # a typo must not make a project
         capture_transcript(kw_memory, session.path, project="storefront")
-    kw_memory.store.ensure_project(project_for_name("storefront"))
+    kw_memory.store.projects.ensure(project_for_name("storefront"))
     (ep,) = capture_transcript(kw_memory, session.path, project="storefront").added
     assert ep.project_name == "storefront" and ep.project_path is None
 

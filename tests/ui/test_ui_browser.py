@@ -19,7 +19,7 @@ from tempera.core.retrieve import retrieve
 
 
 def _search(page: Page, seeded: Seeded, ui: Any, text: str) -> None:
-    webshop = ui.memory.store.resolve_project(str(seeded.webshop)).id
+    webshop = ui.memory.store.projects.resolve(str(seeded.webshop)).id
     page.go(f"/search?project={webshop}")
     page.tab.fill("input[name=q]", text)
     page.tab.click("#search-form button[type=submit]")
@@ -49,7 +49,7 @@ def test_search_open_forget_and_it_is_gone(page: Page, ui: Any, seeded: Seeded, 
     hits = retrieve(
         mem.store,
         f"{MARKER} cache stampede",
-        project_id=mem.store.resolve_project(str(seeded.webshop)).id,
+        project_id=mem.store.projects.resolve(str(seeded.webshop)).id,
         cfg=mem.config.retrieval,
         limit=20,
         cross_project=True,
@@ -61,7 +61,7 @@ def test_search_open_forget_and_it_is_gone(page: Page, ui: Any, seeded: Seeded, 
 
 
 def test_main_views_render(page: Page, ui: Any, seeded: Seeded) -> None:
-    webshop = ui.memory.store.resolve_project(str(seeded.webshop)).id
+    webshop = ui.memory.store.projects.resolve(str(seeded.webshop)).id
     page.go(f"/timeline?project={webshop}")
     assert page.tab.locator("canvas[data-chart=sessions][data-drawn]").count() == 1
     assert page.tab.locator("li.session").count() == 4  # two captured transcripts, the marker's session, s-2
@@ -108,7 +108,7 @@ def test_feedback_scope_pause_and_resume_from_the_page(page: Page, ui: Any, seed
     assert ui.memory.store.get(seeded.neighbour_id).scope.transferable
     assert page.tab.input_value("input[name=scope]") == "language:python"
 
-    webshop = ui.memory.store.resolve_project(str(seeded.webshop)).id
+    webshop = ui.memory.store.projects.resolve(str(seeded.webshop)).id
     page.go(f"/timeline?project={webshop}")
     page.tab.locator("#projects tr", has_text="webshop").get_by_role("button", name="Pause").click()
     assert "paused since" in page.tab.locator("#projects tr", has_text="webshop").inner_text()

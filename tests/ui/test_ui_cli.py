@@ -51,7 +51,7 @@ def test_forget_a_session_and_a_period(memory: Memory, seeded: Seeded) -> None:
     nothing = invoke("forget", "before", "2000-01-01", "--project", str(seeded.billing), "--yes")
     assert "Nothing to forget" in nothing.stdout
     invoke("forget", "before", "2100-01-01", "--project", str(seeded.billing), "--yes")
-    assert memory.store.count(memory.store.resolve_project(str(seeded.billing)).id) == 0
+    assert memory.store.count(memory.store.projects.resolve(str(seeded.billing)).id) == 0
     assert memory.store.count() == 5  # webshop's transcripts and s-2 remain
 
 

@@ -32,7 +32,7 @@ def test_latency_is_plotted_once_the_hooks_record_it(memory: Memory, seeded: See
 
 
 def test_timeline_groups_episodes_by_session(memory: Memory, seeded: Seeded) -> None:
-    webshop = memory.store.resolve_project(str(seeded.webshop)).id
+    webshop = memory.store.projects.resolve(str(seeded.webshop)).id
     sessions = timeline.sessions(memory.db, webshop)
     marker = next(s for s in sessions if s["id"] == MARKER_SESSION)
     assert [e["id"] for e in marker["episodes"]] == [seeded.marker_id, seeded.neighbour_id]

@@ -74,8 +74,8 @@ def test_forgetting_a_session_takes_its_prompts_and_jobs(memory: Memory, seeded:
 
 
 def test_forgetting_a_project_leaves_the_other(memory: Memory, seeded: Seeded) -> None:
-    webshop = memory.store.resolve_project(str(seeded.webshop))
-    billing = memory.store.resolve_project(str(seeded.billing))
+    webshop = memory.store.projects.resolve(str(seeded.webshop))
+    billing = memory.store.projects.resolve(str(seeded.billing))
     before = memory.store.count(billing.id)
     report = forgetting.forget(memory.db, forgetting.Selector("project", webshop.id))
     assert report.counts["projects"] == 1

@@ -34,7 +34,7 @@ def test_a_query_naming_a_file_finds_the_episode_that_changed_it(memory: Memory,
                 files_modified=[f"src/pages/orders_{i}.tsx"],
             )
         )
-    project = memory.store.resolve_project(web).id
+    project = memory.store.projects.resolve(web).id
     with httpx.Client(base_url=f"http://127.0.0.1:{ui.launch.port}", timeout=60) as client:
         assert client.get(f"/?token={ui.launch.token}").status_code == 303  # the token becomes a cookie
         page = client.get("/search", params={"q": QUERY, "project": project, "scope": "project"}).text

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tempera.core.episodes import VEC_TABLE, EpisodeStore
+from tempera.core.episodes import EpisodeStore
 from tempera.core.learning.retire import RETIRED_SQL
+from tempera.core.vecindex import VEC_TABLE
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class Node:
 
 def vectors_missing(store: EpisodeStore) -> str | None:
     """Why the graph cannot be built (no model, no sqlite-vec, a model mismatch), or None when it can."""
-    status = store.vector_status()
+    status = store.vectors.status()
     if status.state == "ok":
         return None
     return status.detail or f"vector index is {status.state}"

@@ -8,8 +8,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from tempera.core.db import Database
-from tempera.core.episodes import VEC_TABLE, EpisodeStore
+from tempera.core.episodes import EpisodeStore
 from tempera.core.errors import InvalidInput, NotFound
+from tempera.core.vecindex import VEC_TABLE
 
 RETIRED_SQL = "SELECT episode_id FROM episode_retirements"
 

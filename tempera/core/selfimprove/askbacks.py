@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from tempera.core import textsearch
 from tempera.core.clipping import squeezed
 from tempera.core.db import Database
-from tempera.core.episodes import EpisodeStore
 from tempera.core.marker import strip_injected
 from tempera.core.models import Episode, iso_utc
 from tempera.core.project import ProjectRef
+from tempera.core.projects import ProjectRegistry
 from tempera.core.selfimprove.drafting import Drafter, drafter_for, one_question
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def draft_ask_back(mem: "Memory", episode: Episode, *, llm: Drafter | None = Non
     )
     at = iso_utc(episode.created_at)  # the turn it asks about: an imported session's ask-back keeps its date
     with mem.db.transaction():
-        EpisodeStore(mem.db).ensure_project(ProjectRef(episode.project_id, episode.project_name, episode.project_path))
+        ProjectRegistry(mem.db).ensure(ProjectRef(episode.project_id, episode.project_name, episode.project_path))
         mem.db.execute(
             "INSERT INTO ask_backs(project_id, episode_id, session_id, question, context, drafted_by, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(episode_id) DO NOTHING",

@@ -20,6 +20,7 @@ from tempera.core.episodes import EpisodeStore
 from tempera.core.errors import InvalidInput
 from tempera.core.models import ValidityScope
 from tempera.core.project import ProjectRef
+from tempera.core.projects import ProjectRegistry
 from tempera.core.redact import redact
 from tempera.core.selfimprove.anchors import anchor_files
 
@@ -88,7 +89,7 @@ def add_entry(
     now = (at or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat()
     cols = ", ".join(kind.fields)
     with db.transaction():
-        EpisodeStore(db).ensure_project(project)
+        ProjectRegistry(db).ensure(project)
         cur = db.execute(
             f"INSERT INTO {kind.table}(project_id, {cols}, episode_id, session_id, scope, transferable, source, "
             f"dedupe_key, created_at) VALUES (?, {', '.join('?' * len(kind.fields))}, ?, ?, ?, ?, ?, ?, ?) "
@@ -264,7 +265,7 @@ def resolve_anchor(store: EpisodeStore, item: AnchoredInput, *, cwd: str | None 
         ep = store.get(item.episode)
         episode_id, project = ep.id, ProjectRef(ep.project_id, ep.project_name, ep.project_path)
     if item.project or project is None:
-        project = store.resolve_project(item.project, cwd=cwd, create=True)
+        project = store.projects.resolve(item.project, cwd=cwd, create=True)
     return Anchor(project, anchor_files(item.files, project.path, cwd), ValidityScope.parse(item.scope), episode_id)
 
 

@@ -152,7 +152,7 @@ def extract_templates(
     (so a re-run costs nothing). Returns the templates written."""
     cfg = mem.config.dream
     llm = llm or drafter_for(mem.config, max_usd=max_usd)
-    project_ids = [project_id] if project_id else [p["id"] for p in mem.store.projects() if p["episodes"]]
+    project_ids = [project_id] if project_id else [p["id"] for p in mem.store.projects.listing() if p["episodes"]]
     written = []
     for pid in project_ids:
         eligible = [

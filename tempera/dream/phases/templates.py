@@ -46,7 +46,7 @@ def plan(ctx: DreamContext) -> Plan:
     )
     work = [
         ProjectWork(p["id"], p["name"], n, n * per_group)
-        for p in ctx.mem.store.projects()
+        for p in ctx.mem.store.projects.listing()
         if p["episodes"] and (n := _pending_groups(ctx, p["id"]))
     ]
     items, deferred, estimate = ctx.budget.take(work, lambda w: w.cost)
