@@ -31,7 +31,7 @@ from real_sessions import SHARED
 from tempera.core.models import Episode
 from tempera.core.project import ProjectRef
 from tempera.inject.render import episode_line, summary_parts
-from tempera.inject.warm import episode_hit
+from tempera.inject.hits import episode_hit
 from tempera.transcripts.capture import checkout_roots, root_of
 from tempera.transcripts.draft import draft_episode
 from tempera.transcripts.reader import read_transcript

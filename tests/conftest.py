@@ -38,6 +38,9 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("TEMPERA_DATA_DIR", str(d))
     # one model cache for the whole run: the offline model dir is assembled once, never downloaded
     monkeypatch.setenv("FASTEMBED_CACHE_DIR", str(REPO / ".pytest_cache" / "models"))
+    # a hook that finds no daemon starts one and waits for its answer; on a busy test machine that start can take
+    # longer than a user's default, and tests read the answer (test_first_prompt.py tests the bound itself)
+    monkeypatch.setenv("TEMPERA_INJECT__DAEMON_START_SECONDS", "40")
     yield d
     kill_daemon(d)
 

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tempera.core import defaults, paths, settings
 from tempera.core.errors import InvalidInput
 from tempera.core.ranking import SalienceWeights
-from tempera.core.settings import SALIENCE, Knob
 
 
 # The UserPromptSubmit gate (inject/warm.py `choose`) on standings, not cosines: the weights, bar and top share that
@@ -28,11 +27,6 @@ GATE_TOP_SHARE = 0.5
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-def _knob(knob: Knob, description: str | None = None) -> Any:
-    """A field with the default and bounds core/settings.py defines for it (the hooks read the same knob)."""
-    return Field(knob.default, ge=knob.lo, le=knob.hi, description=description)
 
 
 class GeneralConfig(_Section):
@@ -52,17 +46,24 @@ class EmbeddingConfig(_Section):
 
 class RetrievalConfig(_Section):
     mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
-    utility_effect: float = _knob(
-        SALIENCE["utility_effect"],
-        "score = relevance x salience; utility 1 (or 0) multiplies a score by 1 + (or -) this, 0.5 leaves it alone",
+    utility_effect: float = Field(
+        defaults.UTILITY_EFFECT,
+        ge=0,
+        le=1,
+        description="score = relevance x salience; utility 1 (or 0) multiplies a score by 1 + (or -) this, "
+        "0.5 leaves it alone",
     )
-    verification_effect: float = _knob(
-        SALIENCE["verification_effect"],
-        "Salience bonus of the best verification state (stable_no_revert); untested adds nothing",
+    verification_effect: float = Field(
+        defaults.VERIFICATION_EFFECT,
+        ge=0,
+        le=1,
+        description="Salience bonus of the best verification state (stable_no_revert); untested adds nothing",
     )
-    freshness_floor: float = _knob(
-        SALIENCE["freshness_floor"],
-        "Salience share a fully decayed episode keeps: decay ranks stale below fresh, never erases it",
+    freshness_floor: float = Field(
+        defaults.FRESHNESS_FLOOR,
+        ge=0,
+        le=1,
+        description="Salience share a fully decayed episode keeps: decay ranks stale below fresh, never erases it",
     )
     query_evidence_effect: float = Field(
         defaults.QUERY_EVIDENCE_EFFECT,
@@ -76,8 +77,8 @@ class RetrievalConfig(_Section):
         description="Weight, beside one injection's verdict, of a later session with a similar prompt that changed a "
         "file the episode changed (query evidence; 0 = links count for nothing)",
     )
-    recency_weight: float = _knob(SALIENCE["recency_weight"], "Share of a score that fades with age (0 = off)")
-    recency_halflife_days: float = _knob(SALIENCE["recency_halflife_days"])
+    recency_weight: float = Field(0.0, ge=0, le=1, description="Share of a score that fades with age (0 = off)")
+    recency_halflife_days: float = Field(30.0, ge=0.01, le=1e6)
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR diversity (0 = diverse, 1 = relevant)")
     mmr_redundancy_floor: float = Field(
         0.7,
@@ -230,8 +231,8 @@ class LLMConfig(_Section):
 
 
 class InjectConfig(_Section):
-    budget_chars: int = _knob(settings.BUDGET_CHARS, "additionalContext size budget per event")
-    max_episodes: int = _knob(settings.MAX_EPISODES)
+    budget_chars: int = Field(2000, ge=200, le=9000, description="additionalContext size budget per event")
+    max_episodes: int = Field(3, ge=0, le=20)
     gate_weights: list[float] = Field(
         list(GATE_WEIGHTS),
         min_length=len(GATE_WEIGHTS),
@@ -250,8 +251,16 @@ class InjectConfig(_Section):
         description="...and at least this share of the best hit's P: a far less likely item does not take room "
         "because room is left",
     )
-    min_keyword_hits: int = _knob(settings.MIN_KEYWORD_HITS, "Distinct query terms a keyword-only hit must contain")
-    daemon_timeout_seconds: float = _knob(settings.DAEMON_TIMEOUT, "How long a hook waits for the warm daemon's answer")
+    min_keyword_hits: int = Field(2, ge=1, le=50, description="Distinct query terms a keyword-only hit must contain")
+    daemon_timeout_seconds: float = Field(
+        2.0,
+        ge=0.05,
+        le=30.0,
+        description="How long a hook waits for the warm daemon's answer (hooks/relay.py reads it)",
+    )
+    daemon_start_seconds: float = Field(
+        3.0, ge=0.5, le=50.0, description="How long a hook that found no daemon waits for the one it starts to answer"
+    )
     facts: bool = Field(
         True,
         description='Inject the fact graph\'s stances and entities that a prompt names ("Tempera facts"); '

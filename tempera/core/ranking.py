@@ -7,8 +7,7 @@ where verified runs from 0 (untested) to 1 (the best state, stable_no_revert).
 
 A multiplier, not an additive term, so evidence moves ranks among comparably relevant episodes at any age: an
 untested episode (utility 0.5, untested) is neutral, and decay can cost at most `1 - freshness_floor`, so stale
-knowledge loses to fresh knowledge of equal relevance without vanishing. Standard library only: the hooks'
-keyword path ranks with the same function (tempera/inject/sqlhits.py).
+knowledge loses to fresh knowledge of equal relevance without vanishing.
 """
 
 from __future__ import annotations

@@ -1,72 +1,23 @@
-"""Where settings come from (config.toml, then TEMPERA_SECTION__KEY env vars) and the one definition of the knobs
-a hook reads, with the standard library only: a hook process cannot pay for importing pydantic.
-
-`core/config.py` validates the whole layered document strictly (a bad value is an error that names its key) and
-takes these knobs' defaults and bounds from here; `hook_settings` reads the same document for the hooks, leniently
-(a broken file or value falls back, clamped into the same bounds: a hook must answer anyway). `hooks/relay.py`
-repeats the daemon timeout's knob, pinned by tests/hooks/test_entry_fuzz.py.
+"""Where settings come from: config.toml, then TEMPERA_SECTION__KEY env vars (and TEMPERA_DISABLE), layered into one
+document that `core/config.py` validates (its one reader, `load_config`); the parse is kept while the file is
+unchanged, so that long-lived processes read it per call at the cost of a stat. Standard library only.
+`hooks/relay.py` reads one value itself (the daemon timeout, a copy pinned by tests/hooks/test_entry_fuzz.py).
 """
 
 from __future__ import annotations
 
-import os
 import time
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from tempera.core import paths
 from tempera.core.errors import InvalidInput
-from tempera.core.ranking import SalienceWeights
 
 ENV_PREFIX = "TEMPERA_"
 KILL_SWITCH_ENV = "TEMPERA_DISABLE"  # the short spelling of TEMPERA_GENERAL__DISABLED
 TRUE = frozenset({"1", "true", "yes", "on"})
-
-
-class Knob(NamedTuple):
-    """A number setting with inclusive bounds: config.py rejects a value outside them, a hook clamps it."""
-
-    section: str
-    key: str
-    default: float
-    lo: float
-    hi: float
-    integer: bool = False
-
-    @property
-    def env(self) -> str:
-        return f"{ENV_PREFIX}{self.section.upper()}__{self.key.upper()}"
-
-    def read(self, doc: Mapping[str, Any]) -> float:
-        """The knob's value in a layered document, clamped; the default when absent or not a number."""
-        section = doc.get(self.section)
-        raw = section.get(self.key, self.default) if isinstance(section, dict) else self.default
-        try:
-            value = min(self.hi, max(self.lo, float(raw)))
-        except (TypeError, ValueError, OverflowError):
-            return self.default
-        return int(value) if self.integer else value
-
-
-BUDGET_CHARS = Knob("inject", "budget_chars", 2000, 200, 9000, integer=True)
-MAX_EPISODES = Knob("inject", "max_episodes", 3, 0, 20, integer=True)
-MIN_KEYWORD_HITS = Knob("inject", "min_keyword_hits", 2, 1, 50, integer=True)
-DAEMON_TIMEOUT = Knob("inject", "daemon_timeout_seconds", 2.0, 0.05, 30.0)
-_SALIENCE = SalienceWeights()
-# [retrieval]'s salience knobs (core/ranking.py), by their names there: the keyword path ranks as the warm path does
-SALIENCE = {
-    name: Knob("retrieval", name, getattr(_SALIENCE, name), lo, hi)
-    for name, lo, hi in (
-        ("utility_effect", 0.0, 1.0),
-        ("verification_effect", 0.0, 1.0),
-        ("freshness_floor", 0.0, 1.0),
-        ("recency_weight", 0.0, 1.0),
-        ("recency_halflife_days", 0.01, 1e6),
-    )
-}
-HOOK_SECTIONS = ("general", "inject", "retrieval")
 
 
 def env_overrides(environ: Mapping[str, str], sections: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -143,31 +94,3 @@ def layered(data: dict[str, Any], environ: Mapping[str, str], sections: Iterable
         current = data.get(section)
         data[section] = {**(current if isinstance(current, dict) else {}), **fields}
     return data
-
-
-class HookSettings(NamedTuple):
-    disabled: bool
-    budget_chars: int
-    max_episodes: int
-    min_keyword_hits: int
-    daemon_timeout: float
-    salience: SalienceWeights
-
-
-def hook_settings(environ: Mapping[str, str] | None = None) -> HookSettings:
-    """The knobs a hook reads, from the same layers as config.py; an unreadable file counts as empty."""
-    try:
-        data = read_toml(paths.config_path())
-    except (OSError, InvalidInput):
-        data = {}
-    doc = layered(data, os.environ if environ is None else environ, HOOK_SECTIONS)
-    general = doc.get("general")
-    flag = general.get("disabled") if isinstance(general, dict) else None
-    return HookSettings(
-        disabled=flag is True or (isinstance(flag, str) and flag.strip().lower() in TRUE),
-        budget_chars=int(BUDGET_CHARS.read(doc)),
-        max_episodes=int(MAX_EPISODES.read(doc)),
-        min_keyword_hits=int(MIN_KEYWORD_HITS.read(doc)),
-        daemon_timeout=DAEMON_TIMEOUT.read(doc),
-        salience=SalienceWeights(**{name: knob.read(doc) for name, knob in SALIENCE.items()}),
-    )

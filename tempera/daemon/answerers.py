@@ -12,6 +12,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tempera.core.config import Config
+from tempera.core.embed import Embedder
 from tempera.core.memory import Memory
 from tempera.core.vecindex import VectorCache
 
@@ -32,6 +34,18 @@ class Answerers:
         self._slots = threading.BoundedSemaphore(MAX_OPEN)
         self.answering = 0
         self.peak = 0
+        self._embedder: Embedder | None = None  # the daemon's model, once warm (`give_model`)
+
+    @property
+    def config(self) -> Config:
+        return self._first.config
+
+    def give_model(self, embedder: Embedder) -> None:
+        """The daemon's model is warm: every memory, open or opened later, embeds with it from now on."""
+        with self._lock:
+            self._embedder = embedder
+            for mem in self._opened:
+                mem.embedder = mem.store.vectors.embedder = embedder
 
     @contextmanager
     def lend(self, *, counted: bool = False) -> Iterator[Memory]:
@@ -55,8 +69,9 @@ class Answerers:
 
     def _open(self) -> Memory:
         # its config follows config.toml per call (current_config); the first memory's last read is the fallback
-        mem = Memory(last_good=self._first.config)
+        mem = Memory(last_good=self._first.config, use_model=False)
         mem.store.vectors.cache = self._vectors
+        mem.embedder = mem.store.vectors.embedder = self._embedder
         with self._lock:
             self._opened.append(mem)
         return mem

@@ -28,16 +28,20 @@ from tempera.core.memory import Memory
 from tempera.core.redact import RedactingFormatter
 from tempera.core.vecindex import VectorCache
 from tempera.daemon.answerers import Answerers
+from tempera.hooks import wire
+from tempera.inject import payload
 
 log = logging.getLogger("tempera.daemon")
 FAILED = "daemon failed:"  # starts the log line that `tempera daemon start` shows when the daemon dies
-MAX_REQUEST_BYTES = 32 * 1024 * 1024  # a hook's 4 MB stdin as a JSON string with every character escaped
+MAX_PAYLOAD_BYTES = payload.MAX_STDIN_BYTES  # a hook's stdin; a larger one is not from Claude Code
 # How long a thread holds the interpreter while another waits for it. A hook answer gives it up at each SQLite
 # query and model run; at the default 5 ms it then waited up to 5 ms a time behind a capture's parsing to get it back.
 SWITCH_INTERVAL_S = 0.0005
 # Added to the jobs thread's nice value (its model batches' threads inherit it): a capture takes the cores that hook
 # calls leave, so a prompt answered beside one is not slowed by its parsing and embedding.
 JOBS_NICER = 10
+PING_WARM_WAIT_S = 60.0  # a ping waits for the model this long at most (a warm daemon answers it at once)
+BACKGROUND_AFTER_S = 1.0  # the background starts this long after the daemon serves, or at its first answer
 PLUGIN_ROOT_ENV = "TEMPERA_PLUGIN_ROOT"  # the Claude Code plugin's root, set by installer/plugin_launcher.py (a copy)
 
 
@@ -82,6 +86,10 @@ class Daemon:
         self.started_version = installed_version()
         self.install = install_paths(data_dir)
         self.restart = False
+        self.warmed = threading.Event()  # the model and the reference vectors are loaded: answers may embed
+        self.warm_ended = threading.Event()  # warming is over, the model loaded or not
+        self.begin = threading.Event()  # a request was answered: the background may start (_start_background)
+        self.workers: list[threading.Thread] = []
         self._lock_fd: int | None = None
         self.config = load_config()
         self.mem: Memory | None = None
@@ -123,29 +131,25 @@ class Daemon:
         if not self.acquire_lock():
             log.info("another daemon holds %s; exiting", self.data_dir / paths.DAEMON_LOCK_NAME)
             return 0
-        self.mem = Memory()  # its config follows config.toml per hook call (Memory.current_config)
+        # bound before the memory is opened: the relay that started this daemon connects at once and its request
+        # waits in the backlog for the memory (a database open), never for the model: answers are keyword-only until
+        # the model is warm (`warmed`, set by the warm thread)
+        srv = self._bind()
+        self.mem = Memory(use_model=False)  # its config follows config.toml per hook call; the model comes warm
         released = jobs.release_leases(self.mem.db.conn)  # we hold the lock: whoever leased them is dead
         if released:
             log.info("took over %s job(s) leased by a daemon that died", released)
         # requests search vectors in memory (vecindex.py), each on a memory of its own
         self.answerers = Answerers(self.mem, VectorCache())
-        if self.mem.embedder is not None:
-            self.mem.embedder.warm()
-            if self.mem.store.vectors.status().state == "ok":  # the first prompt does not embed them (standing.py)
-                standing.reference_vectors(self.mem.db, self.mem.embedder)
-        srv = self._bind()
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
-        # the job handlers' imports (the transcripts package) happen here, before any thread: two threads importing
-        # that package at once each found the other's half-initialised module, and the daemon died on start
+        # the job handlers' and answers' imports (the transcripts package) happen here, before any thread: two threads
+        # importing that package at once each found the other's half-initialised module, and the daemon died on start
         from tempera.daemon.worker import work_one
+        from tempera.inject import warm  # noqa: F401
 
-        workers = [threading.Thread(target=self._work_loop, args=(work_one,), name="jobs", daemon=True)]
-        for t in workers:
-            t.start()
-        self._start_watcher()
-        self._start_dream()
-        self._start_team()
+        starter = threading.Thread(target=self._start_background, args=(work_one,), name="start", daemon=True)
+        starter.start()
         # idle counts from when it serves: loading the model on a busy machine took longer than a short idle period,
         # and the daemon exited before it answered the `daemon start` that launched it
         self.last_activity = time.monotonic()
@@ -154,18 +158,20 @@ class Daemon:
         finally:
             self.stop.set()
             self.wake.set()
+            self.begin.set()
             srv.close()
             try:
                 self.sock_path.unlink()
             except FileNotFoundError:
                 pass
+            starter.join(timeout=10)
             if self.watcher is not None:
                 self.watcher.stop()
             if self.dream is not None:
                 self.dream.stop()
             if self.team is not None:
                 self.team.stop()
-            for t in workers:
+            for t in self.workers:
                 t.join(timeout=10)
             self.answerers.close()
             if self._lock_fd is not None:
@@ -174,6 +180,45 @@ class Daemon:
             log.info("installed version changed (%s -> %s): re-executing", self.started_version, installed_version())
             os.execv(sys.executable, [sys.executable, "-m", "tempera.daemon", "run"])
         return 0
+
+    def _start_background(self, work_one: Callable[[Memory], bool]) -> None:
+        """Start the jobs, the model's warming, the transcript watch, the dream cycle and team sync once the request
+        that started this daemon is answered (or BACKGROUND_AFTER_S passed): on two cores, the model loading beside
+        the first answer doubled the first prompt's wait."""
+        self.begin.wait(timeout=BACKGROUND_AFTER_S)
+        if self.stop.is_set():
+            self.warm_ended.set()
+            return
+        self.workers = [
+            threading.Thread(target=self._work_loop, args=(work_one,), name="jobs", daemon=True),
+            threading.Thread(target=self._warm, name="warm", daemon=True),
+        ]
+        for t in self.workers:
+            t.start()
+        self._start_watcher()
+        self._start_dream()
+        self._start_team()
+
+    def _warm(self) -> None:
+        """Load the model and the reference vectors (standing.py) on a memory of its own, so that no prompt pays for
+        them; hook calls answered meanwhile are keyword-only. A model that cannot load keeps them so."""
+        assert self.answerers is not None
+        try:
+            from tempera.core.embed import get_embedder
+
+            embedder = get_embedder(self.answerers.config)
+            if embedder is not None:
+                embedder.warm()
+                self.answerers.give_model(embedder)
+                with self.answerers.lend() as mem:
+                    if mem.store.vectors.status().state == "ok":
+                        standing.reference_vectors(mem.db, embedder)
+        except Exception:
+            log.exception("warming the model failed: hook calls are answered keyword-only")
+        else:
+            self.warmed.set()
+        finally:
+            self.warm_ended.set()
 
     def _start_watcher(self) -> None:
         if not self.config.daemon.watch_transcripts:
@@ -263,17 +308,15 @@ class Daemon:
         with conn:
             conn.settimeout(5.0)
             try:
-                buf = b""
-                while not buf.endswith(b"\n") and len(buf) < MAX_REQUEST_BYTES:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    buf += chunk
-                req = json.loads(buf.decode("utf-8"))
+                head, _, rest = wire.receive(conn, wire.MAX_HEADER_BYTES, line=True).partition(b"\n")
+                req = json.loads(head.decode("utf-8"))
                 if not isinstance(req, dict):
                     raise ValueError("a request is a JSON object")
                 if req.get("op") == "hook":  # relay.py: a status line, then the bytes the hook prints
-                    out = b"ok\n" + self.answer_hook(req)
+                    size = req.get("size")
+                    if not isinstance(size, int) or not 0 <= size <= MAX_PAYLOAD_BYTES:
+                        raise ValueError(f"a hook request's size is a byte count up to {MAX_PAYLOAD_BYTES}")
+                    out = b"ok\n" + self.answer_hook(str(req.get("event") or ""), wire.receive_body(conn, rest, size))
                 else:
                     out = json.dumps(self.dispatch(req)).encode("utf-8") + b"\n"
             except Exception as exc:
@@ -283,11 +326,14 @@ class Daemon:
                 conn.sendall(out)
             except OSError:
                 pass
+            self.begin.set()
 
     def dispatch(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         self.last_activity = time.monotonic()
-        if op == "ping":
+        if op == "ping":  # `tempera daemon start` waits for this answer: it comes once the model is warm
+            self.begin.set()
+            self.warm_ended.wait(timeout=PING_WARM_WAIT_S)
             return {"ok": True, "pid": os.getpid(), "version": self.started_version}
         if op == "wake":
             self.wake.set()
@@ -308,16 +354,15 @@ class Daemon:
                 }
         return {"ok": False, "error": f"unknown op {op!r}"}
 
-    def answer_hook(self, req: dict[str, Any]) -> bytes:
-        """A whole hook call from relay.py or `tempera-hook` (its event argument and raw stdin), answered as the hook
-        process would answer it, on a memory of its own beside any other call (answerers.py); a queued job wakes
-        the worker."""
+    def answer_hook(self, event: str, raw: bytes) -> bytes:
+        """A whole hook call from relay.py (its event argument and raw stdin), answered as the hook process would
+        answer it, on a memory of its own beside any other call (answerers.py); a queued job wakes the worker."""
         from tempera.inject.warm import hook_reply
 
         self.last_activity = time.monotonic()
         assert self.answerers is not None
         with self.answerers.lend(counted=True) as mem:
-            return hook_reply(mem, str(req.get("event") or ""), str(req.get("stdin") or ""), wake=self.wake.set)
+            return hook_reply(mem, event, raw, wake=self.wake.set, keyword_only=not self.warmed.is_set())
 
     # -- jobs -----------------------------------------------------------------------------------
     def _work_loop(self, work_one: Callable[[Memory], bool]) -> None:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from tempera.core import paths
+from tempera.hooks import wire
 
 SPAWN_GUARD_SECONDS = 15.0  # one start attempt per this long, so a burst of hooks does not fork a herd
-MAX_REPLY_BYTES = 1024 * 1024
 
 
 def request(sock_path: Path, message: dict[str, Any], *, timeout: float) -> dict[str, Any] | None:
@@ -21,16 +20,12 @@ def request(sock_path: Path, message: dict[str, Any], *, timeout: float) -> dict
     if not sock_path.exists():
         return None
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(str(sock_path))
+        s = wire.connect(str(sock_path), timeout)
+        try:
             s.sendall(json.dumps(message).encode("utf-8") + b"\n")
-            buf = b""
-            while not buf.endswith(b"\n") and len(buf) < MAX_REPLY_BYTES:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
+            buf = wire.receive(s, wire.MAX_REPLY_BYTES, line=True)
+        finally:
+            s.close()
         reply = json.loads(buf.decode("utf-8")) if buf.strip() else None
         return reply if isinstance(reply, dict) else None
     except (OSError, ValueError):

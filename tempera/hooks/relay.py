@@ -1,26 +1,34 @@
 """The hook command the installer writes: `python -I -S .../tempera/hooks/relay.py <event>`.
 
 Claude Code starts a new process for every hook, so the process start is most of a warm turn's cost. Started
-without `site` (-S) and importing only modules built into the interpreter, this file hands the raw stdin to the
-daemon and prints the daemon's answer byte for byte: a few milliseconds over a bare interpreter start, where
-importing the package (site, .pth files, json, pathlib, tomllib) costs several times that. The daemon runs
-exactly what `tempera-hook` runs (`tempera.inject.gate.handle`), kill switch and pause included.
+without `site` (-S) and importing only modules built into the interpreter (and `hooks/wire.py`, by its path), this
+file hands the raw stdin to the daemon and prints the daemon's answer byte for byte: a few milliseconds over a bare
+interpreter start, where importing the package (site, .pth files, json, pathlib, tomllib) costs several times that.
+The daemon answers (`inject/warm.py` `hook_reply`), kill switch and pause included.
 
 When the daemon does not answer, this process loads `site` after all and runs `tempera-hook`'s own path on the
-stdin it already read, told that the daemon failed: keyword-only answer in-process and the daemon started. A daemon
-that was there and failed (an error answer, a drop mid-request, too slow) leaves a line in hooks.log saying which.
-Run directly, not imported: its only import of the package happens in that fallback.
+stdin it already read (`hooks/entry.py` `answer_cold`): the daemon started and asked again for a bounded time, else
+nothing injected, a line in hooks.log saying why, and a capture spooled. Run directly, or run by `tempera-hook`
+(`run`); its only import of the package happens on that cold path.
 """
 
 import sys
 
-import _json  # built in: a JSON string literal without importing json (and re)
-import _socket
 import posix
 
 TYPE_CHECKING = False  # the checker's view only: importing typing would cost this process what it exists to save
 if TYPE_CHECKING:
     from typing import Any
+if TYPE_CHECKING or __name__ != "__main__":  # imported (tempera-hook): as part of the package
+    from tempera.hooks import wire
+else:
+    # run as the hook command: the wire format's one home (hooks/wire.py) loaded by its path; importing it as
+    # tempera.hooks.wire would import the package's __init__ files, which this process exists to avoid
+    sys.path.insert(0, __file__.rpartition("/")[0])
+    try:
+        import wire
+    finally:
+        del sys.path[0]
 
 # Copies of the package's values, which this file cannot import; test_relay_copies_of_package_values_agree
 # (tests/hooks/test_entry_fuzz.py) fails when one drifts from its original, named on the right.
@@ -30,7 +38,6 @@ TIMEOUT_SECTION, TIMEOUT_KEY = "inject", b"daemon_timeout_seconds"  # settings.D
 TIMEOUT_ENV = b"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS"
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 2.0, 0.05, 30.0
 MAX_STDIN_BYTES = 4 * 1024 * 1024  # inject/payload.py: anything larger is not from Claude Code
-MAX_REPLY_BYTES = 1024 * 1024  # hooks/client.py
 CONFIG_NAME, SOCKET_NAME, HOOK_LOG_NAME = b"config.toml", b"daemon.sock", b"hooks.log"  # core/paths.py
 
 
@@ -81,59 +88,39 @@ def read_stdin() -> bytes:
 
 def ask_daemon(sock_path: bytes, event: str, raw: bytes, wait: float) -> "tuple[bytes | None, str]":
     """The bytes the hook must print, or None and why the daemon gave none ('' when no daemon listens: the cold
-    path, nothing to report)."""
-    text = raw.decode("utf-8", "replace") if len(raw) <= MAX_STDIN_BYTES else ""
-    request = (
-        '{"op": "hook", "event": '
-        + _json.encode_basestring_ascii(event)
-        + ', "stdin": '
-        + _json.encode_basestring_ascii(text)
-        + "}\n"
-    ).encode("ascii")
-    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    chunks = []
+    path starts it)."""
     try:
-        s.settimeout(wait)
-        try:
-            s.connect(sock_path)
-        except OSError:
-            return None, ""
-        s.sendall(request)
-        size = 0
-        while size <= MAX_REPLY_BYTES:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        s = wire.connect(sock_path, wait)
+    except OSError:
+        return None, ""
+    try:
+        s.sendall(wire.hook_request(event, raw if len(raw) <= MAX_STDIN_BYTES else b""))
+        reply = wire.receive(s, wire.MAX_REPLY_BYTES)
     except TimeoutError:
         return None, "the daemon did not answer within " + str(wait) + " s"
     except OSError as exc:
         return None, "the daemon failed mid-request (" + str(exc) + ")"
     finally:
         s.close()
-    reply = b"".join(chunks)
-    status, _, out = reply.partition(b"\n")
-    if status == b"ok":
-        return out, ""
-    if not reply:
-        return None, "the daemon closed the connection without an answer"
-    return None, "the daemon answered an error: " + status[:500].decode("utf-8", "replace")
+    return wire.hook_reply(reply)
 
 
-def fallback(event: str, raw: bytes, why: str) -> None:
-    """`tempera-hook`'s own path, with the packages `site` makes importable; `why` the daemon did not answer."""
-    import site
+def cold(event: str, raw: bytes, why: str) -> bytes:
+    """`tempera-hook`'s path when no daemon answered (`why`), with the packages `site` makes importable."""
+    if sys.flags.no_site:
+        import site
 
-    site.main()
-    from tempera.hooks.entry import log_no_answer, run_payload
+        site.main()
+    root = __file__.rpartition("/tempera/hooks/")[0]  # the package this file belongs to, whatever else is installed
+    if root and root not in sys.path:
+        sys.path.insert(0, root)
+    from tempera.hooks.entry import answer_cold
 
-    log_no_answer(event, why)
-    run_payload(event, raw, daemon_failed=True)
+    return answer_cold(event, raw, why)
 
 
 def log_failure(env: dict[bytes, bytes]) -> None:
-    """Append the traceback to hooks.log, as `tempera-hook` does; never raises."""
+    """Append the traceback to hooks.log; never raises."""
     try:
         import traceback
 
@@ -159,15 +146,17 @@ def main(argv: list[str]) -> None:
     raw = read_stdin()
     directory = data_dir(env)
     out, why = ask_daemon(directory + b"/" + SOCKET_NAME, event, raw, timeout(env, directory))
-    if out is None:
-        fallback(event, raw, why)
-    else:
-        write_all(out)
+    write_all(cold(event, raw, why) if out is None else out)
+
+
+def run(argv: list[str]) -> None:
+    """One hook call, failing open: whatever happens, exit 0 with stdout empty or the daemon's answer."""
+    try:
+        main(argv)
+    except BaseException:  # fail open, always: even SystemExit and KeyboardInterrupt
+        log_failure(posix.environ)
+    sys.exit(0)
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv)
-    except BaseException:  # fail open, always
-        log_failure(posix.environ)
-    sys.exit(0)
+    run(sys.argv)

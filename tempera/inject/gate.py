@@ -1,6 +1,7 @@
-"""One hook call, decided the same way in the hook process and in the daemon: the kill switch, `tempera pause`,
-`stop_hook_active`, then a capture queued (Stop, PreCompact, SessionEnd) or the context answered (SessionStart,
-UserPromptSubmit; SessionStart by its source, `sessionstart.py`) in Claude Code's output shape. Standard library only.
+"""Whether a hook call is acted on, decided the same way by the daemon that answers it and by the hook process that
+keeps a capture the daemon could not take: the kill switch, `tempera pause`, `stop_hook_active`, then a capture
+(Stop, PreCompact, SessionEnd) or the context answered (SessionStart, UserPromptSubmit; SessionStart by its source,
+`sessionstart.py`) in Claude Code's output shape. Standard library only: the hook process runs `admitted`.
 
 Hooks fail open: what goes wrong is written to hooks.log in the data dir, never printed.
 """
@@ -10,11 +11,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 from tempera.core import pause, paths
-from tempera.core.settings import HookSettings
 from tempera.inject import payload as payloads
 from tempera.inject import sessionstart
 from tempera.inject.payload import HookPayload
@@ -22,9 +21,6 @@ from tempera.inject.payload import HookPayload
 LOG_MAX_BYTES = 2 * 1024 * 1024
 INJECTING = {"SessionStart", "UserPromptSubmit"}
 CAPTURING = {"Stop", "PreCompact", "SessionEnd"}
-
-Answer = Callable[[HookPayload], str]
-Enqueue = Callable[[HookPayload], None]
 
 
 def log(message: str) -> bool:
@@ -55,12 +51,11 @@ def known_event(arg: str) -> str | None:
     return event
 
 
-def handle(
-    event: str, doc: dict[str, Any], settings: HookSettings, *, answer: Answer, enqueue: Enqueue
-) -> dict[str, Any] | None:
-    """One hook call for a known `event`: `answer` gives the context of an injecting event (the daemon's warm one,
-    or the hook process's keyword-only one), `enqueue` queues the capture of a capturing one."""
-    if settings.disabled:
+def admitted(event: str, doc: dict[str, Any], *, disabled: bool) -> HookPayload | None:
+    """The payload of a call for a known `event` to act on: a capture to queue or a context to answer; None under
+    the kill switch or `tempera pause`, for a Stop inside a stop hook, a capture without a transcript (logged), or a
+    SessionStart whose source gets nothing."""
+    if disabled:
         return None
     hp = payloads.parse(event, doc)
     if pause.paused_for_cwd(hp.cwd):  # `tempera pause`: nothing injected, nothing captured
@@ -70,14 +65,15 @@ def handle(
             return None
         if not hp.transcript_path:
             log(f"{hp.event}: no transcript_path in the payload; nothing to capture")
-        else:
-            enqueue(hp)
+            return None
+        return hp
+    if event not in INJECTING or not sessionstart.answered(hp):
         return None
-    if event not in INJECTING:
-        return None
-    if not sessionstart.answered(hp):
-        return None
-    context = answer(hp)
+    return hp
+
+
+def output(event: str, context: str) -> dict[str, Any] | None:
+    """Claude Code's shape of an injecting event's answer; None for no context."""
     if not context:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}

@@ -1,6 +1,6 @@
-"""One episode chosen for injection, whichever path found it: the warm path's hybrid retrieval (a stored Episode)
-and the SQL paths (a row and its JSON document) both build it with `make_hit`, and the renderer and the injection
-log read only this. Standard library only: the cold path runs in the hook process."""
+"""One episode chosen for injection as the agent reads it and the injection log records it: what retrieval found
+(a stored Episode and its scores), seen from the prompt's project (`episode_hit`). The renderer and the injection
+log read only this."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 from typing import Any, NamedTuple
 
 from tempera.core.defaults import AUTO_MEMORY_ORIGIN
+from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, relative_to
 
 PROMPT_CHARS = 1000  # of the request, enough to tell whether the summary opens with it
@@ -34,7 +35,6 @@ class InjectHit(NamedTuple):
     utility: float | None = None
     similarity: float | None = None
     bm25: float | None = None
-    matched_terms: int | None = None
     latency_ms: float | None = None
     p_relevant: float | None = None  # the gate's estimate (inject/warm.py), on the warm path with a prompt vector
     gate: dict[str, float] | None = None  # the gate's features, by their names in inject/warm.py GATE_FEATURES
@@ -48,51 +48,36 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def make_hit(
-    *,
-    episode_id: str,
-    created_at: str,
-    outcome: str,
-    verification: str,
-    summary: str,
-    origin: str,
-    raw_prompt: str,
-    files_modified: list[str],
-    project_path: str | None,
-    project_id: str,
-    project_name: str | None,
-    author: str | None,
-    transcript_path: str | None,
+def episode_hit(
+    ep: Episode,
     current: ProjectRef,
+    *,
     score: float,
     relevance: float | None = None,
     salience: float | None = None,
-    utility: float | None = None,
     similarity: float | None = None,
     bm25: float | None = None,
-    matched_terms: int | None = None,
 ) -> InjectHit:
-    """The hit from an episode's stored fields, seen from the prompt's project `current`."""
+    """A stored episode as a hit, seen from the prompt's project `current`, with the numbers that put it there."""
     provenance = ""
-    if origin == AUTO_MEMORY_ORIGIN:  # Claude Code's auto memory: name its file
-        provenance = f"Claude Code auto memory, {os.path.basename(transcript_path or '')}"
+    if ep.source.origin == AUTO_MEMORY_ORIGIN:  # Claude Code's auto memory: name its file
+        provenance = f"Claude Code auto memory, {os.path.basename(ep.source.transcript_path or '')}"
     return InjectHit(
-        id=episode_id,
-        created_at=created_at,
-        outcome=outcome,
-        summary=summary,
+        id=ep.id,
+        created_at=ep.created_at.isoformat(),
+        outcome=ep.outcome.status,
+        summary=ep.summary,
         score=round(score, 4),
-        verification=verification,
-        origin=origin,
-        prompt=raw_prompt[:PROMPT_CHARS],
-        files=tuple(relative_to(f, project_path) for f in files_modified),
-        project_note=f"from project {project_name}" if project_id != current.id else "",
-        author=author,
+        verification=ep.outcome.verification.value,
+        origin=ep.source.origin,
+        prompt=ep.intent.raw_prompt[:PROMPT_CHARS],
+        files=tuple(relative_to(f, ep.project_path) for f in ep.context.files_modified),
+        project_note=f"from project {ep.project_name}" if ep.project_id != current.id else "",
+        author=ep.source.author,
         provenance=provenance,
         relevance=_round(relevance),
         salience=_round(salience),
-        utility=_round(utility),
+        utility=_round(ep.utility.value),
         similarity=_round(similarity),
         bm25=_round(bm25),
-        matched_terms=matched_terms,
     )

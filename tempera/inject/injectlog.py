@@ -1,8 +1,7 @@
 """The per-session log of what was injected: no episode twice while the session's context holds it (a compaction
 empties it), and the record implicit feedback reads later; beside it the facts each prompt was shown
 (`fact_injections`), which the browser shows with the episodes and which keeps a fact found by words alone from
-being shown on most of a project's prompts. Standard library only (the cold path writes it too); the caller passes
-an autocommit connection."""
+being shown on most of a project's prompts. The caller passes an autocommit connection."""
 
 from __future__ import annotations
 

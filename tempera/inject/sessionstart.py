@@ -1,5 +1,4 @@
 """What each SessionStart `source` means for what the agent's context still holds, and so what the hook answers.
-Standard library only at import (the hook process answers without the daemon too).
 
 The session's log (`injectlog`, `session_context`) says what the agent was shown, so nothing is shown twice; it is
 true only while the context holds what was shown:

@@ -1,12 +1,14 @@
 """The daemon's answers, with its warm memory: relevant episodes by hybrid retrieval that clear a calibrated bar, the
 brief (ask-backs, corrections, should-have-asked triggers, calibration) and the facts the prompt touches, through
-the same gate and assembler as the hook process (`inject/gate.py`, `inject/context.py`). The daemon's relay
-requests (`hook_reply`) and the MCP turn tools (`handle_hook`) both run this."""
+the hook's gate and the assembler (`inject/gate.py`, `inject/context.py`). The daemon's relay requests
+(`hook_reply`) and the MCP turn tools (`handle_hook`) both run this; until the daemon's model is warm its answers are
+keyword-only (`keyword_only`)."""
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -14,17 +16,15 @@ from typing import Any
 import numpy as np
 
 from tempera.core import jobs, project_lineage, textsearch
+from tempera.core.config import Config
 from tempera.core.brief import Brief, hook_session_start, prompt_brief
 from tempera.core.directives import reads_as_directive
 from tempera.core.memory import Memory
-from tempera.core.models import Episode
 from tempera.core.project import ProjectRef, project_for_path
 from tempera.core.retrieve import Hit
-from tempera.core.settings import hook_settings
 from tempera.facts.promptfacts import prompt_facts
 from tempera.inject import context, gate, injectlog, longprompt, payload, render, sessionstart, workcontext
-from tempera.inject.gate import Enqueue
-from tempera.inject.hits import InjectHit, make_hit
+from tempera.inject.hits import InjectHit, episode_hit
 from tempera.inject.payload import HookPayload
 
 log = logging.getLogger("tempera")
@@ -33,29 +33,6 @@ log = logging.getLogger("tempera")
 # touches may not crowd it out: on the real entire-cli sessions they took 1,400 of the 2,000 characters and left
 # room for one episode. At SessionStart the brief (the ask-back, corrections) is the point and keeps half.
 PROMPT_BRIEF_SHARE, PROMPT_FACTS_SHARE, SESSION_BRIEF_SHARE = 0.25, 0.2, 0.5
-
-
-def episode_hit(ep: Episode, current: ProjectRef, *, score: float, **scores: Any) -> InjectHit:
-    """A stored episode as a hit, seen from the prompt's project."""
-    return make_hit(
-        episode_id=ep.id,
-        created_at=ep.created_at.isoformat(),
-        outcome=ep.outcome.status,
-        verification=ep.outcome.verification.value,
-        summary=ep.summary,
-        origin=ep.source.origin,
-        raw_prompt=ep.intent.raw_prompt,
-        files_modified=ep.context.files_modified,
-        project_path=ep.project_path,
-        project_id=ep.project_id,
-        project_name=ep.project_name,
-        author=ep.source.author,
-        transcript_path=ep.source.transcript_path,
-        current=current,
-        score=score,
-        utility=ep.utility.value,
-        **scores,
-    )
 
 
 GATE_FEATURES = (
@@ -101,17 +78,18 @@ def gate_probability(features: "np.ndarray", weights: list[float]) -> "np.ndarra
 
 
 def candidates(
-    mem: Memory, prompt: str, project: ProjectRef, exclude: set[str], context: str = ""
+    mem: Memory, prompt: str, project: ProjectRef, exclude: set[str], context: str = "", *, keyword_only: bool = False
 ) -> tuple[list[Hit], bool]:
     """The prompt's hybrid hits in hybrid's order (with the session's `context`, `inject/workcontext.py`), each
     with its cosine to the prompt and its standing (core/standing.py; computed from its vector when only the context
-    found it), and whether the prompt had a vector at all; none for a prompt without content ("continue", "yes"):
-    whatever it matched would be the budget filled, not an answer."""
+    found it), and whether the prompt had a vector at all (none while `keyword_only`: BM25 alone); none for a prompt
+    without content ("continue", "yes"): whatever it matched would be the budget filled, not an answer."""
     cfg = mem.config.inject
     if cfg.max_episodes == 0 or not textsearch.content_terms(longprompt.search_text(prompt)):
         return [], False
     embedded = longprompt.vector_text(prompt)  # a long prompt's title (inject/longprompt.py)
-    qvec = mem.embedder.embed_query(embedded) if mem.embedder and mem.store.vectors.status().state == "ok" else None
+    with_model = mem.embedder is not None and not keyword_only and mem.store.vectors.status().state == "ok"
+    qvec = mem.embedder.embed_query(embedded) if with_model and mem.embedder is not None else None
     hits = workcontext.related(
         mem.store,
         prompt,
@@ -119,7 +97,7 @@ def candidates(
         project_id=project.id,
         cfg=mem.config.retrieval,
         limit=cfg.max_episodes + len(exclude) + 3,
-        mode="hybrid",
+        mode="keyword" if keyword_only else "hybrid",  # hybrid without a vector would embed the prompt itself
         cross_project=True,
         query_vector=qvec,
     )
@@ -143,13 +121,13 @@ def choose(p: "np.ndarray", shown_before: list[bool], *, bar: float, top_share: 
 
 
 def relevant_hits(
-    mem: Memory, prompt: str, project: ProjectRef, exclude: set[str], context: str = ""
+    mem: Memory, prompt: str, project: ProjectRef, exclude: set[str], context: str = "", *, keyword_only: bool = False
 ) -> list[InjectHit]:
-    """The hybrid hits that clear the calibrated bar (`choose`). Without a prompt vector (no model, or the vector
-    index is being rebuilt) the fitted estimate has nothing to go on, and a hit needs a literal match of
-    `min_keyword_hits` distinct prompt terms, as on the keyword-only path."""
+    """The hybrid hits that clear the calibrated bar (`choose`). Without a prompt vector (no model, the daemon's
+    model not warm yet, or the vector index is being rebuilt) the fitted estimate has nothing to go on, and a hit
+    needs a literal match of `min_keyword_hits` distinct prompt terms."""
     cfg = mem.config.inject
-    hits, with_vector = candidates(mem, prompt, project, exclude, context)
+    hits, with_vector = candidates(mem, prompt, project, exclude, context, keyword_only=keyword_only)
     if not with_vector:
         fresh = [h for h in hits if h.episode.id not in exclude and h.matched_terms >= cfg.min_keyword_hits]
         return [shown(h, project) for h in fresh[: cfg.max_episodes]]
@@ -201,36 +179,41 @@ def _facts(mem: Memory, prompt: str, project: ProjectRef, given: set[str]) -> li
     return [f.text for f in found if f.named or f.text not in worn]
 
 
-def _notes(mem: Memory, hp: HookPayload) -> context.Notes:
-    """The brief's statements and the prompt's facts the session's context does not hold yet, marked given now."""
-
-    def notes(project: ProjectRef, budget: int) -> tuple[list[str], list[str] | None]:
-        given = _given_keys(mem, hp.session_id)
-        facts: list[str] | None = None
-        brief: Brief | None
-        if not hp.searches:
-            brief = hook_session_start(mem, project.id, by=hp.session_id or "unknown-session")
-            share = SESSION_BRIEF_SHARE
-        else:
-            brief = prompt_brief(mem, project.id, longprompt.search_text(hp.prompt), project.path)  # its names
-            if mem.current_config().inject.facts:
-                facts = render.fit(
-                    _facts(mem, hp.prompt, project, given), int(budget * PROMPT_FACTS_SHARE), prefix="- "
-                )
-            share = PROMPT_BRIEF_SHARE
-        statements = brief.select(int(budget * share), exclude=given) if brief is not None else []
-        keys = [s.key for s in statements] + ["fact:" + line for line in facts or []]
-        if keys:
-            _remember_keys(mem, hp.session_id, hp.event, keys)
-        return [s.text for s in statements], facts
-
-    return notes
+def notes(mem: Memory, hp: HookPayload, project: ProjectRef, cfg: Config) -> tuple[list[str], list[str] | None]:
+    """The brief's statements and the prompt's facts the session's context does not hold yet, marked given now;
+    facts None when the facts channel did not run (SessionStart, or `inject.facts` off)."""
+    budget = cfg.inject.budget_chars
+    given = _given_keys(mem, hp.session_id)
+    facts: list[str] | None = None
+    brief: Brief | None
+    if not hp.searches:
+        brief = hook_session_start(mem, project.id, by=hp.session_id or "unknown-session")
+        share = SESSION_BRIEF_SHARE
+    else:
+        brief = prompt_brief(mem, project.id, longprompt.search_text(hp.prompt), project.path)  # its names
+        if cfg.inject.facts:
+            facts = render.fit(_facts(mem, hp.prompt, project, given), int(budget * PROMPT_FACTS_SHARE), prefix="- ")
+        share = PROMPT_BRIEF_SHARE
+    statements = brief.select(int(budget * share), exclude=given) if brief is not None else []
+    keys = [s.key for s in statements] + ["fact:" + line for line in facts or []]
+    if keys:
+        _remember_keys(mem, hp.session_id, hp.event, keys)
+    return [s.text for s in statements], facts
 
 
-def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: None) -> str:
+def answer(
+    mem: Memory,
+    hp: HookPayload,
+    *,
+    cfg: Config | None = None,
+    wake: Callable[[], None] = lambda: None,
+    keyword_only: bool = False,
+) -> str:
     """The additionalContext for SessionStart or UserPromptSubmit ('' when there is nothing new worth saying); after
     a compaction, for the work in progress (inject/sessionstart.py). At SessionStart, the sync of Claude Code's auto
-    memory is queued (`wake` tells the worker), never waited for."""
+    memory is queued (`wake` tells the worker), never waited for. `cfg`: the call's config (read now when None);
+    `keyword_only`: the daemon's model is not warm yet (`relevant_hits`)."""
+    cfg = cfg or mem.current_config()  # as config.toml says now: the gate's kill switch is read per call too
     cwd = hp.cwd or os.getcwd()
     words = workcontext.checkout_context(cwd)  # the branch's: fused with a thin prompt, a new session's prompt
     hp = sessionstart.with_work(hp, words)
@@ -244,14 +227,23 @@ def answer(mem: Memory, hp: HookPayload, *, wake: Callable[[], None] = lambda: N
     if hp.event == "SessionStart":
         jobs.enqueue_auto_memory(mem.db.conn, project_id=project.id, cwd=cwd)
         wake()
-    cfg = mem.current_config().inject  # as config.toml says now: the gate's kill switch is read per call too
+    started = time.perf_counter()
+    if hp.event == "SessionStart" and hp.source in sessionstart.EMPTIED:
+        injectlog.context_emptied(mem.db.conn, hp.session_id)
+    seen = injectlog.injected_ids(mem.db.conn, hp.session_id)
+    # at SessionStart the prompt is the work in progress or the branch's words
+    context_words = "" if hp.prompt == words else words
+    hits = relevant_hits(mem, hp.prompt, project, seen, context_words, keyword_only=keyword_only) if hp.prompt else []
+    brief, facts = notes(mem, hp, project, cfg)
     return context.compose(
         mem.db.conn,
         hp,
         project,
-        budget=cfg.budget_chars,
-        related=lambda prompt, proj, seen: relevant_hits(mem, prompt, proj, seen, "" if prompt == words else words),
-        notes=_notes(mem, hp),
+        budget=cfg.inject.budget_chars,
+        hits=hits,
+        brief=brief,
+        facts=facts,
+        started=started,
     )
 
 
@@ -260,24 +252,31 @@ def handle_hook(
     event: str,
     doc: dict[str, Any],
     *,
-    enqueue: Enqueue | None = None,
+    enqueue: Callable[[HookPayload], None] | None = None,
     wake: Callable[[], None] = lambda: None,
+    keyword_only: bool = False,
 ) -> dict[str, Any] | None:
-    """One hook call answered with this memory, through the hook's own gate; a capture goes to this memory's job
-    queue unless `enqueue` takes it (the MCP finalize tool runs it at once)."""
+    """One hook call answered with this memory, through the hook's gate, with config.toml read once; a capture goes
+    to this memory's job queue unless `enqueue` takes it (the MCP finalize tool runs it at once)."""
+    cfg = mem.current_config()
+    hp = gate.admitted(event, doc, disabled=cfg.general.disabled)
+    if hp is None:
+        return None
+    if event in gate.CAPTURING:
+        if enqueue is not None:
+            enqueue(hp)
+        else:
+            jobs.enqueue_capture(mem.db.conn, session_id=hp.session_id, transcript_path=hp.transcript_path)
+            wake()
+        return None
+    return gate.output(event, answer(mem, hp, cfg=cfg, wake=wake, keyword_only=keyword_only))
 
-    def queue_capture(hp: HookPayload) -> None:
-        jobs.enqueue_capture(mem.db.conn, session_id=hp.session_id, transcript_path=hp.transcript_path)
-        wake()
 
-    return gate.handle(
-        event, doc, hook_settings(), answer=lambda hp: answer(mem, hp, wake=wake), enqueue=enqueue or queue_capture
-    )
-
-
-def hook_reply(mem: Memory, event_arg: str, stdin: str, *, wake: Callable[[], None]) -> bytes:
-    """What the hook prints for relay.py's request (its argument and raw stdin), as `tempera-hook` would print it."""
+def hook_reply(
+    mem: Memory, event_arg: str, raw: bytes, *, wake: Callable[[], None], keyword_only: bool = False
+) -> bytes:
+    """What the hook prints for relay.py's request (its argument and raw stdin)."""
     event = gate.known_event(event_arg)
     if event is None:
         return b""
-    return gate.output_bytes(handle_hook(mem, event, payload.decode(stdin.encode("utf-8")), wake=wake))
+    return gate.output_bytes(handle_hook(mem, event, payload.decode(raw), wake=wake, keyword_only=keyword_only))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tempera.core import paths, settings
 from tempera.core.config import load_config, set_keys
 from tempera.core.errors import InvalidInput
 
@@ -61,3 +62,17 @@ def test_a_text_that_would_not_validate_is_refused_and_the_file_kept(
     with pytest.raises(InvalidInput):
         set_keys(path, "inject", values)
     assert path.read_text() == text
+
+
+def test_an_edit_in_the_same_clock_tick_is_read(data_dir: Path) -> None:
+    """`read_toml` keeps its parse while the file's (mtime, size, inode) stay the same, for the daemon that reads
+    it per hook call. A second edit of the same size within one mtime tick keeps all three, so a file modified in
+    the last seconds is parsed again: the new value is seen."""
+    path = data_dir / paths.CONFIG_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("[inject]\nbudget_chars = 1000\n")
+    tick = path.stat().st_mtime_ns
+    assert settings.read_toml(path)["inject"]["budget_chars"] == 1000
+    path.write_text("[inject]\nbudget_chars = 3000\n")  # the same size, written in place: the same inode
+    os.utime(path, ns=(tick, tick))  # and the same mtime, as within one tick of a coarse clock
+    assert settings.read_toml(path)["inject"]["budget_chars"] == 3000

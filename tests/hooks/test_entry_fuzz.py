@@ -189,18 +189,21 @@ def test_warm_relay_answers_as_the_console_entry_does(data_dir: Path, some_memor
 
 def test_relay_copies_of_package_values_agree(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """relay.py cannot import the package on its fast path, so it repeats a few values: each must match the one
-    definition it copies (core/settings.py, core/paths.py, inject/payload.py, hooks/client.py)."""
+    definition it copies (core/config.py, core/settings.py, core/paths.py, inject/payload.py)."""
     from tempera.core import paths, settings
-    from tempera.hooks import client, relay
+    from tempera.core.config import InjectConfig
+    from tempera.hooks import relay
     from tempera.inject import payload
 
-    knob = settings.DAEMON_TIMEOUT
+    field = InjectConfig.model_fields["daemon_timeout_seconds"]
+    lo = next(m.ge for m in field.metadata if hasattr(m, "ge"))
+    hi = next(m.le for m in field.metadata if hasattr(m, "le"))
     assert (relay.TIMEOUT_SECTION, relay.TIMEOUT_KEY.decode(), relay.TIMEOUT_ENV.decode()) == (
-        knob.section,
-        knob.key,
-        knob.env,
+        "inject",
+        "daemon_timeout_seconds",
+        settings.ENV_PREFIX + "INJECT__DAEMON_TIMEOUT_SECONDS",
     )
-    assert (relay.DEFAULT_TIMEOUT, relay.MIN_TIMEOUT, relay.MAX_TIMEOUT) == (knob.default, knob.lo, knob.hi)
+    assert (relay.DEFAULT_TIMEOUT, relay.MIN_TIMEOUT, relay.MAX_TIMEOUT) == (field.default, lo, hi)
     assert {t.decode() for t in relay.TRUE} == settings.TRUE
     assert [k.decode() for k in relay.KILL_SWITCH_ENVS] == [settings.KILL_SWITCH_ENV, "TEMPERA_GENERAL__DISABLED"]
     assert settings.env_overrides({"TEMPERA_GENERAL__DISABLED": "1"}, ["general"]) == {"general": {"disabled": "1"}}
@@ -209,18 +212,9 @@ def test_relay_copies_of_package_values_agree(monkeypatch: pytest.MonkeyPatch, t
         paths.SOCKET_NAME.encode(),
         paths.HOOK_LOG_NAME.encode(),
     )
-    assert relay.MAX_STDIN_BYTES == payload.MAX_STDIN_BYTES and relay.MAX_REPLY_BYTES == client.MAX_REPLY_BYTES
-    for raw in (b"0", b"0.2", b"99", b"nonsense"):  # the relay clamps as the hooks' own reader does
-        doc = settings.layered({}, {knob.env: raw.decode()}, ["inject"])
-        assert relay.timeout({relay.TIMEOUT_ENV: raw}, b"/nonexistent") == knob.read(doc)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    for override in (None, "~/mem", str(tmp_path / "data")):
-        if override is None:
-            monkeypatch.delenv("TEMPERA_DATA_DIR", raising=False)
-        else:
-            monkeypatch.setenv("TEMPERA_DATA_DIR", override)
-        env = {k.encode(): v.encode() for k, v in os.environ.items()}
-        assert relay.data_dir(env).decode() == str(paths.data_dir())
+    assert relay.MAX_STDIN_BYTES == payload.MAX_STDIN_BYTES
+    for raw, want in ((b"0", lo), (b"0.2", 0.2), (b"99", hi), (b"nonsense", field.default)):  # clamped, as a hook must
+        assert relay.timeout({relay.TIMEOUT_ENV: raw}, b"/nonexistent") == want
 
 
 def test_a_prompt_with_a_lone_surrogate_still_injects(data_dir: Path, some_memory: None, start_daemon: Any) -> None:

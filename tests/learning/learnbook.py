@@ -11,7 +11,7 @@ from tempera.core.memory import Memory
 from tempera.core.models import Context, Episode, ErrorRecord, Intent, Outcome, TestRun, ValidityScope
 from tempera.core.project import project_for_path
 from tempera.inject import injectlog
-from tempera.inject.warm import episode_hit
+from tempera.inject.hits import episode_hit
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 

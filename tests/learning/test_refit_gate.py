@@ -20,9 +20,7 @@ import pytest
 from tempera.core import paths
 from tempera.core.config import InjectConfig, load_config, to_toml, Config
 from tempera.core.memory import Memory
-from tempera.core.settings import hook_settings
 from tempera.inject import gatefit
-from tempera.inject.context import cold_answer
 from tempera.inject.payload import HookPayload
 from tempera.inject.warm import GATE_FEATURES, answer, gate_probability
 from tempera.transcripts.pipeline import capture_and_learn
@@ -36,7 +34,8 @@ SESSIONS = 50  # later sessions: about 100 used and 100 ignored injections, enou
 
 def build(data: Path, repo: Path, *, sessions: int, cold: int = 0) -> None:
     """Memory from one copy of each fixture transcript; then `sessions` later sessions, each a new copy of one of
-    them whose prompts are asked first (the first `cold` of them on the keyword-only path, with no daemon)."""
+    them whose prompts are asked first (the first `cold` of them keyword-only, as a daemon answers until its model
+    is warm)."""
     work = data.parent / "transcripts"
     with Memory() as mem:
         prompts = {}
@@ -49,7 +48,7 @@ def build(data: Path, repo: Path, *, sessions: int, cold: int = 0) -> None:
             t = write_long_session(src, work / f"{sid}.jsonl", 1, session_id=sid, cwd=repo, first=1 + k)
             for prompt in prompts[src]:
                 hp = HookPayload(event="UserPromptSubmit", session_id=sid, cwd=str(repo), prompt=prompt)
-                cold_answer(hp, hook_settings()) if k < cold else answer(mem, hp)
+                answer(mem, hp, keyword_only=k < cold)
             capture_and_learn(mem, t, session_id=sid)
 
 

@@ -13,7 +13,7 @@ from tempera.core.memory import Memory
 from tempera.core.models import Episode
 from tempera.core.project import ProjectRef
 from tempera.inject import render
-from tempera.inject.warm import episode_hit
+from tempera.inject.hits import episode_hit
 from tempera.transcripts import capture_transcript
 
 ROOT = "/nonexistent/work/shop"

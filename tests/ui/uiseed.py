@@ -24,7 +24,7 @@ from tempera.core.memory import Memory
 from tempera.core.project import ProjectRef
 from tempera.core.selfimprove.mistakes import CorrectionInput, log_correction
 from tempera.inject import injectlog
-from tempera.inject.warm import episode_hit
+from tempera.inject.hits import episode_hit
 from tests.conftest import TRANSCRIPTS
 
 MARKER = "zanzibarflux"
