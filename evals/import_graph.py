@@ -72,6 +72,8 @@ ALLOWED_CROSSINGS: dict[str, tuple[str, ...]] = {
         "tempera.cli.admin -> tempera.hooks.client",
         "tempera.cli.daemon -> tempera.daemon.server",
     ),
+    "the daemon reads and answers in the one framing of the hook <-> daemon socket, hooks/wire.py, which relay.py "
+    "loads by its path (so it lies beside it)": ("tempera.daemon.server -> tempera.hooks.wire",),
     "the hook command the installer writes names relay.py where the hooks package lies": (
         "tempera.installer.locations -> tempera.hooks",
     ),
