@@ -28,7 +28,7 @@ temporary git repository standing for the project; `~/.tempera` and `~/.claude` 
     a handful of episodes in all, top 5 says little).
 
 The daemon's answer timeout is raised to Claude Code's hook timeout so that a slow call on a busy machine
-measures the warm path, not the keyword-only fallback. Progress goes to stderr, the table to stdout. The figures
+measures the warm path, not "nothing injected". Progress goes to stderr, the table to stdout. The figures
 are of the `tempera` package Python imports (the work tree, with the editable install); for one commit instead:
 `git archive REV tempera | tar -x -C DIR` and run with `PYTHONPATH=DIR` from outside the checkout (subprocesses
 and the daemon inherit it; `python -m` puts the working directory first, so inside the checkout they run its code).
