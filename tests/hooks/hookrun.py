@@ -40,3 +40,11 @@ def context_of(r: subprocess.CompletedProcess[bytes]) -> str:
         return ""
     doc = json.loads(out)
     return doc["hookSpecificOutput"]["additionalContext"]
+
+
+def keyword_only(base: Path) -> dict[str, str]:
+    """The environment of a daemon without a model (an empty model cache, no offline package): it answers every
+    prompt keyword-only, as any daemon answers until its model is warm. A hook run with it starts such a daemon."""
+    empty = base / "no-models"
+    empty.mkdir(parents=True, exist_ok=True)
+    return {"FASTEMBED_CACHE_DIR": str(empty), "TEMPERA_EMBEDDING__USE_OFFLINE_PACKAGE": "false"}

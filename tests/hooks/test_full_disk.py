@@ -40,21 +40,24 @@ def _limit_file_size(limit: int) -> Callable[[], None]:
 def _stop(
     transcript: Path, sid: str, cwd: Path, *, preexec: Callable[[], None] | None = None, wrap: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[bytes]:
+    """A Stop hook that finds no daemon and starts none (a start was just recorded): it keeps the capture itself,
+    after waiting half a second for a daemon that does not come."""
+    (paths.data_dir() / paths.DAEMON_SPAWN_NAME).write_text("0")
     return subprocess.run(
         [*wrap, *ENTRY, "stop"],
         input=json.dumps(stop_payload(transcript, sid, cwd)).encode(),
         capture_output=True,
         timeout=60,
         preexec_fn=preexec,
+        env={**os.environ, "TEMPERA_INJECT__DAEMON_START_SECONDS": "0.5"},
     )
 
 
 def _setup(data_dir: Path, tmp_path: Path, src: Path = SMALL) -> tuple[str, Path]:
-    """A database and a session, and a daemon start just recorded: the hooks here start none (the worker runs in
-    the test, on the disk as it is after the hook)."""
+    """A database and a session; the hooks here start no daemon (the worker runs in the test, on the disk as it is
+    after the hook)."""
     (tmp_path / "repo").mkdir()
     Memory(use_model=False).close()
-    (data_dir / paths.DAEMON_SPAWN_NAME).write_text("0")
     return sessions(tmp_path, 1, src)[0]
 
 

@@ -1,5 +1,5 @@
-"""A daemon that fails a hook's request (dies mid-request, answers an error): the real hook process still fails
-open with the keyword-only answer, and hooks.log says why the daemon gave none."""
+"""A daemon that fails a hook's request (dies mid-request, answers an error): the real hook process fails open with
+nothing injected, hooks.log says why the daemon gave none, and a capture it could not queue is kept in the spool."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hookrun import ENTRY, HOOK
 
+from tempera.core import spool
 from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tests.support.datadir import kill_daemon, wait_for
@@ -44,11 +45,10 @@ def _start_hook(command: list[str], cwd: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def _context(proc: subprocess.Popen[bytes]) -> str:
+def _output(proc: subprocess.Popen[bytes]) -> bytes:
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    doc: dict[str, Any] = json.loads(out)
-    return str(doc["hookSpecificOutput"]["additionalContext"])
+    return out
 
 
 def _log(data_dir: Path) -> str:
@@ -65,11 +65,11 @@ def test_a_daemon_killed_mid_request(
     try:
         proc = _start_hook(command, tmp_path)
         time.sleep(2.0)  # the hook has started, connected and sent its request
-        (data_dir / "daemon.spawn").write_text("test")  # the fallback starts no new daemon
     finally:
         kill_daemon(data_dir, signal.SIGKILL)
-    assert episode_id[:8] in _context(proc)  # the keyword-only answer, in-process
+    assert _output(proc) == b""  # nothing injected: a daemon that was there and failed is not started again
     assert "the daemon failed mid-request" in _log(data_dir) or "closed the connection" in _log(data_dir)
+    assert "nothing injected" in _log(data_dir)
 
 
 def test_a_daemon_answering_an_error(data_dir: Path, tmp_path: Path, episode_id: str, start_daemon: Any) -> None:
@@ -82,5 +82,30 @@ def test_a_daemon_answering_an_error(data_dir: Path, tmp_path: Path, episode_id:
     finally:
         lock.execute("ROLLBACK")
         lock.close()
-    assert episode_id[:8] in _context(proc)
+    assert _output(proc) == b""
     assert "user-prompt-submit: daemon error: the daemon answered an error" in _log(data_dir)  # doctor counts it
+
+
+def test_a_capture_the_daemon_could_not_queue_is_spooled(data_dir: Path, tmp_path: Path, start_daemon: Any) -> None:
+    start_daemon()
+    transcript = tmp_path / "t.jsonl"
+    payload = tmp_path / "stop.json"
+    payload.write_text(json.dumps({"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(transcript)}))
+    lock = sqlite3.connect(data_dir / "tempera.db", isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")  # the daemon cannot write the job: its busy timeout ends in an error
+    try:
+        with payload.open("rb") as stdin:
+            done = subprocess.run(
+                [*HOOK, "stop"],
+                stdin=stdin,
+                capture_output=True,
+                timeout=60,
+                env={**os.environ, "TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS": "60"},
+            )
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert done.returncode == 0 and done.stdout == b""
+    assert "stop: daemon error: the daemon answered an error" in _log(data_dir)
+    (kept,) = spool.pending(data_dir)
+    assert str(transcript) in kept.read_text()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hookrun import context_of, run_hook
+from hookrun import context_of, keyword_only, run_hook
 
 from tests.support.datadir import kill_daemon
 
@@ -201,11 +201,12 @@ def _env(data_dir: Path) -> dict[str, str]:
     return {"TEMPERA_DATA_DIR": str(data_dir), "FASTEMBED_CACHE_DIR": os.environ["FASTEMBED_CACHE_DIR"]}
 
 
-def _inject(data_dir: Path, case: Case, projects: Path, tag: str) -> tuple[str, str]:
+def _inject(data_dir: Path, case: Case, projects: Path, tag: str, extra: dict[str, str]) -> tuple[str, str]:
+    env = {**_env(data_dir), **extra}
     cwd = str(projects / case.name)
     base = {"session_id": f"{tag}-{case.name}", "transcript_path": "/nonexistent.jsonl", "cwd": cwd}
     start = context_of(
-        run_hook("session-start", {**base, "hook_event_name": "SessionStart", "source": "startup"}, env=_env(data_dir))
+        run_hook("session-start", {**base, "hook_event_name": "SessionStart", "source": "startup"}, env=env)
     )
     related = context_of(
         run_hook(
@@ -216,7 +217,7 @@ def _inject(data_dir: Path, case: Case, projects: Path, tag: str) -> tuple[str, 
                 "hook_event_name": "UserPromptSubmit",
                 "prompt": f"the {case.topic} total test fails again, what did we change?",
             },
-            env=_env(data_dir),
+            env=env,
         )
     )
     return start, related
@@ -232,23 +233,17 @@ def test_nothing_injected_as_an_instruction_and_nothing_escapes_the_block(
 ) -> None:
     data_dir, projects = poisoned
     monkeypatch.setenv("TEMPERA_DATA_DIR", str(data_dir))
-    guard = data_dir / paths.DAEMON_SPAWN_NAME
-    if path == "keyword":
-        guard.write_text("held")  # no daemon is started: every call answers on the keyword path
-    else:
+    extra = keyword_only(data_dir.parent) if path == "keyword" else {}  # the daemon the first hook starts has no model
+    if path == "warm":
         done = tempera("daemon", "start", timeout=120, env={**os.environ, **_env(data_dir)})
         assert done.returncode == 0, done.stderr
     try:
         for case in CASES:
-            start, related = _inject(data_dir, case, projects, path)
+            start, related = _inject(data_dir, case, projects, path, extra)
             assert_safe(related, case)
-            if path == "warm":  # without the daemon SessionStart shows no episodes (no relevance gate there)
-                assert_safe(start, case)
-            else:
-                assert start == ""
+            assert_safe(start, case)
     finally:
         tempera("daemon", "stop", timeout=60, env={**os.environ, **_env(data_dir)})
-        guard.unlink(missing_ok=True)
 
 
 def test_the_next_capture_stores_only_the_users_words(poisoned: tuple[Path, Path], tmp_path: Path) -> None:
@@ -258,7 +253,7 @@ def test_the_next_capture_stores_only_the_users_words(poisoned: tuple[Path, Path
     for case in CASES:
         if case.where not in ("reply", "error", "prompt"):
             continue
-        start, related = _inject(data_dir, case, projects, "next")
+        start, related = _inject(data_dir, case, projects, "next", {})
         sid = "9f100000-0000-4000-8000-" + f"{CASES.index(case):012d}"
         path = tmp_path / f"{sid}.jsonl"
         s = SessionWriter(path, session_id=sid, cwd=str(projects / case.name))

@@ -15,14 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hookrun import ENTRY, HOOK, context_of, run_hook
+from hookrun import ENTRY, HOOK, context_of, keyword_only, run_hook
 from test_poisoning import Case, _env, import_cases
 
 from tests.conftest import REPO
 from tests.support.cli import tempera
 from tests.support.datadir import kill_daemon
 
-from tempera.core import paths
 from tempera.core.directives import shown
 
 MODELS = REPO / ".pytest_cache" / "models"  # the run's model cache, as conftest.data_dir names it
@@ -186,7 +185,6 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, P
     """The corpus's sessions, imported once into one data dir, no daemon yet: (data dir, folder of the projects)."""
     root = tmp_path_factory.mktemp("corpus")
     data_dir = import_cases(root, CORPUS, "9f400000")
-    (data_dir / paths.DAEMON_SPAWN_NAME).write_text("held")  # a hook starts no daemon: the keyword path answers
     yield data_dir, root / "projects"
     kill_daemon(data_dir)
 
@@ -196,6 +194,7 @@ def warm(captured: tuple[Path, Path]) -> Iterator[tuple[Path, Path]]:
     """The same data dir answered by a running daemon (hybrid search and its render), after the keyword tests."""
     # module fixtures come before each test's environment (conftest.data_dir): the model cache is named here
     env = {**os.environ, "TEMPERA_DATA_DIR": str(captured[0]), "FASTEMBED_CACHE_DIR": str(MODELS)}
+    kill_daemon(captured[0])  # the keyword tests' daemon, which has no model
     done = tempera("daemon", "start", timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     yield captured
@@ -206,7 +205,9 @@ def test_the_corpus_has_sixty_variants_each_its_own_project() -> None:
     assert len(CORPUS) >= 60 and len({c.topic for c in CORPUS}) == len(CORPUS)
 
 
-def _assert_neutralised(data_dir: Path, projects: Path, case: Case, command: list[str]) -> None:
+def _assert_neutralised(
+    data_dir: Path, projects: Path, case: Case, command: list[str], env: dict[str, str] | None = None
+) -> None:
     """The case's episode is injected at its prompt, and neither its marks nor anything `shown` would still change."""
     payload = {
         "session_id": f"corpus-{case.name}-{len(command)}",
@@ -215,7 +216,9 @@ def _assert_neutralised(data_dir: Path, projects: Path, case: Case, command: lis
         "hook_event_name": "UserPromptSubmit",
         "prompt": f"the {case.topic} total test fails again, what did we change?",
     }
-    context = context_of(run_hook("user-prompt-submit", payload, env=_env(data_dir), command=command))
+    context = context_of(
+        run_hook("user-prompt-submit", payload, env={**_env(data_dir), **(env or {})}, command=command)
+    )
     lines = [ln for ln in context.splitlines() if ln.startswith("- [")]
     assert lines, f"the case's episode was not injected:\n{context}"
     for mark in case.marks:
@@ -226,8 +229,8 @@ def _assert_neutralised(data_dir: Path, projects: Path, case: Case, command: lis
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])
 def test_the_variant_is_withheld_or_defused_on_the_keyword_path(captured: tuple[Path, Path], case: Case) -> None:
-    # the plugin form of the hook: the relay's form (-I) imports the installed package, whatever PYTHONPATH says
-    _assert_neutralised(*captured, case, ENTRY)
+    # the plugin form of the hook, which starts a daemon without a model: keyword-only, as before its model is warm
+    _assert_neutralised(*captured, case, ENTRY, keyword_only(captured[0].parent))
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])

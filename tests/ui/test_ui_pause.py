@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tempera.core import paths
 from tempera.core import pause as pausing
 from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
@@ -53,8 +52,6 @@ def project(memory: Memory, tmp_path: Path, data_dir: Path) -> Path:
             project=str(repo),
         )
     )
-    # The spawn guard says a daemon start was just tried: the hooks answer on their cold path and start none.
-    (data_dir / paths.DAEMON_SPAWN_NAME).write_text("test")
     return repo
 
 
