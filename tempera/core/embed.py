@@ -262,6 +262,7 @@ class Embedder:
 
 
 _CACHE: dict[tuple[str, str], Embedder] = {}
+_CACHE_LOCK = threading.Lock()  # the daemon's warm thread and its jobs thread ask at once: one embedder, not two
 
 
 def get_embedder(config: Config) -> Embedder | None:
@@ -270,9 +271,10 @@ def get_embedder(config: Config) -> Embedder | None:
     if spec is None:
         return None
     key = (spec.name, str(spec.path))
-    if key not in _CACHE:
-        _CACHE[key] = Embedder(spec, config)
-    return _CACHE[key]
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = Embedder(spec, config)
+        return _CACHE[key]
 
 
 def pull_default(config: Config) -> ModelSpec:
