@@ -37,9 +37,11 @@ def daemon() -> None:
 
 
 @daemon.command()
-@click.option("--wait", "wait_s", type=float, default=30.0, show_default=True, help="Seconds to wait until it answers.")
+@click.option(
+    "--wait", "wait_s", type=float, default=30.0, show_default=True, help="Seconds to wait for its warm answer."
+)
 def start(wait_s: float) -> None:
-    """Start the daemon detached (no-op when it is already running)."""
+    """Start the daemon detached and wait until its model is warm (no-op when it is already running)."""
     if ping():
         click.echo("daemon already running")
         return
@@ -52,7 +54,7 @@ def start(wait_s: float) -> None:
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         reply = ping()
-        if reply:
+        if reply and reply.get("warm"):
             click.echo(f"daemon running (pid {reply['pid']}, version {reply['version']})")
             return
         reason = _failure_since(log, offset)

@@ -40,7 +40,6 @@ SWITCH_INTERVAL_S = 0.0005
 # Added to the jobs thread's nice value (its model batches' threads inherit it): a capture takes the cores that hook
 # calls leave, so a prompt answered beside one is not slowed by its parsing and embedding.
 JOBS_NICER = 10
-PING_WARM_WAIT_S = 60.0  # a ping waits for the model this long at most (a warm daemon answers it at once)
 BACKGROUND_AFTER_S = 1.0  # the background starts this long after the daemon serves, or at its first answer
 PLUGIN_ROOT_ENV = "TEMPERA_PLUGIN_ROOT"  # the Claude Code plugin's root, set by installer/plugin_launcher.py (a copy)
 
@@ -217,6 +216,7 @@ class Daemon:
             log.exception("warming the model failed: hook calls are answered keyword-only")
         else:
             self.warmed.set()
+            log.info("model %s warm", embedder.spec.name if embedder is not None else "none (keyword-only)")
         finally:
             self.warm_ended.set()
 
@@ -331,9 +331,7 @@ class Daemon:
     def dispatch(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
         self.last_activity = time.monotonic()
-        if op == "ping":  # `tempera daemon start` waits for this answer: it comes once the model is warm
-            self.begin.set()
-            self.warm_ended.wait(timeout=PING_WARM_WAIT_S)
+        if op == "ping":
             return {"ok": True, "pid": os.getpid(), "version": self.started_version}
         if op == "wake":
             self.wake.set()
@@ -351,6 +349,7 @@ class Daemon:
                     "jobs": jobs.counts(mem.db.conn),
                     "model": mem.embedder.spec.name if mem.embedder else None,
                     "answering_peak": self.answerers.peak,  # most hook calls answered at once since the start
+                    "warm": self.warm_ended.is_set(),  # the model loaded (or failed to): `tempera daemon start` waits
                 }
         return {"ok": False, "error": f"unknown op {op!r}"}
 

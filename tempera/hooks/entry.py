@@ -17,11 +17,13 @@ import time
 from tempera.core import paths
 from tempera.hooks.relay import ask_daemon
 from tempera.inject import gate, payload
+from tempera.inject.payload import HookPayload
 
 
 def answer_cold(event_arg: str, raw: bytes, why: str) -> bytes:
     """What the hook prints when the daemon gave no answer to the first request (`why`, '' when nobody listened):
-    the answer of the daemon this call starts, or nothing."""
+    the answer of the daemon this call starts, or nothing. A call the gate would not act on (the kill switch,
+    `tempera pause`, a Stop inside a stop hook...) starts no daemon."""
     from tempera.core.config import load_config  # here: the console entry's warm path imports this module too
     from tempera.core.errors import InvalidInput
 
@@ -31,17 +33,19 @@ def answer_cold(event_arg: str, raw: bytes, why: str) -> bytes:
     try:
         cfg = load_config()
     except InvalidInput as exc:  # no daemon can start on it either: say so, keep a capture
-        why = why or f"{exc}; no daemon can start until it is fixed"
+        disabled, wait, why = False, 0.0, why or f"{exc}; no daemon can start until it is fixed"
     else:
-        if cfg.general.disabled:  # config.toml's kill switch: no daemon started, nothing captured
-            return b""
-        if not why:
-            out, why = _start_and_ask(event_arg, raw, cfg.inject.daemon_start_seconds)
-            if out is not None:
-                return out
+        disabled, wait = cfg.general.disabled, cfg.inject.daemon_start_seconds
+    hp = gate.admitted(event, payload.decode(raw), disabled=disabled)
+    if hp is None:
+        return b""
+    if not why:
+        out, why = _start_and_ask(event_arg, raw, wait)
+        if out is not None:
+            return out
     gate.log(f"{event_arg}: daemon error: {why}; nothing injected")
     if event in gate.CAPTURING:
-        _keep_capture(event, raw)
+        _keep_capture(hp)
     return b""
 
 
@@ -63,14 +67,11 @@ def _start_and_ask(event_arg: str, raw: bytes, wait: float) -> tuple[bytes | Non
         time.sleep(0.02)
 
 
-def _keep_capture(event: str, raw: bytes) -> None:
+def _keep_capture(hp: HookPayload) -> None:
     """A capture no daemon took is spooled for the daemon to queue later; failing that, said in hooks.log, and
     failing that on stderr: never lost in silence."""
     from tempera.core import spool
 
-    hp = gate.admitted(event, payload.decode(raw), disabled=False)
-    if hp is None:
-        return
     try:
         kept = spool.write(hp.session_id, hp.transcript_path, hp.event)
     except OSError as exc:
