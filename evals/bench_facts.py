@@ -60,7 +60,7 @@ class Tempera:
     name = "tempera"
 
     def __init__(self, path: Path) -> None:
-        from tempera.core.db import connect
+        from tempera.core.migrations import connect
         from tempera.facts import FactStore
 
         self.store = FactStore(connect(path))

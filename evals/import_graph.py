@@ -88,27 +88,6 @@ ALLOWED_CROSSINGS: dict[str, tuple[str, ...]] = {
 ALLOWED_CIRCLES: dict[Literal["top", "all"], dict[str, frozenset[str]]] = {
     "top": {},
     "all": {
-        "core's store: `db.connect` applies the migrations, which use db's helpers; project_lineage records a project "
-        "(projects.py) and runs a merge, which re-keys episodes, their vectors and pauses": frozenset(
-            f"tempera.core.{name}"
-            for name in (
-                "db",
-                "migrations",
-                "episode_files",
-                "episodes",
-                "projects",
-                "vecindex",
-                "standing",
-                "forget",
-                "utility",
-                "pause",
-                "project_lineage",
-                "project_merge",
-                "project_movers",
-                "learning.schema",
-                "selfimprove.schema",
-            )
-        ),
         "the browser app imports its routes when it is built, and they use its render and state": frozenset(
             {"tempera.ui.app", "tempera.ui.actions", "tempera.ui.pages"}
         ),

@@ -64,7 +64,7 @@ def backup(path: Path | None, keep: int, list_only: bool, restore_from: str | No
     elif restore_from is not None:
         _restore(backups.resolve(restore_from), yes, as_json)
     else:
-        from tempera.core.db import connect
+        from tempera.core.migrations import connect
 
         db = connect()
         try:

@@ -27,7 +27,7 @@ reason_option = click.option(
 @contextmanager
 def _facts(ctx: click.Context) -> Iterator[Any]:
     """Open the fact store; domain errors become a one-line ClickException (exit 1, no traceback)."""
-    from tempera.core.db import connect
+    from tempera.core.migrations import connect
     from tempera.facts import FactStore
 
     try:

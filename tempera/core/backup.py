@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tempera.core import paths
-from tempera.core.db import Database, connect, sqlite3
+from tempera.core.db import Database, sqlite3
+from tempera.core.migrations import connect
 from tempera.core.errors import InvalidInput, NotFound, StorageError
 
 DEFAULT_KEEP = 10

@@ -203,10 +203,11 @@ def apply_migrations(db: Database, migrations: Sequence[Migration]) -> list[str]
     return applied
 
 
-def connect(path: Path | None = None, *, migrate: bool = True, readonly: bool = False) -> Database:
-    """Open (creating if needed) the database with WAL, busy timeout, foreign keys and sqlite-vec."""
-    from tempera.core.migrations import MIGRATIONS
-
+def open_database(
+    path: Path | None = None, *, migrations: Sequence[Migration] = (), readonly: bool = False
+) -> Database:
+    """Open (creating if needed) the database with WAL, busy timeout, foreign keys and sqlite-vec, and apply
+    `migrations` (core's are applied by `core/migrations.py` `connect`, the way the rest of the code opens it)."""
     path = path or paths.db_path()
     if not readonly:
         try:
@@ -234,8 +235,8 @@ def connect(path: Path | None = None, *, migrate: bool = True, readonly: bool = 
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         db = Database(conn=conn, path=path, vec_error=_load_vec(conn))
-        if migrate and not readonly:
-            apply_migrations(db, MIGRATIONS)
+        if migrations and not readonly:
+            apply_migrations(db, migrations)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if _is_not_a_database(exc):

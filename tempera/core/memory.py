@@ -11,7 +11,8 @@ from typing import Any
 from tempera.core import paths, retrievals, settings
 from tempera.core.capture_input import CaptureInput
 from tempera.core.config import Config, load_config
-from tempera.core.db import Database, connect
+from tempera.core.db import Database
+from tempera.core.migrations import connect
 from tempera.core.embed import Embedder, get_embedder
 from tempera.core.episodes import EpisodeStore
 from tempera.core.errors import InvalidInput

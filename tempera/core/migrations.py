@@ -7,7 +7,9 @@ records: a database that already ran it never runs it again."""
 
 from __future__ import annotations
 
-from tempera.core.db import Connection, Migration, run_script
+from pathlib import Path
+
+from tempera.core.db import Connection, Database, Migration, open_database, run_script
 from tempera.core.episode_files import m071_episode_files
 from tempera.core.project_lineage import m073_session_projects
 from tempera.core.learning.schema import m020_learning, m069_evidence_origin, m070_outcome_links
@@ -248,3 +250,10 @@ MIGRATIONS: list[Migration] = [
     ("core.072_fact_injections", m072_fact_injections),
     ("core.073_session_projects", m073_session_projects),
 ]
+
+
+def connect(path: Path | None = None, *, migrate: bool = True, readonly: bool = False) -> Database:
+    """The database (by default the data dir's) opened with core's schema brought up to date, unless `migrate` is
+    off or it is opened read-only: how memory's file is opened. Here, not in db.py, so that db.py imports none of the
+    modules whose tables the migrations create (they use db's helpers)."""
+    return open_database(path, readonly=readonly, migrations=MIGRATIONS if migrate else ())

@@ -13,7 +13,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from tempera.core import jobs, paths
-from tempera.core.db import connect
+from tempera.core.migrations import connect
 from tempera.transcripts.importer import claude_projects_dir
 
 log = logging.getLogger("tempera.daemon")

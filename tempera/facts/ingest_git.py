@@ -184,7 +184,7 @@ def _alive(pid: int) -> bool:
 
 def run_with_status(db_path: Path, repo: str, since: str | None) -> IngestReport:
     """Ingest while keeping the status file up to date (what a background run does)."""
-    from tempera.core.db import connect
+    from tempera.core.migrations import connect
 
     path = status_path(db_path)
     base = {"repository": repo, "pid": os.getpid(), "started_at": time.time()}

@@ -79,7 +79,7 @@ def _old_tree(dest: Path) -> Path:
 
 def _state(path: Path) -> tuple[list[tuple[str, float]], dict[str, int], set[tuple[str, str, str]]]:
     """(migrations recorded with when, rows per table, schema) of the database file, read without migrating."""
-    from tempera.core.db import connect
+    from tempera.core.migrations import connect
 
     db = connect(path, migrate=False, readonly=True)
     try:
@@ -95,7 +95,7 @@ def _state(path: Path) -> tuple[list[tuple[str, float]], dict[str, int], set[tup
 
 
 def _count(path: Path, sql: str) -> int:
-    from tempera.core.db import connect
+    from tempera.core.migrations import connect
 
     db = connect(path, migrate=False, readonly=True)
     try:
@@ -137,10 +137,15 @@ def _touch_every_package(path: Path) -> None:
         FactStore(mem.db)
 
 
+def _older_env() -> dict[str, str]:
+    """The environment for the old code: without the settings it did not know yet (its config refuses them)."""
+    return {k: v for k, v in os.environ.items() if k != "TEMPERA_INJECT__DAEMON_START_SECONDS"}
+
+
 def test_a_database_made_before_the_move_opens_unchanged(tmp_path: Path) -> None:
     old = _old_tree(tmp_path / "old")
     db_path = tmp_path / "data" / paths.DB_NAME
-    env = {**os.environ, "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(db_path.parent)}
+    env = {**_older_env(), "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(db_path.parent)}
     built = subprocess.run(
         [sys.executable, "-c", BUILD, str(db_path), str(TRANSCRIPT)],
         capture_output=True,
@@ -172,7 +177,7 @@ def test_a_new_database_gets_the_schema_the_old_code_built(tmp_path: Path) -> No
     """Whichever package creates a table, a fresh database ends up with the same tables, indexes and triggers."""
     old = _old_tree(tmp_path / "old")
     before, after = tmp_path / "before" / paths.DB_NAME, tmp_path / "after" / paths.DB_NAME
-    env = {**os.environ, "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(before.parent)}
+    env = {**_older_env(), "PYTHONPATH": str(old), "TEMPERA_DATA_DIR": str(before.parent)}
     built = subprocess.run(
         [sys.executable, "-c", BUILD, str(before), str(TRANSCRIPT)],
         capture_output=True,

@@ -127,7 +127,8 @@ def test_log_is_pruned(memory: Memory, tmp_path: Path) -> None:
 def test_fts_migration_stems_and_scopes_existing_rows(tmp_path: Path) -> None:
     """A database from before core.066 (unstemmed FTS, rows without scope tokens) searches stemmed and per
     project after it, with every episode still found, and other projects' episodes only when transferable."""
-    from tempera.core.db import apply_migrations, connect
+    from tempera.core.db import apply_migrations
+    from tempera.core.migrations import connect
     from tempera.core.migrations import MIGRATIONS
 
     names = [name for name, _ in MIGRATIONS]

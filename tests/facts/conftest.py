@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tempera.core.db import connect
+from tempera.core.migrations import connect
 from tempera.facts import FactStore
 
 

@@ -73,7 +73,7 @@ def _facts(rng: random.Random) -> tuple[list[str], list[str]]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> World:
-    from tempera.core.db import connect
+    from tempera.core.migrations import connect
 
     rng = random.Random(8)
     store = FactStore(connect(tmp_path_factory.mktemp("diff") / "t.db"))

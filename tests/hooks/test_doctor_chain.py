@@ -87,7 +87,7 @@ def test_remediate_removes_a_killed_daemons_files_and_installs(home_env: dict[st
 
 def test_remediate_requeues_or_clears_dead_jobs(home_env: dict[str, str], data_dir: Path, tmp_path: Path) -> None:
     from tempera.core import jobs
-    from tempera.core.db import connect
+    from tempera.core.migrations import connect
 
     transcript = tmp_path / "session.jsonl"
     transcript.write_text(SMALL.read_text())

@@ -77,7 +77,8 @@ def test_stop_capture_through_the_daemon_stores_no_secret(data_dir: Path, tmp_pa
 def test_jobs_queued_by_older_hooks_lose_the_message(tmp_path: Path) -> None:
     """A database whose capture jobs still hold `last_assistant_message` keeps only the needed fields once opened."""
     from tempera.core import jobs
-    from tempera.core.db import apply_migrations, connect
+    from tempera.core.db import apply_migrations
+    from tempera.core.migrations import connect
     from tempera.core.migrations import MIGRATIONS
 
     names = [name for name, _ in MIGRATIONS]

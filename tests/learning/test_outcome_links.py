@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from learnbook import NOW, Book
 
-from tempera.core.db import Database, connect
+from tempera.core.db import Database
+from tempera.core.migrations import connect
 from tempera.core.forget import Selector, forget
 from tempera.core.learning.explain import explain
 from tempera.core.learning.outcomes import MAX_LINKS_PER_SESSION, link_session
