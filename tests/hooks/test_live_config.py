@@ -16,7 +16,7 @@ import pytest
 from tempera.core import paths
 from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
-from tempera.core.settings import BUDGET_CHARS
+from tempera.core.config import InjectConfig
 
 from hookrun import context_of, run_hook
 from tests.conftest import TRANSCRIPTS
@@ -44,7 +44,7 @@ def test_an_edited_budget_applies_at_the_next_prompt(data_dir: Path, start_daemo
     pid = start_daemon()
     wide = context_of(run_hook("user-prompt-submit", {**PROMPT, "session_id": "a"}))
     small = 400
-    assert small < len(wide) <= BUDGET_CHARS.default, len(wide)  # the default budget held more than the small one
+    assert small < len(wide) <= InjectConfig().budget_chars, len(wide)  # the default budget held more than 400
 
     (data_dir / paths.CONFIG_NAME).write_text(f"[inject]\nbudget_chars = {small}\n")
     narrow = context_of(run_hook("user-prompt-submit", {**PROMPT, "session_id": "b"}))
