@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from tempera.core import paths
+from tempera.core import paths, spool
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -88,11 +88,14 @@ class Run:
             return conn.execute(sql).fetchall()
 
     def open_jobs(self) -> int:
-        return self.query("SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'leased')")[0][0]
+        """Jobs waiting or worked, and captures still in the spool (the daemon queues them)."""
+        queued = self.query("SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'leased')")[0][0]
+        return int(queued) + len(spool.pending(self.data))
 
     def stop_hooks(self, sessions: list[Path]) -> None:
         """One Stop hook per session, in order; the hook's own start of a daemon is held off (its spawn guard,
-        touched before each call), so the jobs wait for the daemon this run starts."""
+        touched before each call), so each capture waits in the spool (half a second of waiting for a daemon per
+        hook) for the daemon this run starts, which queues them."""
         self.data.mkdir(mode=0o700, parents=True, exist_ok=True)
         for path in sessions:
             (self.data / paths.DAEMON_SPAWN_NAME).write_text("held by the soak")
@@ -103,7 +106,8 @@ class Run:
                 "hook_event_name": "Stop",
                 "stop_hook_active": False,
             }
-            r = subprocess.run(HOOK, input=json.dumps(doc).encode(), env=self.env, capture_output=True, timeout=60)
+            env = {**self.env, "TEMPERA_INJECT__DAEMON_START_SECONDS": "0.5"}
+            r = subprocess.run(HOOK, input=json.dumps(doc).encode(), env=env, capture_output=True, timeout=60)
             assert r.returncode == 0 and r.stdout == b"", r.stderr
 
     def start(self) -> None:

@@ -16,7 +16,7 @@ def test_init_documents_every_default_as_a_comment_and_an_uncommented_line_appli
     text = path.read_text(encoding="utf-8")
     assert tomllib.loads(text) == {section: {} for section, _ in Config()}  # sections only: nothing pinned
     assert "# gate_weights = [" in text and "# budget_chars = 2000" in text
-    assert load_config(path) == Config()
+    assert load_config(path, environ={}) == Config()
 
     path.write_text(text.replace("# budget_chars = 2000", "budget_chars = 1200"), encoding="utf-8")
     assert load_config(path).inject.budget_chars == 1200

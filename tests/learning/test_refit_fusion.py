@@ -11,6 +11,7 @@ BM25 hit 4 x (2/3)^2.5 = 1.45 against the vector hit's 1 and ranks the unrelated
 
 from __future__ import annotations
 
+import time
 import json
 import os
 import sqlite3
@@ -91,7 +92,9 @@ def build(data: Path, repo: Path, *, sessions: int, used: str) -> None:
                 }
                 hits = [shown(found[ids[t]], project) for t in pair]
                 hp = HookPayload(event="UserPromptSubmit", session_id=f"s-{k:02d}", cwd=str(repo), prompt=prompt)
-                compose(mem.db.conn, hp, project, budget=4000, related=lambda *_, h=hits: h)
+                compose(
+                    mem.db.conn, hp, project, budget=4000, hits=hits, brief=[], facts=None, started=time.perf_counter()
+                )
         chosen = [ids[pair[0 if used == "paraphrase" else 1]] for pair in PROMPTS.values()]
         mem.db.execute("UPDATE injections SET evaluated_at = created_at, used = 0")
         mem.db.execute(f"UPDATE injections SET used = 1 WHERE episode_id IN ({','.join('?' * len(chosen))})", chosen)
