@@ -2,7 +2,7 @@
 daemon answered.
 
 The daemon is the only answerer. When nobody listens on its socket, the hook starts it and asks again for at most
-`inject.daemon_start_seconds` (the daemon binds before it loads anything heavy and answers keyword-only until its
+`inject.daemon_start_seconds` (the daemon binds before it opens the memory and answers keyword-only until its
 model is warm). When that fails too, nothing is injected (fail open: exit 0, no output), hooks.log says why, and a
 capture (Stop, PreCompact, SessionEnd) is kept in the spool (core/spool.py), which the daemon queues once it runs.
 Only that cold path reads config.toml (with config.py's reader: the kill switch, how long to wait).
