@@ -23,7 +23,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     from tempera.core.db import driver_info
 
     info = driver_info()
-    return [f"tempera: {info['driver']}, SQLite {info['sqlite_version']}, fixtures: {FIXTURES}"]
+    transport = os.environ.get("TEMPERA_DAEMON__TRANSPORT") or "the platform's default"
+    return [f"tempera: {info['driver']}, SQLite {info['sqlite_version']}, fixtures: {FIXTURES}, transport: {transport}"]
+
+
+TRANSPORT_ENV = "TEMPERA_DAEMON__TRANSPORT"
+FORCED_TRANSPORT = os.environ.get(TRANSPORT_ENV)
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +38,8 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for key in list(os.environ):
         if key.startswith("TEMPERA_"):
             monkeypatch.delenv(key)
+    if FORCED_TRANSPORT:  # the run with the transport forced (.ci/run's second pass: TCP, as on Windows)
+        monkeypatch.setenv(TRANSPORT_ENV, FORCED_TRANSPORT)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     d = tmp_path / "tempera-data"
     monkeypatch.setenv("TEMPERA_DATA_DIR", str(d))

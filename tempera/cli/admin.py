@@ -323,12 +323,12 @@ def _chain_checks() -> list[dict[str, Any]]:
             )
         )
     out.append(_auto_memory_check(tempera_on=found))
-    reply = request(paths.socket_path(), {"op": "status"}, timeout=2.0)
+    reply = request(paths.data_dir(), {"op": "status"}, timeout=2.0)
     out.append(
         _check(
             "daemon",
             True,
-            f"running, pid {reply['pid']}, jobs {reply.get('jobs') or {}}"
+            f"running, pid {reply['pid']}, over {reply.get('transport') or 'unix'}, jobs {reply.get('jobs') or {}}"
             if reply
             else "not running (the next hook starts it; or `tempera daemon start`)",
         )

@@ -21,7 +21,7 @@ from tempera.hooks.client import request, spawn_daemon
 
 
 def ping(timeout: float = 1.0) -> dict[str, Any] | None:
-    return request(paths.socket_path(), {"op": "status"}, timeout=timeout)
+    return request(paths.data_dir(), {"op": "status"}, timeout=timeout)
 
 
 def _lock_pid() -> int | None:
@@ -104,15 +104,15 @@ def stop(wait_s: float) -> None:
 
 def stop_daemon(wait_s: float = 15.0) -> bool:
     """Ask the daemon to exit, SIGTERM after `wait_s`; False when none was running."""
-    reply = request(paths.socket_path(), {"op": "shutdown"}, timeout=2.0)
+    reply = request(paths.data_dir(), {"op": "shutdown"}, timeout=2.0)
     pid = _lock_pid()
     if reply is None and pid is None:
         return False
     deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline and paths.socket_path().exists():
+    while time.monotonic() < deadline and any(p.exists() for p in paths.endpoint_files()):
         time.sleep(0.1)
     (paths.data_dir() / paths.DAEMON_SPAWN_NAME).unlink(missing_ok=True)  # the next hook may start a fresh one at once
-    if paths.socket_path().exists() and pid:
+    if any(p.exists() for p in paths.endpoint_files()) and pid:
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
@@ -121,10 +121,12 @@ def stop_daemon(wait_s: float = 15.0) -> bool:
 
 
 def stale_daemon_files() -> list[Path]:
-    """The socket and lock a daemon killed mid-run leaves: a socket nobody answers on, a lock nobody holds.
-    Hooks cope with them, but `daemon stop` would signal the pid in that lock, which may be another process's now."""
-    sock, lock = paths.socket_path(), paths.data_dir() / paths.DAEMON_LOCK_NAME
-    if not (sock.exists() or sock.is_symlink()) or ping():
+    """The socket (or TCP port file) and lock a daemon killed mid-run leaves: an endpoint nobody answers on, a lock
+    nobody holds. Hooks cope with them, but `daemon stop` would signal the pid in that lock, which may be another
+    process's now."""
+    lock = paths.data_dir() / paths.DAEMON_LOCK_NAME
+    left = [p for p in paths.endpoint_files() if p.exists() or p.is_symlink()]
+    if not left or ping():
         return []
     had_lock = lock.exists()
     try:
@@ -132,7 +134,7 @@ def stale_daemon_files() -> list[Path]:
             pass
     except TemperaError:
         return []  # a daemon holds the lock: it is starting, or too busy to answer
-    return [sock, lock] if had_lock else [sock]
+    return [*left, lock] if had_lock else left
 
 
 def remove_stale_daemon_files() -> list[Path]:

@@ -74,7 +74,7 @@ def _stop_daemon() -> None:
     from tempera.core import paths
     from tempera.hooks.client import request
 
-    if request(paths.socket_path(), {"op": "shutdown"}, timeout=2.0) is not None:
+    if request(paths.data_dir(), {"op": "shutdown"}, timeout=2.0) is not None:
         click.echo("stopped the Tempera daemon (no hooks are installed any more)", err=True)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -281,6 +282,12 @@ class InjectConfig(_Section):
 
 
 class DaemonConfig(_Section):
+    transport: Literal["unix", "tcp"] = Field(
+        "tcp" if sys.platform == "win32" else "unix",
+        description="How hooks reach the daemon: a unix socket in the data dir (the default where there are unix "
+        "sockets), or loopback TCP on a port the system picks, with a secret token in the owner-only data dir "
+        "(the default on Windows); read at the daemon's start",
+    )
     idle_exit_minutes: float = Field(60.0, ge=0, description="Exit after this long without a request (0 = never)")
     job_max_attempts: int = Field(5, ge=1)
     job_lease_seconds: float = Field(120.0, gt=0)

@@ -10,7 +10,8 @@ from pathlib import Path
 # the names themselves, which existing data dirs depend on.
 DB_NAME = "tempera.db"
 CONFIG_NAME = "config.toml"
-SOCKET_NAME = "daemon.sock"
+SOCKET_NAME = "daemon.sock"  # the daemon's unix socket (hooks/wire.py repeats these two)
+TCP_NAME = "daemon.tcp"  # a TCP daemon's port and token, owner-only (`daemon.transport = "tcp"`)
 DAEMON_LOG_NAME = "daemon.log"
 DAEMON_LOCK_NAME = "daemon.lock"  # flock of the one daemon per data dir; holds its pid
 DAEMON_SPAWN_NAME = "daemon.spawn"  # the hooks' guard against starting a herd of daemons
@@ -54,8 +55,10 @@ def config_path() -> Path:
     return data_dir() / CONFIG_NAME
 
 
-def socket_path() -> Path:
-    return data_dir() / SOCKET_NAME
+def endpoint_files() -> list[Path]:
+    """The files by which a daemon says how to reach it: its unix socket, or a TCP daemon's port and token."""
+    d = data_dir()
+    return [d / SOCKET_NAME, d / TCP_NAME]
 
 
 def secure_file(path: Path) -> None:

@@ -1,4 +1,5 @@
-"""The long-lived local worker: one per data dir (flock), a unix socket (0600) in the data dir, never TCP.
+"""The long-lived local worker: one per data dir (flock), reached over a unix socket (0600) in the data dir, or over
+loopback TCP with a secret token (`daemon.transport`; hooks/wire.py), never from another machine.
 
 It keeps the embedder and database open, answers hook requests in milliseconds, works the durable job queue,
 watches transcript folders, re-executes itself when the installed package version changes, and exits after a
@@ -9,9 +10,11 @@ crashed daemon leaves a stale socket and lock file; the next one recovers both.
 from __future__ import annotations
 
 import fcntl
+import hmac
 import json
 import logging
 import os
+import secrets
 import socket
 import sys
 import threading
@@ -23,6 +26,7 @@ from typing import Any
 
 from tempera import __version__
 from tempera.core import jobs, paths, spool, standing
+from tempera.core.atomic import write_atomic
 from tempera.core.config import Config, load_config
 from tempera.core.memory import Memory
 from tempera.core.redact import RedactingFormatter
@@ -79,6 +83,9 @@ class Daemon:
     def __init__(self, data_dir: Path):
         self.data_dir = data_dir
         self.sock_path = data_dir / paths.SOCKET_NAME
+        self.tcp_path = data_dir / paths.TCP_NAME
+        self.token = ""  # over TCP, what every request must carry (hooks/wire.py)
+        self.endpoint = ""  # how it is reached, as `status` and `tempera doctor` say it
         self.stop = threading.Event()
         self.wake = threading.Event()
         self.last_activity = time.monotonic()
@@ -111,17 +118,28 @@ class Daemon:
         return True
 
     def _bind(self) -> socket.socket:
-        # we hold the lock, so any socket file left here belongs to a dead daemon
-        if self.sock_path.exists() or self.sock_path.is_symlink():
-            self.sock_path.unlink()
-        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)
-        try:
-            srv.bind(str(self.sock_path))
-        finally:
-            os.umask(old)
-        os.chmod(self.sock_path, 0o600)
-        srv.listen(64)
+        """Listen on the configured transport; the endpoint files a dead daemon left go first (we hold the lock)."""
+        for left in (self.sock_path, self.tcp_path):
+            if left.exists() or left.is_symlink():
+                left.unlink()
+        if self.config.daemon.transport == "tcp":
+            srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            srv.bind((wire.LOOPBACK, 0))
+            srv.listen(64)
+            self.token = secrets.token_hex(32)
+            port = srv.getsockname()[1]
+            write_atomic(self.tcp_path, f"{port} {self.token}\n".encode("ascii"), 0o600)  # found once it listens
+            self.endpoint = f"tcp {wire.LOOPBACK}:{port}"
+        else:
+            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            old = os.umask(0o177)
+            try:
+                srv.bind(str(self.sock_path))
+            finally:
+                os.umask(old)
+            os.chmod(self.sock_path, 0o600)
+            srv.listen(64)
+            self.endpoint = f"unix {self.sock_path}"
         srv.settimeout(0.5)
         return srv
 
@@ -141,7 +159,7 @@ class Daemon:
         # requests search vectors in memory (vecindex.py), each on a memory of its own
         self.answerers = Answerers(self.mem, VectorCache())
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        log.info("daemon %s listening on %s (pid %s)", self.started_version, self.sock_path, os.getpid())
+        log.info("daemon %s listening on %s (pid %s)", self.started_version, self.endpoint, os.getpid())
         # the job handlers' and answers' imports (the transcripts package) happen here, before any thread: two threads
         # importing that package at once each found the other's half-initialised module, and the daemon died on start
         from tempera.daemon.worker import work_one
@@ -159,10 +177,8 @@ class Daemon:
             self.wake.set()
             self.begin.set()
             srv.close()
-            try:
-                self.sock_path.unlink()
-            except FileNotFoundError:
-                pass
+            for endpoint in (self.sock_path, self.tcp_path):
+                endpoint.unlink(missing_ok=True)
             starter.join(timeout=10)
             if self.watcher is not None:
                 self.watcher.stop()
@@ -312,6 +328,8 @@ class Daemon:
                 req = json.loads(head.decode("utf-8"))
                 if not isinstance(req, dict):
                     raise ValueError("a request is a JSON object")
+                if self.token and not hmac.compare_digest(str(req.get("token") or ""), self.token):
+                    raise PermissionError("refused: the request does not carry this daemon's token")
                 if req.get("op") == "hook":  # relay.py: a status line, then the bytes the hook prints
                     size = req.get("size")
                     if not isinstance(size, int) or not 0 <= size <= MAX_PAYLOAD_BYTES:
@@ -349,7 +367,8 @@ class Daemon:
                     "jobs": jobs.counts(mem.db.conn),
                     "model": mem.embedder.spec.name if mem.embedder else None,
                     "answering_peak": self.answerers.peak,  # most hook calls answered at once since the start
-                    "warm": self.warm_ended.is_set(),  # the model loaded (or failed to): `tempera daemon start` waits
+                    "warm": self.warm_ended.is_set(),
+                    "transport": self.endpoint,  # the model loaded (or failed to): `tempera daemon start` waits
                 }
         return {"ok": False, "error": f"unknown op {op!r}"}
 

@@ -1,4 +1,5 @@
-"""Talking to the daemon over its unix socket, and starting it detached. Standard library only."""
+"""Talking to the daemon (hooks/wire.py: its unix socket or loopback TCP), and starting it detached. Standard library
+only."""
 
 from __future__ import annotations
 
@@ -15,14 +16,13 @@ from tempera.hooks import wire
 SPAWN_GUARD_SECONDS = 15.0  # one start attempt per this long, so a burst of hooks does not fork a herd
 
 
-def request(sock_path: Path, message: dict[str, Any], *, timeout: float) -> dict[str, Any] | None:
-    """Send one JSON line and read one back; None when nobody answers in time."""
-    if not sock_path.exists():
-        return None
+def request(data_dir: Path, message: dict[str, Any], *, timeout: float) -> dict[str, Any] | None:
+    """Send one JSON line to the data dir's daemon (with its token over TCP, hooks/wire.py) and read one back; None
+    when nobody answers in time."""
     try:
-        s = wire.connect(str(sock_path), timeout)
+        s, token = wire.connect(str(data_dir), timeout)
         try:
-            s.sendall(json.dumps(message).encode("utf-8") + b"\n")
+            s.sendall(json.dumps({**message, "token": token} if token else message).encode("utf-8") + b"\n")
             buf = wire.receive(s, wire.MAX_REPLY_BYTES, line=True)
         finally:
             s.close()

@@ -10,7 +10,6 @@ Only that cold path reads config.toml (with config.py's reader: the kill switch,
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -56,10 +55,10 @@ def _start_and_ask(event_arg: str, raw: bytes, wait: float) -> tuple[bytes | Non
 
     deadline = time.monotonic() + wait
     spawn_daemon(paths.ensure_data_dir())
-    sock = os.fsencode(paths.socket_path())
+    directory = str(paths.data_dir())
     while True:
         left = deadline - time.monotonic()
-        out, why = ask_daemon(sock, event_arg, raw, max(left, 0.05))
+        out, why = ask_daemon(directory, event_arg, raw, max(left, 0.05))
         if out is not None or (why and time.monotonic() < deadline):  # a daemon's error, not our patience's end
             return out, why
         if left <= 0 or why:

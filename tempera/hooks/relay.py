@@ -38,7 +38,7 @@ TIMEOUT_SECTION, TIMEOUT_KEY = "inject", b"daemon_timeout_seconds"  # settings.D
 TIMEOUT_ENV = b"TEMPERA_INJECT__DAEMON_TIMEOUT_SECONDS"
 DEFAULT_TIMEOUT, MIN_TIMEOUT, MAX_TIMEOUT = 2.0, 0.05, 30.0
 MAX_STDIN_BYTES = 4 * 1024 * 1024  # inject/payload.py: anything larger is not from Claude Code
-CONFIG_NAME, SOCKET_NAME, HOOK_LOG_NAME = b"config.toml", b"daemon.sock", b"hooks.log"  # core/paths.py
+CONFIG_NAME, HOOK_LOG_NAME = b"config.toml", b"hooks.log"  # core/paths.py
 
 
 def data_dir(env: dict[bytes, bytes]) -> bytes:
@@ -86,15 +86,15 @@ def read_stdin() -> bytes:
     return stdin.buffer.read(MAX_STDIN_BYTES + 1)
 
 
-def ask_daemon(sock_path: bytes, event: str, raw: bytes, wait: float) -> "tuple[bytes | None, str]":
+def ask_daemon(directory: str, event: str, raw: bytes, wait: float) -> "tuple[bytes | None, str]":
     """The bytes the hook must print, or None and why the daemon gave none ('' when no daemon listens: the cold
     path starts it)."""
     try:
-        s = wire.connect(sock_path, wait)
+        s, token = wire.connect(directory, wait)
     except OSError:
         return None, ""
     try:
-        s.sendall(wire.hook_request(event, raw if len(raw) <= MAX_STDIN_BYTES else b""))
+        s.sendall(wire.hook_request(event, raw if len(raw) <= MAX_STDIN_BYTES else b"", token))
         reply = wire.receive(s, wire.MAX_REPLY_BYTES)
     except TimeoutError:
         return None, "the daemon did not answer within " + str(wait) + " s"
@@ -145,7 +145,7 @@ def main(argv: list[str]) -> None:
     event = argv[1] if len(argv) > 1 else ""
     raw = read_stdin()
     directory = data_dir(env)
-    out, why = ask_daemon(directory + b"/" + SOCKET_NAME, event, raw, timeout(env, directory))
+    out, why = ask_daemon(directory.decode("utf-8", "surrogateescape"), event, raw, timeout(env, directory))
     write_all(cold(event, raw, why) if out is None else out)
 
 

@@ -1,6 +1,12 @@
-"""The wire between a hook process and the daemon, over the daemon's unix socket: the one home of its framing.
-Built-in modules only: relay.py loads this file by its path (it cannot afford to import the package), the CLI's
-client and the daemon import it as `tempera.hooks.wire`.
+"""The wire between a hook process and the daemon: the one home of its transport and framing. Built-in modules only:
+relay.py loads this file by its path (it cannot afford to import the package), the CLI's client and the daemon
+import it as `tempera.hooks.wire`.
+
+Transport (`daemon.transport`): a unix socket in the data dir (`daemon.sock`, 0600: only its user reaches it), the
+default where there are unix sockets; or loopback TCP on a port the system picks, which the daemon writes with a
+secret token into `daemon.tcp` (0600, in the 0700 data dir): a request must carry the token, so a client that
+cannot read the user's data dir (another user) is refused. A client looks for `daemon.tcp` first (one small read),
+so it needs no setting: the daemon's file says how to reach it.
 
 A request is one line of JSON, the header (`op`; for a hook call its `event` and the `size` of the payload), then,
 for a hook call, the payload's raw bytes as Claude Code wrote them: the daemon decodes the payload once, and the
@@ -11,27 +17,50 @@ the hook prints, up to the close; any other op's reply is one line of JSON.
 import _json
 import _socket
 
+SOCKET_NAME, TCP_NAME = "daemon.sock", "daemon.tcp"  # core/paths.py names them; tests/hooks/test_entry_fuzz.py pins
+LOOPBACK = "127.0.0.1"
+
 MAX_REPLY_BYTES = 1024 * 1024
 MAX_HEADER_BYTES = 64 * 1024
 CHUNK = 65536
 
 
-def connect(path: "str | bytes", wait: float) -> "_socket.socket":
-    """A connection to the socket at `path` whose reads and writes give up after `wait` seconds (OSError when
-    nobody listens)."""
-    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+def tcp_endpoint(directory: str) -> "tuple[int, str] | None":
+    """The port and token a TCP daemon of the data dir `directory` wrote, None when there is no such file (a unix
+    socket daemon, or none)."""
+    try:
+        with open(directory + "/" + TCP_NAME, "rb") as fh:
+            text = fh.read(4096).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    port, _, token = text.strip().partition(" ")
+    return (int(port), token) if port.isdigit() and token else None
+
+
+def connect(directory: str, wait: float) -> "tuple[_socket.socket, str]":
+    """A connection to the daemon of the data dir `directory`, whose reads and writes give up after `wait` seconds,
+    and the token its requests carry ('' over the unix socket); OSError when nobody listens."""
+    tcp = tcp_endpoint(directory)
+    if tcp is None:
+        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        address: "str | tuple[str, int]" = directory + "/" + SOCKET_NAME
+    else:
+        s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        address = (LOOPBACK, tcp[0])
     try:
         s.settimeout(wait)
-        s.connect(path)
+        s.connect(address)
     except BaseException:
         s.close()
         raise
-    return s
+    return s, "" if tcp is None else tcp[1]
 
 
-def hook_request(event: str, payload: bytes) -> bytes:
-    """The request for one hook call: its event argument and the raw stdin."""
+def hook_request(event: str, payload: bytes, token: str = "") -> bytes:
+    """The request for one hook call: its event argument and the raw stdin (and the daemon's token over TCP)."""
     header = '{"op": "hook", "event": ' + _json.encode_basestring_ascii(event) + ', "size": ' + str(len(payload))
+    if token:
+        header += ', "token": ' + _json.encode_basestring_ascii(token)
     return header.encode("ascii") + b"}\n" + payload
 
 

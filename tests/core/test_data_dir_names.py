@@ -11,6 +11,7 @@ NAMES = {
     "DB_NAME": "tempera.db",
     "CONFIG_NAME": "config.toml",
     "SOCKET_NAME": "daemon.sock",
+    "TCP_NAME": "daemon.tcp",
     "DAEMON_LOG_NAME": "daemon.log",
     "DAEMON_LOCK_NAME": "daemon.lock",
     "DAEMON_SPAWN_NAME": "daemon.spawn",

@@ -33,14 +33,14 @@ def test_daemon_restarts_on_new_version(data_dir: Path, tmp_path: Path, monkeypa
     monkeypatch.setenv("TEMPERA_DAEMON__VERSION_CHECK_SECONDS", "0.5")
     r = tempera("daemon", "start", timeout=90)
     assert r.returncode == 0, r.stderr
-    first = request(paths.socket_path(), {"op": "ping"}, timeout=5)
+    first = request(paths.data_dir(), {"op": "ping"}, timeout=5)
     assert first and first["version"] == "0.1.0.post1"
     pid = daemon_pid(data_dir)
 
     fake_dist(fake, "0.1.0.post2")  # an upgrade lands while the daemon runs
 
     def upgraded() -> bool:
-        reply = request(paths.socket_path(), {"op": "ping"}, timeout=2)
+        reply = request(paths.data_dir(), {"op": "ping"}, timeout=2)
         return bool(reply and reply["version"] == "0.1.0.post2")
 
     wait_for(upgraded, timeout=60, interval=0.2)

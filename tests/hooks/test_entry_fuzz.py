@@ -192,7 +192,7 @@ def test_relay_copies_of_package_values_agree(monkeypatch: pytest.MonkeyPatch, t
     definition it copies (core/config.py, core/settings.py, core/paths.py, inject/payload.py)."""
     from tempera.core import paths, settings
     from tempera.core.config import InjectConfig
-    from tempera.hooks import relay
+    from tempera.hooks import relay, wire
     from tempera.inject import payload
 
     field = InjectConfig.model_fields["daemon_timeout_seconds"]
@@ -207,11 +207,8 @@ def test_relay_copies_of_package_values_agree(monkeypatch: pytest.MonkeyPatch, t
     assert {t.decode() for t in relay.TRUE} == settings.TRUE
     assert [k.decode() for k in relay.KILL_SWITCH_ENVS] == [settings.KILL_SWITCH_ENV, "TEMPERA_GENERAL__DISABLED"]
     assert settings.env_overrides({"TEMPERA_GENERAL__DISABLED": "1"}, ["general"]) == {"general": {"disabled": "1"}}
-    assert (relay.CONFIG_NAME, relay.SOCKET_NAME, relay.HOOK_LOG_NAME) == (
-        paths.CONFIG_NAME.encode(),
-        paths.SOCKET_NAME.encode(),
-        paths.HOOK_LOG_NAME.encode(),
-    )
+    assert (relay.CONFIG_NAME, relay.HOOK_LOG_NAME) == (paths.CONFIG_NAME.encode(), paths.HOOK_LOG_NAME.encode())
+    assert (wire.SOCKET_NAME, wire.TCP_NAME) == (paths.SOCKET_NAME, paths.TCP_NAME)
     assert relay.MAX_STDIN_BYTES == payload.MAX_STDIN_BYTES
     for raw, want in ((b"0", lo), (b"0.2", 0.2), (b"99", hi), (b"nonsense", field.default)):  # clamped, as a hook must
         assert relay.timeout({relay.TIMEOUT_ENV: raw}, b"/nonexistent") == want

@@ -32,7 +32,7 @@ def test_the_first_prompt_after_boot_is_answered_by_the_daemon_it_starts(data_di
     assert daemon_pid(data_dir) is None
     r = run_hook("user-prompt-submit", {"session_id": "s", "cwd": str(tmp_path), "prompt": PROMPT}, command=HOOK)
     assert episode[:8] in context_of(r)
-    status = request(paths.socket_path(), {"op": "status"}, timeout=30)
+    status = request(paths.data_dir(), {"op": "status"}, timeout=30)
     assert status is not None and status["answering_peak"] == 1  # the daemon answered it, and stays for the next
     # answered before the daemon's model was warm: keyword-only, so the gate's P is not in the log
     ((scores,),) = rows(data_dir, "SELECT scores FROM injections")

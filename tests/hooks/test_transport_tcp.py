@@ -1,0 +1,124 @@
+"""`daemon.transport = "tcp"` (the default on Windows, forced here on Linux): the daemon listens on loopback with a
+secret token written owner-only into the data dir; the real hook reaches it through that file, `tempera doctor` names
+it, and a client without the token, or of another user, gets nothing. Real daemon, real hook subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hookrun import context_of, run_hook
+
+from tempera.core import paths
+from tempera.core.capture_input import CaptureInput
+from tempera.core.memory import Memory
+from tempera.hooks import wire
+from tests.support.cli import tempera
+from tests.support.datadir import rows
+
+PROMPT = "phoenix server does not start, mix deps"
+
+
+@pytest.fixture
+def tcp_daemon(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start_daemon: Any) -> str:
+    """A TCP daemon over one episode; the episode's id."""
+    monkeypatch.setenv("TEMPERA_DAEMON__TRANSPORT", "tcp")
+    with Memory(use_model=False) as mem:
+        summary = "Phoenix server failed to start until mix deps.get was run"
+        episode = mem.capture(CaptureInput(summary=summary, project=str(tmp_path))).id
+    start_daemon()
+    return episode
+
+
+def _raw_hook_call(port: int, request: bytes) -> bytes:
+    with socket.create_connection((wire.LOOPBACK, port), timeout=30) as s:
+        s.sendall(request)
+        return wire.receive(s, wire.MAX_REPLY_BYTES)
+
+
+def test_the_hook_reaches_a_tcp_daemon_through_its_owner_only_file(
+    tcp_daemon: str, data_dir: Path, tmp_path: Path
+) -> None:
+    assert not (data_dir / paths.SOCKET_NAME).exists()
+    endpoint = data_dir / paths.TCP_NAME
+    assert stat.S_IMODE(endpoint.stat().st_mode) == 0o600 and stat.S_IMODE(data_dir.stat().st_mode) == 0o700
+    port, token = wire.tcp_endpoint(str(data_dir)) or (0, "")
+    assert port > 0 and len(token) == 64
+    payload = {"session_id": "s", "cwd": str(tmp_path), "prompt": PROMPT}
+    assert tcp_daemon[:8] in context_of(run_hook("user-prompt-submit", payload))
+    doctor = json.loads(tempera("doctor", "--json", timeout=120).stdout)
+    (daemon,) = [c for c in doctor if c["check"] == "daemon"]
+    assert f"over tcp 127.0.0.1:{port}" in daemon["detail"]
+    tempera("daemon", "stop", check=True, timeout=60)
+    assert not endpoint.exists()  # no port file outlives its daemon
+
+
+def test_a_request_without_the_token_gets_nothing(tcp_daemon: str, data_dir: Path, tmp_path: Path) -> None:
+    port, token = wire.tcp_endpoint(str(data_dir)) or (0, "")
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": PROMPT}).encode()
+    for sent in ("", "0" * 64, token[:-1] + ("0" if token[-1] != "0" else "1")):
+        reply = _raw_hook_call(port, wire.hook_request("user-prompt-submit", payload, sent))
+        out, why = wire.hook_reply(reply)
+        assert out is None and "token" in why and tcp_daemon[:8] not in reply.decode()
+    assert rows(data_dir, "SELECT COUNT(*) FROM injections") == [(0,)]  # nothing answered, nothing logged
+    out, _ = wire.hook_reply(_raw_hook_call(port, wire.hook_request("user-prompt-submit", payload, token)))
+    assert out is not None and tcp_daemon[:8] in out.decode()  # the same request with the token is answered
+
+
+def _interpreter_for_anyone() -> str:
+    """A Python another user may run (the test's venv may sit in root's home, which nobody else may enter)."""
+    found = [p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)]
+    assert found, "no system python3 for the other user's probe"
+    return found[0]
+
+
+def test_another_user_cannot_reach_the_daemon(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The token sits in the owner-only data dir (0700, the file 0600): a process of another user, in a folder it may
+    read, cannot read it, so it finds no daemon to ask (its own hook would start its own, in its own data dir)."""
+    assert os.geteuid() == 0, "this test runs a probe as another user: run the suite as root (as .ci/run does)"
+    shared = Path(
+        tempfile.mkdtemp(prefix="tempera-tcp-")
+    )  # world-readable, unlike pytest's tmp: only the data dir guards
+    try:
+        shared.chmod(0o755)
+        data = shared / "data"
+        monkeypatch.setenv("TEMPERA_DATA_DIR", str(data))
+        monkeypatch.setenv("TEMPERA_DAEMON__TRANSPORT", "tcp")
+        with Memory(use_model=False) as mem:
+            episode = mem.capture(
+                CaptureInput(summary="Phoenix server failed until mix deps.get", project=str(tmp_path))
+            )
+        tempera("daemon", "start", check=True, timeout=120)
+        shutil.copy(wire.__file__, shared / "wire.py")
+        (shared / "wire.py").chmod(0o644)
+        payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": PROMPT}).encode()
+        probe = (
+            "import sys; sys.path.insert(0, sys.argv[1]); import wire\n"
+            "try:\n    s, token = wire.connect(sys.argv[2], 5)\n"
+            "except OSError as exc:\n    print('refused', exc); sys.exit()\n"
+            "s.sendall(wire.hook_request('user-prompt-submit', sys.stdin.buffer.read(), token))\n"
+            "print(wire.receive(s, wire.MAX_REPLY_BYTES).decode())"
+        )
+        done = subprocess.run(
+            [_interpreter_for_anyone(), "-I", "-S", "-c", probe, str(shared), str(data)],
+            input=payload,
+            capture_output=True,
+            timeout=60,
+            user=65534,  # nobody
+            group=65534,
+        )
+        assert done.returncode == 0, done.stderr
+        said = done.stdout.decode()
+        assert said.startswith("refused") and episode.id[:8] not in said, said
+        assert (data / paths.TCP_NAME).exists()  # the daemon is there, for its own user
+    finally:
+        tempera("daemon", "stop", timeout=60)
+        shutil.rmtree(shared, ignore_errors=True)
