@@ -390,12 +390,21 @@ def _auto_memory_check(*, tempera_on: bool) -> dict[str, Any]:
     "hooks, dead jobs, vectors of another model), print each action, "
     "then check again.",
 )
+@click.option(
+    "--report",
+    is_flag=True,
+    help="Print a report to attach to a bug: the checks, the platform (OS, Python, the daemon's transport) and the "
+    "last lines of hooks.log and daemon.log (secrets are redacted in both).",
+)
 @json_option
-def doctor(remediate: bool, as_json: bool) -> None:
+def doctor(remediate: bool, report: bool, as_json: bool) -> None:
     """Check the whole chain: SQLite driver, data dir, config, model, database, vectors, dead jobs, the Claude
     Code registration, the daemon and its files, and recent hook errors."""
     from tempera.cli.remedies import remedy
 
+    if report:
+        click.echo(json.dumps(problem_report(), indent=2))
+        return
     checks = doctor_checks()
     actions = []
     if remediate:
@@ -408,6 +417,36 @@ def doctor(remediate: bool, as_json: bool) -> None:
     )
     if not all(c["ok"] for c in checks):
         raise SystemExit(1)
+
+
+REPORT_LOG_LINES = 40
+
+
+def problem_report() -> dict[str, Any]:
+    """What a bug report needs: the checks, where Tempera runs, and the logs' last lines (already redacted)."""
+    import platform
+    import sys
+
+    from tempera import __version__
+
+    from tempera.core.errors import TemperaError
+
+    try:
+        transport = load_config().daemon.transport
+    except TemperaError as exc:
+        transport = f"unknown ({exc})"
+    logs = {}
+    for name in (paths.HOOK_LOG_NAME, paths.DAEMON_LOG_NAME):
+        path = paths.data_dir() / name
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+        logs[name] = lines[-REPORT_LOG_LINES:]
+    return {
+        "tempera": __version__,
+        "platform": {"system": platform.platform(), "python": sys.version.split()[0], "executable": sys.executable},
+        "daemon_transport": transport,
+        "checks": doctor_checks(),
+        "logs": logs,
+    }
 
 
 def _render_doctor(actions: list[str], checks: list[dict[str, Any]]) -> None:

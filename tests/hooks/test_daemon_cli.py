@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from tests.support.datadir import wait_for
+from tests.support.datadir import endpoint_file, wait_for
 from tests.support.cli import tempera
 from tempera.core import paths
 
@@ -31,5 +31,5 @@ def test_restore_stops_the_daemon(data_dir: Path, tmp_path: Path, start_daemon) 
     pid = start_daemon()
     r = tempera("memory", "backup", "--restore", made, "--yes", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["daemon_stopped"] is True and not (data_dir / paths.SOCKET_NAME).exists()
+    assert json.loads(r.stdout)["daemon_stopped"] is True and not endpoint_file(data_dir).exists()
     assert wait_for(lambda: not Path(f"/proc/{pid}").exists(), timeout=20)  # it had let go of the database

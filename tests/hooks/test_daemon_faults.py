@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hookrun import context_of, run_hook
 
-from tests.support.datadir import daemon_pid, kill_daemon
+from tests.support.datadir import daemon_pid, endpoint_file, kill_daemon
 from tests.support.datadir import rows, wait_for
 from transcript_copy import copy_transcript
 
@@ -113,7 +113,7 @@ def test_no_daemon_hooks_answer_and_start_it(data_dir: Path, tmp_path: Path) -> 
     )
     assert ep.id[:8] in context_of(r)  # keyword-only answer, in-process
     pid = wait_for(lambda: daemon_pid(data_dir), timeout=30)
-    assert wait_for(lambda: (data_dir / paths.SOCKET_NAME).exists(), timeout=60)
+    assert wait_for(lambda: endpoint_file(data_dir).exists(), timeout=60)
     r = run_hook(
         "user-prompt-submit",
         {"session_id": "b", "cwd": str(tmp_path), "prompt": "phoenix server does not start, mix deps"},
@@ -146,11 +146,13 @@ def test_stale_socket_and_lock_are_recovered(data_dir: Path, start_daemon) -> No
     stale = socket.socket(socket.AF_UNIX)
     stale.bind(str(data_dir / paths.SOCKET_NAME))  # a socket file nobody listens on
     stale.close()
+    (data_dir / paths.TCP_NAME).write_text("1 " + "0" * 64 + "\n")  # and a TCP daemon's, of a port nobody holds
     pid = start_daemon()
     assert pid != 999999
     r = tempera("daemon", "status", "--json", timeout=30)
     assert json.loads(r.stdout)["running"] is True
-    assert (data_dir / paths.SOCKET_NAME).stat().st_mode & 0o777 == 0o600
+    assert endpoint_file(data_dir).stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in paths.endpoint_files() if p.exists()] == [endpoint_file(data_dir).name]
 
 
 def test_second_daemon_exits_while_first_runs(data_dir: Path, start_daemon) -> None:
@@ -172,7 +174,7 @@ def test_idle_exit(data_dir: Path, start_daemon, monkeypatch: pytest.MonkeyPatch
             return True
 
     wait_for(gone, timeout=60)
-    assert not (data_dir / paths.SOCKET_NAME).exists()
+    assert not any(p.exists() for p in paths.endpoint_files())
 
 
 def test_watch_captures_transcripts_without_a_stop_hook(

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support.datadir import wait_for
+from tests.support.datadir import endpoint_file, wait_for
 
 from tests.conftest import TRANSCRIPTS
 from tests.support.cli import tempera
@@ -73,13 +73,14 @@ def test_remediate_removes_a_killed_daemons_files_and_installs(home_env: dict[st
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not Path(f"/proc/{pid}").exists())
     _, checks = doctor(home_env)
-    assert checks["daemon files"]["ok"] is False and paths.SOCKET_NAME in str(checks["daemon files"]["detail"])
+    endpoint = endpoint_file(data_dir)
+    assert checks["daemon files"]["ok"] is False and endpoint.name in str(checks["daemon files"]["detail"])
 
     code, actions, checks = remediate(home_env)
-    assert f"removed {data_dir / paths.SOCKET_NAME}, left by a daemon that died" in actions
+    assert f"removed {endpoint}, left by a daemon that died" in actions
     assert f"removed {data_dir / paths.DAEMON_LOCK_NAME}, left by a daemon that died" in actions
     assert any(a.startswith("installed Tempera's hooks and MCP server (user scope)") for a in actions), actions
-    assert not (data_dir / paths.SOCKET_NAME).exists() and not (data_dir / paths.DAEMON_LOCK_NAME).exists()
+    assert not endpoint.exists() and not (data_dir / paths.DAEMON_LOCK_NAME).exists()
     assert checks["daemon files"]["ok"] and checks["claude code (user)"]["ok"], checks
     assert code == 0, checks
     assert remediate(home_env)[1] == []  # nothing left to do

@@ -57,6 +57,9 @@ def test_the_hook_reaches_a_tcp_daemon_through_its_owner_only_file(
     doctor = json.loads(tempera("doctor", "--json", timeout=120).stdout)
     (daemon,) = [c for c in doctor if c["check"] == "daemon"]
     assert f"over tcp 127.0.0.1:{port}" in daemon["detail"]
+    report = json.loads(tempera("doctor", "--report", timeout=120).stdout)  # what a bug report attaches
+    assert report["daemon_transport"] == "tcp" and any("listening on tcp" in ln for ln in report["logs"]["daemon.log"])
+    assert token not in json.dumps(report)  # the secret stays in its file
     tempera("daemon", "stop", check=True, timeout=60)
     assert not endpoint.exists()  # no port file outlives its daemon
 

@@ -53,3 +53,10 @@ def kill_daemon(data_dir: Path, sig: int = signal.SIGTERM) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.05)
+
+
+def endpoint_file(data_dir: Path) -> Path:
+    """The file by which the data dir's daemon says how to reach it under the transport of this run (the unix
+    socket, or with `TEMPERA_DAEMON__TRANSPORT=tcp` the port and token file)."""
+    tcp = os.environ.get("TEMPERA_DAEMON__TRANSPORT") == "tcp"
+    return data_dir / (paths.TCP_NAME if tcp else paths.SOCKET_NAME)
