@@ -17,7 +17,7 @@ import pytest
 
 from tempera.daemon import server
 from tests.conftest import REPO
-from tests.support.datadir import daemon_pid, kill_daemon, wait_for
+from tests.support.datadir import daemon_pid, endpoint_file, kill_daemon, wait_for
 
 LAUNCHER = REPO / "tempera" / "installer" / "plugin_launcher.py"
 RELAY = REPO / "tempera" / "hooks" / "relay.py"
@@ -70,11 +70,11 @@ def test_the_plugins_daemon_exits_once_the_plugin_is_removed(removed: str, data_
     assert hook.returncode == 0 and hook.stdout == "", hook.stderr
     try:
         pid = wait_for(lambda: daemon_pid(data_dir), timeout=60)
-        wait_for(lambda: (data_dir / "daemon.sock").exists(), timeout=90)
+        wait_for(lambda: endpoint_file(data_dir).exists(), timeout=90)
         assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] == bytes(python)  # the venv's daemon
         shutil.rmtree(root if removed == "root" else data)
         wait_for(lambda: not _alive(pid), timeout=20)
     finally:
         kill_daemon(data_dir)
-    assert not (data_dir / "daemon.sock").exists()  # a clean exit: it took its socket with it
+    assert not endpoint_file(data_dir).exists()  # a clean exit: it took its socket (or port file) with it
     assert "install is gone" in (data_dir / "daemon.log").read_text()
