@@ -10,10 +10,14 @@ from typing import Any
 import pytest
 from platform_transcripts import rewrite
 from transcript_paths import DATA, REAL
+from transcript_writer import SessionWriter
 
 from tempera.core.memory import Memory
 from tempera.transcripts import capture_transcript
 from tempera.transcripts.draft import project_files
+from tempera.transcripts.reader import read_transcript
+from tempera.transcripts.turns import segment_turns
+from tempera.transcripts.units import work_units
 
 ENTIRE = DATA / "entire-cli"
 MAC_HOME = "/Users/soph/Work/entire/devenv/cli"
@@ -111,3 +115,30 @@ def test_a_file_is_stored_relative_to_its_checkout_however_spelled(path: str, ro
 def test_windows_scratch_files_are_no_part_of_the_work() -> None:
     root = r"C:\Users\dev\proj"
     assert project_files([r"C:\Users\dev\AppData\Local\Temp\x.txt", rf"{root}\.claude\..\a.py"], root) == ["a.py"]
+
+
+def test_a_windows_session_is_cut_where_its_original_is_when_the_edits_change_folder(tmp_path: Path) -> None:
+    """No stored session moves its edits to another folder mid-turn: this one is written, then rewritten."""
+    s = SessionWriter(tmp_path / "s.jsonl", cwd="/Users/dev/cli")
+    s.prompt("clean up the checkpoint package, then the strategy package")
+    for folder, n in (("checkpoint", 4), ("strategy", 2)):
+        for i in range(n):
+            path = f"/Users/dev/cli/{folder}/f{i}.go"
+            s.tool("Read", {"file_path": path}, "package x")
+            s.tool("Edit", {"file_path": path, "old_string": "a", "new_string": "b"}, "The file has been updated.")
+        s.say(f"The {folder} package is tidy.")
+    moved = rewrite(s.path, tmp_path / "projects", "/Users/dev/cli", r"C:\Users\dev\cli", windows=True)
+    units = [work_units(segment_turns(read_transcript(path))) for path in (s.path, moved)]
+    cut = [[(u.unit and u.unit.reason, [_last_two(f) for f in u.files_modified]) for u in found] for found in units]
+    assert (
+        cut[0]
+        == cut[1]
+        == [
+            ("prompt", [f"checkpoint/f{i}.go" for i in range(4)]),
+            ("files", [f"strategy/f{i}.go" for i in range(2)]),
+        ]
+    )
+
+
+def _last_two(path: str) -> str:
+    return "/".join(path.replace("\\", "/").split("/")[-2:])
