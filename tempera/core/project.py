@@ -98,6 +98,14 @@ def spellings(path: str) -> tuple[list[str], list[str]]:
     return parts, [p.casefold() for p in parts] if path.casefold().startswith(_CASELESS) else parts
 
 
+def in_project_terms(text: str, root: str) -> str:
+    """`text` with the absolute paths it quotes made relative to `root` when they lie inside (in any spelling
+    `relative_to` accepts), and Windows paths outside it written with `/` (so no `\\t` in them reads as a tab)."""
+    return re.sub(_QUOTED_PATH, lambda m: relative_to(m[0], root), text)
+
+
+# a path in prose starts a word: a drive letter or a separator, to the next space, quote or bracket
+_QUOTED_PATH = r"(?<![\w.\\/])(?:[A-Za-z]:)?[\\/][^\s`'\"<>|()\[\]{},;]*"
 _LINKED = ("/tmp/", "/var/", "/etc/")
 _CASELESS = ("/users/", "/volumes/")
 

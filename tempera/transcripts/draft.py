@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tempera.core.clipping import shorten
 from tempera.core.models import Context, Episode, ErrorRecord, Intent, Outcome, Source, TestRun, VerificationState
-from tempera.core.project import ProjectRef, is_absolute, relative_to
+from tempera.core.project import ProjectRef, in_project_terms, is_absolute, relative_to
 from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
 from tempera.transcripts.outcome import distinct_errors, judge_outcome, open_errors, reported_success
@@ -110,10 +110,10 @@ def intent_line(prompt: str) -> str:
 def clean_prose(text: str, root: str | None = None) -> str:
     """An agent's message as plain sentences: no code blocks, markdown tables, escapes or inline markup, and the
     repository's root left out of paths."""
-    text = _INLINE.sub("", _ESCAPES.sub(" ", _TABLE_ROW.sub("", _CODE_BLOCK.sub("", text or ""))))
+    text = _TABLE_ROW.sub("", _CODE_BLOCK.sub("", text or ""))
     if root:
-        text = text.replace(root.rstrip("/\\") + "/", "").replace(root.rstrip("/\\") + "\\", "")
-    return text
+        text = in_project_terms(text, root)
+    return _INLINE.sub("", _ESCAPES.sub(" ", text))
 
 
 def reply_text(final_text: str, root: str | None = None, *, agentic: bool = False) -> str:

@@ -142,3 +142,22 @@ def test_a_windows_session_is_cut_where_its_original_is_when_the_edits_change_fo
 
 def _last_two(path: str) -> str:
     return "/".join(path.replace("\\", "/").split("/")[-2:])
+
+
+@pytest.mark.parametrize(
+    ("cwd", "quoted", "windows"),
+    [(r"C:\Users\nick\proj", None, True), ("/Users/Nick/proj", "/users/nick/proj", False)],
+)
+def test_paths_the_agent_quotes_are_relative_in_the_summary(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cwd: str, quoted: str | None, windows: bool
+) -> None:
+    """A written session quoting its files in the closing message (`\\n` and `\\t` in a Windows path are no
+    escapes), and its rewrite: one summary, with the files relative."""
+    s = SessionWriter(tmp_path / "s.jsonl", cwd="/home/nick/proj")
+    s.prompt("add a script for the abandoned session case")
+    s.tool("Write", {"file_path": "/home/nick/proj/scripts/test-abandoned.sh", "content": "#!/bin/sh"}, "Created.")
+    s.say("Created /home/nick/proj/scripts/test-abandoned.sh, modelled on /home/nick/proj/scripts/test-second.sh.")
+    moved = rewrite(s.path, tmp_path / "projects", "/home/nick/proj", cwd, windows=windows, files_root=quoted)
+    summaries = [_captured(monkeypatch, tmp_path / str(n), path)[0][0] for n, path in enumerate((s.path, moved))]
+    assert summaries[0] == summaries[1]
+    assert "Created scripts/test-abandoned.sh, modelled on scripts/test-second.sh." in summaries[1]
