@@ -95,7 +95,12 @@ def spellings(path: str) -> tuple[list[str], list[str]]:
     if path.startswith("/private/") and (path[len("/private") :] + "/").startswith(_LINKED):
         path = path[len("/private") :]
     parts = path.split("/")
-    return parts, [p.casefold() for p in parts] if path.casefold().startswith(_CASELESS) else parts
+    return parts, [p.casefold() for p in parts] if caseless(path) else parts
+
+
+def caseless(path: str) -> bool:
+    """Whether the file system a path names ignores case by default (Windows; macOS's `/Users` and `/Volumes`)."""
+    return windows_shaped(path) or path.casefold().startswith(_CASELESS)
 
 
 def in_project_terms(text: str, root: str) -> str:

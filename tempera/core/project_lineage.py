@@ -33,7 +33,15 @@ from dataclasses import dataclass
 
 from tempera.core.db import Connection, Database, run_script
 from tempera.core.models import iso_utc
-from tempera.core.project import ProjectRef, directory_project, folder_name, is_absolute, windows_shaped
+from tempera.core.project import (
+    ProjectRef,
+    caseless,
+    directory_project,
+    folder_name,
+    is_absolute,
+    spellings,
+    windows_shaped,
+)
 from tempera.core.projects import ProjectRegistry
 
 log = logging.getLogger("tempera")
@@ -271,12 +279,15 @@ def _files_of(db: Database, ref: ProjectRef, most: int | None = None) -> set[str
 
 
 def _project_of_root(db: Database, root: str) -> ProjectRef | None:
-    row = db.one(
-        "SELECT p.id, p.name, p.path FROM session_projects s JOIN projects p ON p.id = s.project_id "
-        "WHERE s.root = ? ORDER BY s.decided_at DESC LIMIT 1",
+    """The project of the latest session that ran in `root`, however its case was spelled where case does not
+    tell folders apart (Windows; macOS's `/Users`: `project.spellings`)."""
+    folded = spellings(root)[1]
+    rows = db.query(
+        "SELECT p.id, p.name, p.path, s.root FROM session_projects s JOIN projects p ON p.id = s.project_id "
+        "WHERE s.root = ? " + ("COLLATE NOCASE " if caseless(root) else "") + "ORDER BY s.decided_at DESC",
         (root,),
     )
-    return None if row is None else ProjectRef(*row)
+    return next((ProjectRef(*row[:3]) for row in rows if spellings(row[3])[1] == folded), None)
 
 
 def _projects_of_roots_in(db: Database, base: str) -> list[tuple[ProjectRef, str]]:

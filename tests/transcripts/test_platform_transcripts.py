@@ -161,3 +161,21 @@ def test_paths_the_agent_quotes_are_relative_in_the_summary(
     summaries = [_captured(monkeypatch, tmp_path / str(n), path)[0][0] for n, path in enumerate((s.path, moved))]
     assert summaries[0] == summaries[1]
     assert "Created scripts/test-abandoned.sh, modelled on scripts/test-second.sh." in summaries[1]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(r"C:\Users\dev\ccrun\proj", r"c:\users\dev\ccrun\proj"), ("/Users/Dev/ccrun/proj", "/users/dev/ccrun/proj")],
+)
+def test_one_folder_spelled_in_two_cases_is_one_project(
+    kw_memory: Memory, tmp_path: Path, first: str, second: str
+) -> None:
+    """Two sessions in one folder not on this machine, its case spelled differently (a terminal and an editor):
+    the files they touched (calc.py, README.md) tell no repository apart, so only the folder can join them."""
+    windows = first.startswith("C:")
+    moved = [
+        rewrite(REAL, tmp_path / str(n), "/tmp/ccrun/proj", root, windows=windows)
+        for n, root in enumerate((first, second))
+    ]
+    projects = [capture_transcript(kw_memory, path).project for path in moved]
+    assert projects[0] is not None and projects[1] == projects[0] and projects[0].name == "proj"
