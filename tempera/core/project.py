@@ -18,6 +18,10 @@ this process and in `repo-ids.json` in the data dir, keyed by the common git dir
 repository deleted and made again at the same path is asked again). An answer that is not a root commit is
 asked again only when the repository's branches or config change (its first commit, an origin added, a shallow
 clone deepened); a git that timed out is not asked again.
+
+Files are made relative to a checkout (`relative_to`, `within`) by their spelling as well, since a transcript may
+come from another platform: a Windows path (`C:\\...`, `\\\\server\\share`) is absolute on Linux too and compared
+without case, and macOS's spellings of one folder (`/private/tmp` and `/tmp`, case under `/Users`) agree.
 """
 
 from __future__ import annotations
