@@ -18,13 +18,19 @@ this process and in `repo-ids.json` in the data dir, keyed by the common git dir
 repository deleted and made again at the same path is asked again). An answer that is not a root commit is
 asked again only when the repository's branches or config change (its first commit, an origin added, a shallow
 clone deepened); a git that timed out is not asked again.
+
+Files are made relative to a checkout (`relative_to`, `within`) by their spelling as well, since a transcript may
+come from another platform: a Windows path (`C:\\...`, `\\\\server\\share`) is absolute on Linux too and compared
+without case, and macOS's spellings of one folder (`/private/tmp` and `/tmp`, case under `/Users`) agree.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import ntpath
 import os
+import posixpath
 import re
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
@@ -41,10 +47,76 @@ class ProjectRef(NamedTuple):
 
 
 def relative_to(path: str, root: str | None) -> str:
-    """A file as the project knows it: relative to its root when it lies inside."""
-    if root and path.startswith(root.rstrip("/") + "/"):
-        return path[len(root.rstrip("/")) + 1 :]
-    return path
+    """A file as the project knows it: relative to its root with `/` when it lies inside, else the path itself (a
+    Windows one with `/`). Either may be another platform's (`windows_shaped`): a transcript from Windows is read
+    on Linux too, and macOS spells one directory several ways (`spellings`)."""
+    rel = _inside(path, root) if root else None
+    if rel is not None:
+        return rel
+    return "/".join(spellings(path)[0]) if windows_shaped(path) else path
+
+
+def within(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies inside it, compared as `relative_to` does."""
+    return spellings(path)[1] == spellings(root)[1] or _inside(path, root) is not None
+
+
+def _inside(path: str, root: str) -> str | None:
+    parts, key = spellings(path)
+    _, root_key = spellings(root)
+    if len(root_key) > 1 and not root_key[-1]:  # the root is `/` or a drive's root
+        root_key = root_key[:-1]
+    if len(key) > len(root_key) and key[: len(root_key)] == root_key:
+        return "/".join(parts[len(root_key) :])
+    return None
+
+
+def windows_shaped(path: str) -> bool:
+    """A Windows path (a drive letter or a UNC share), recognised on any platform."""
+    return path[1:3] in (":\\", ":/") and path[0].isalpha() or path.startswith("\\\\")
+
+
+def is_absolute(path: str) -> bool:
+    """Absolute on this platform or on Windows (a file outside the project, as a transcript recorded it)."""
+    return os.path.isabs(path) or windows_shaped(path)
+
+
+def folder_name(path: str) -> str:
+    """The last folder of a path of either platform (the path itself for a root)."""
+    return next((p for p in reversed(spellings(path)[0]) if p), path)
+
+
+def spellings(path: str) -> tuple[list[str], list[str]]:
+    """The path's parts as written and as compared. Windows compares without case (NTFS's default). On macOS
+    `/tmp`, `/var` and `/etc` are links into `/private` (the cwd is recorded resolved, an agent's paths often
+    not), and the default file system ignores case, so folders under `/Users` and `/Volumes` compare without it:
+    two checkouts there whose paths differ only in case cannot both exist on such a disk, and on a case-sensitive
+    one the worst is a file of the one attributed to the other, never an absolute path stored."""
+    if windows_shaped(path):
+        parts = ntpath.normpath(path).replace("\\", "/").split("/")
+        return parts, [p.casefold() for p in parts]
+    path = posixpath.normpath(path) if path else path
+    if path.startswith("/private/") and (path[len("/private") :] + "/").startswith(_LINKED):
+        path = path[len("/private") :]
+    parts = path.split("/")
+    return parts, [p.casefold() for p in parts] if caseless(path) else parts
+
+
+def caseless(path: str) -> bool:
+    """Whether the file system a path names ignores case by default (Windows; macOS's `/Users` and `/Volumes`)."""
+    return windows_shaped(path) or path.casefold().startswith(_CASELESS)
+
+
+def in_project_terms(text: str, root: str) -> str:
+    """`text` with the absolute paths it quotes made relative to `root` when they lie inside (in any spelling
+    `relative_to` accepts), and Windows paths outside it written with `/` (so no `\\t` in them reads as a tab)."""
+    return re.sub(_QUOTED_PATH, lambda m: relative_to(m[0], root), text)
+
+
+# a path in prose starts a word: a drive letter or a separator, to the next space, quote or bracket
+_QUOTED_PATH = r"(?<![\w.\\/])(?:[A-Za-z]:)?[\\/][^\s`'\"<>|()\[\]{},;]*"
+_LINKED = ("/tmp/", "/var/", "/etc/")
+_CASELESS = ("/users/", "/volumes/")
 
 
 class Identity(NamedTuple):
@@ -85,7 +157,7 @@ def identify(path: str | os.PathLike[str]) -> Identity:
 
 def directory_project(root: str) -> ProjectRef:
     """The project of a directory outside any repository (or one not on this machine): its path is the key."""
-    return ProjectRef(_digest(root), os.path.basename(root.rstrip("/")) or root, root)
+    return ProjectRef(_digest(root), folder_name(root), root)
 
 
 def project_for_name(name: str) -> ProjectRef:

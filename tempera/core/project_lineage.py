@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ntpath
 import os
 import posixpath
 import re
@@ -32,12 +33,20 @@ from dataclasses import dataclass
 
 from tempera.core.db import Connection, Database, run_script
 from tempera.core.models import iso_utc
-from tempera.core.project import ProjectRef, directory_project
+from tempera.core.project import (
+    ProjectRef,
+    caseless,
+    directory_project,
+    folder_name,
+    is_absolute,
+    spellings,
+    windows_shaped,
+)
 from tempera.core.projects import ProjectRegistry
 
 log = logging.getLogger("tempera")
 
-_WORKTREE = re.compile(r"^(?P<main>.+?)/(?:\.claude/worktrees|\.worktrees)/[^/].*$")
+_WORKTREE = re.compile(r"^(?P<main>.+?)[/\\](?:\.claude[/\\]worktrees|\.worktrees)[/\\][^/\\].*$")  # or Windows
 FILES_KEPT = 200  # a session's files recorded as evidence: the most a match ever needs
 FILES_ASKED = 64  # a project's most touched files a match compares
 
@@ -65,7 +74,7 @@ def telling(files: Iterable[str]) -> list[str]:
     """The files that can tell one repository from another: inside a folder, and not named as every project of a
     kind names one (`README.md`, `package.json` and `src/index.ts` are in most; `cmd/tool/settings/settings.go`,
     two folders down, is not)."""
-    return [f for f in files if not f.startswith("/") and _tells(f.split("/"))]
+    return [f for f in files if not is_absolute(f) and _tells(f.split("/"))]
 
 
 def _tells(parts: list[str]) -> bool:
@@ -148,8 +157,9 @@ def main_of(root: str, branches: Iterable[str]) -> tuple[str, str | None]:
     """The main checkout of a worktree directory by its layout, and the layout's kind; (root, None) for others."""
     if m := _WORKTREE.match(root):
         return m["main"], "worktree"
+    spelled = root.replace("\\", "/") if windows_shaped(root) else root
     for branch in branches:
-        if "/" in branch and root.endswith("/" + branch):
+        if "/" in branch and spelled.endswith("/" + branch):
             return root[: -len(branch) - 1], "branch-worktree"
     return root, None
 
@@ -165,7 +175,7 @@ def decide_missing(db: Database, root: str, files: set[str], branches: Iterable[
             return Decision(ref, layout, f"ran in {root}, a git worktree of its branch beside {checkout}", root)
         main, layout = root, None
     earlier = _project_of_root(db, main)
-    name = posixpath.basename(main.rstrip("/")) or main
+    name = folder_name(main)
     if earlier is not None:
         joined = join_orphan(db, earlier, files, name, act=act)
         if joined is not None:
@@ -269,23 +279,27 @@ def _files_of(db: Database, ref: ProjectRef, most: int | None = None) -> set[str
 
 
 def _project_of_root(db: Database, root: str) -> ProjectRef | None:
-    row = db.one(
-        "SELECT p.id, p.name, p.path FROM session_projects s JOIN projects p ON p.id = s.project_id "
-        "WHERE s.root = ? ORDER BY s.decided_at DESC LIMIT 1",
+    """The project of the latest session that ran in `root`, however its case was spelled where case does not
+    tell folders apart (Windows; macOS's `/Users`: `project.spellings`)."""
+    folded = spellings(root)[1]
+    rows = db.query(
+        "SELECT p.id, p.name, p.path, s.root FROM session_projects s JOIN projects p ON p.id = s.project_id "
+        "WHERE s.root = ? " + ("COLLATE NOCASE " if caseless(root) else "") + "ORDER BY s.decided_at DESC",
         (root,),
     )
-    return None if row is None else ProjectRef(*row)
+    return next((ProjectRef(*row[:3]) for row in rows if spellings(row[3])[1] == folded), None)
 
 
 def _projects_of_roots_in(db: Database, base: str) -> list[tuple[ProjectRef, str]]:
     """The distinct projects of the checkouts directly inside `base` that sessions ran in."""
+    windows = windows_shaped(base)
     rows = db.query(
         "SELECT DISTINCT p.id, p.name, p.path, s.root FROM session_projects s JOIN projects p ON p.id = s.project_id "
         "WHERE s.root LIKE ? ESCAPE '\\'",
-        (base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%",),
+        (base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ("\\\\%" if windows else "/%"),),
     )
     found: dict[str, tuple[ProjectRef, str]] = {}
     for pid, name, path, root in rows:
-        if posixpath.dirname(root) == base:
+        if (ntpath if windows else posixpath).dirname(root) == base:
             found.setdefault(pid, (ProjectRef(pid, name, path), root))
     return list(found.values())

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from tempera.core import project_lineage as lineage
 from tempera.core.models import Episode
-from tempera.core.project import ProjectRef, project_for_name, project_for_path
+from tempera.core.project import ProjectRef, is_absolute, project_for_name, project_for_path
 from tempera.core.selfimprove.anchors import anchor_files
 from tempera.transcripts.reader import Transcript
 from tempera.transcripts.turns import Turn
@@ -61,7 +61,7 @@ def session_files(turns: list[Turn], root: str) -> list[str]:
     """The files the session read and changed inside `root`, relative to it, most touched first."""
     touched = Counter(f for t in turns for f in (*t.files_modified, *t.files_read))
     ranked = [f for f, _ in touched.most_common()]
-    return [f for f in anchor_files(ranked, root or None) if not f.startswith("/")]
+    return [f for f in anchor_files(ranked, root or None) if not is_absolute(f)]
 
 
 def rekeyed(episodes: list[Episode], ref: ProjectRef) -> list[Episode]:

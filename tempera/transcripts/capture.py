@@ -22,7 +22,7 @@ from tempera.core.errors import InvalidInput, NotFound
 from tempera.core.llm import LLM, Budget, llm_enabled
 from tempera.core.models import Episode
 from tempera.core.pause import paused_projects
-from tempera.core.project import ProjectRef, find_root
+from tempera.core.project import ProjectRef, find_root, within
 from tempera.core.project_lineage import recorded
 from tempera.core.redact import memo
 from tempera.transcripts import cursor as cursors
@@ -142,18 +142,14 @@ def checkout_roots(transcript: Transcript) -> list[str]:
     roots: list[str] = []
     for cwd in cwds:
         root = str(find_root(cwd)) if os.path.isdir(cwd) else cwd
-        if not any(_within(root, r) for r in roots):
+        if not any(within(root, r) for r in roots):
             roots.append(root)
     return roots
 
 
 def root_of(turn: Turn, roots: list[str], default: str | None) -> str | None:
     """The checkout (of `checkout_roots`) a turn worked in."""
-    return next((r for r in roots if _within(turn.cwd or "", r)), roots[0] if roots else default)
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
+    return next((r for r in roots if within(turn.cwd or "", r)), roots[0] if roots else default)
 
 
 def _merge(existing: Episode, draft: Episode) -> Episode:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tempera.core.clipping import shorten
 from tempera.core.models import Context, Episode, ErrorRecord, Intent, Outcome, Source, TestRun, VerificationState
-from tempera.core.project import ProjectRef, relative_to
+from tempera.core.project import ProjectRef, in_project_terms, is_absolute, relative_to
 from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
 from tempera.transcripts.outcome import distinct_errors, judge_outcome, open_errors, reported_success
@@ -57,7 +57,16 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^\s*[-|: ]{3,}\s*$", re.M)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.S)
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\\[nrt]")
 _INLINE = re.compile(r"\*\*|__|`")
-OUTSIDE_NOISE = ("/.claude/", "/tmp/", "/private/tmp/", "/private/var/folders/", "/var/folders/")
+# scratch space: Claude Code's own folder, macOS's and Linux's temporary folders, and Windows' (`relative_to` spells
+# a Windows path with `/`)
+OUTSIDE_NOISE = (
+    "/.claude/",
+    "/tmp/",
+    "/private/tmp/",
+    "/private/var/folders/",
+    "/var/folders/",
+    "/AppData/Local/Temp/",
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -101,10 +110,10 @@ def intent_line(prompt: str) -> str:
 def clean_prose(text: str, root: str | None = None) -> str:
     """An agent's message as plain sentences: no code blocks, markdown tables, escapes or inline markup, and the
     repository's root left out of paths."""
-    text = _INLINE.sub("", _ESCAPES.sub(" ", _TABLE_ROW.sub("", _CODE_BLOCK.sub("", text or ""))))
+    text = _TABLE_ROW.sub("", _CODE_BLOCK.sub("", text or ""))
     if root:
-        text = text.replace(root.rstrip("/") + "/", "")
-    return text
+        text = in_project_terms(text, root)
+    return _INLINE.sub("", _ESCAPES.sub(" ", text))
 
 
 def reply_text(final_text: str, root: str | None = None, *, agentic: bool = False) -> str:
@@ -164,7 +173,7 @@ def project_files(paths: list[str], root: str | None) -> list[str]:
     out = []
     for path in paths:
         rel = relative_to(path, root)
-        if rel.startswith("/") and any(part in rel for part in OUTSIDE_NOISE):
+        if is_absolute(rel) and any(part in rel for part in OUTSIDE_NOISE):
             continue
         out.append(rel)
     return list(dict.fromkeys(out))

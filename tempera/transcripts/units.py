@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
+from tempera.core.project import windows_shaped
 from tempera.transcripts import signals
 from tempera.transcripts.compaction import current_work, next_step
 from tempera.transcripts.reader import Record
@@ -129,7 +130,7 @@ def _tool_message_starts(records: list[Record]) -> set[int]:
 def _edit_dir(call: ToolCall | None) -> str | None:
     """The folder an edit call writes in (None for any other call)."""
     path = signals.file_path(call) if call is not None and call.name in signals.MODIFY_TOOLS else None
-    return str(PurePosixPath(path).parent) if path else None
+    return str((PureWindowsPath if windows_shaped(path) else PurePosixPath)(path).parent) if path else None
 
 
 def _is_compaction(r: Record) -> bool:

@@ -6,12 +6,14 @@ and a checkout moved elsewhere still matches its old rows. Standard library only
 
 from __future__ import annotations
 
+import ntpath
 import os
 import posixpath
 import re
 from collections.abc import Iterable
 
 from tempera.core.languages import LANGUAGES
+from tempera.core.project import is_absolute, relative_to, windows_shaped, within
 
 
 def relative_path(path: str, root: str | None, cwd: str | None = None) -> str:
@@ -19,15 +21,29 @@ def relative_path(path: str, root: str | None, cwd: str | None = None) -> str:
 
     A relative path is taken relative to `cwd` when that lies inside the root (a shell in a subfolder), else as
     already relative to the root. A path outside the root stays absolute: it cannot collide with a project file.
+    A checkout not on this machine is compared by spelling (`project.relative_to`): a Windows one always.
     """
     raw = os.path.expanduser(path.strip())
+    if any(windows_shaped(p or "") for p in (raw, root, cwd)):
+        return _by_spelling(raw, root, cwd)
     if not os.path.isabs(raw):
         if cwd is None or (root and _inside(os.path.realpath(cwd), os.path.realpath(root)) is None):
             return posixpath.normpath(raw.replace(os.sep, "/")).lstrip("/")
         raw = os.path.join(cwd, raw)
     full = os.path.realpath(raw)
     rel = _inside(full, os.path.realpath(root)) if root else None
+    if rel is None and root and not is_absolute(spelled := relative_to(raw, root)):
+        rel = spelled
     return rel if rel is not None else full.replace(os.sep, "/")
+
+
+def _by_spelling(raw: str, root: str | None, cwd: str | None) -> str:
+    """`relative_path` where a path is Windows-shaped: by its spelling alone, no such directory being here."""
+    if not is_absolute(raw):
+        if cwd is None or (root and not within(cwd, root)):
+            return posixpath.normpath(raw.replace("\\", "/")).lstrip("/")
+        raw = ntpath.join(cwd, raw)
+    return relative_to(raw, root)
 
 
 def _inside(full: str, base: str) -> str | None:
