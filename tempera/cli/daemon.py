@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
-import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +12,7 @@ from typing import Any
 import click
 
 from tempera.cli.common import emit, json_option
-from tempera.core import paths
+from tempera.core import paths, processes
 from tempera.core.db import require_writable_dir
 from tempera.core.errors import TemperaError
 from tempera.hooks.client import request, spawn_daemon
@@ -113,10 +111,7 @@ def stop_daemon(wait_s: float = 15.0) -> bool:
         time.sleep(0.1)
     (paths.data_dir() / paths.DAEMON_SPAWN_NAME).unlink(missing_ok=True)  # the next hook may start a fresh one at once
     if any(p.exists() for p in paths.endpoint_files()) and pid:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        processes.terminate(pid)
     return True
 
 
@@ -155,15 +150,13 @@ def daemon_lock_held(wait_s: float = 15.0) -> Iterator[None]:
     try:
         deadline = time.monotonic() + wait_s
         while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if processes.try_lock(fd):
                 break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise TemperaError(
-                        "the daemon is still running; stop it (`tempera daemon stop`) and run the command again"
-                    ) from None
-                time.sleep(0.1)
+            if time.monotonic() > deadline:
+                raise TemperaError(
+                    "the daemon is still running; stop it (`tempera daemon stop`) and run the command again"
+                ) from None
+            time.sleep(0.1)
         yield
     finally:
         os.close(fd)

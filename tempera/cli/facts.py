@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from tempera.core import paths
+from tempera.core import paths, processes
 from tempera.core.errors import TemperaError
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -252,12 +252,8 @@ def ingest_git_cmd(ctx: click.Context, path: str, since: str | None, wait: bool)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "tempera.facts.ingest_git", "--db", str(db_path), path]
     with (db_path.parent / paths.FACTS_INGEST_LOG_NAME).open("ab") as log:
-        process = subprocess.Popen(
-            args + (["--since", since] if since else []),
-            stdout=log,
-            stderr=log,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
+        process = processes.start_detached(
+            args + (["--since", since] if since else []), stdout=log, stderr=log, stdin=subprocess.DEVNULL
         )
     # "running" from now on, so that a status asked right away does not read "idle"; the run then takes over
     write_status(

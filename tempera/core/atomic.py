@@ -45,8 +45,8 @@ def write_backup(path: Path, data: bytes, mode: int) -> Path:
 def _write_new(path: Path, data: bytes, mode: int | None) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, NEW_FILE_MODE if mode is None else mode)
     try:
-        if mode is not None:
-            os.fchmod(fd, mode)  # os.open applied the umask; the copy keeps exactly the original's mode
+        if mode is not None:  # os.open applied the umask; the copy keeps exactly the original's mode
+            os.fchmod(fd, mode) if hasattr(os, "fchmod") else os.chmod(path, mode)  # no fchmod on Windows < 3.13
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]

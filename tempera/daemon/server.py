@@ -9,7 +9,6 @@ crashed daemon leaves a stale socket and lock file; the next one recovers both.
 
 from __future__ import annotations
 
-import fcntl
 import hmac
 import json
 import logging
@@ -25,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tempera import __version__
-from tempera.core import jobs, paths, spool, standing
+from tempera.core import jobs, paths, processes, spool, standing
 from tempera.core.atomic import write_atomic
 from tempera.core.config import Config, load_config
 from tempera.core.memory import Memory
@@ -107,9 +106,7 @@ class Daemon:
     # -- lifecycle ------------------------------------------------------------------------------
     def acquire_lock(self) -> bool:
         fd = os.open(self.data_dir / paths.DAEMON_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not processes.try_lock(fd):
             os.close(fd)
             return False
         os.ftruncate(fd, 0)

@@ -9,7 +9,6 @@ on; an interruption (hook traffic resumed, the daemon exits) ends the cycle betw
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -20,7 +19,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import paths
+from tempera.core import paths, processes
 from tempera.core.db import Database, apply_migrations
 from tempera.core.errors import InvalidInput, TemperaError
 from tempera.core.llm import BudgetExceeded
@@ -99,9 +98,7 @@ def memory_signature(db: Database) -> str:
 def cycle_lock(data_dir: Path) -> Iterator[None]:
     fd = os.open(data_dir / paths.DREAM_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not processes.try_lock(fd):
             raise CycleBusy("another dream cycle is running on this data dir; try again when it ends") from None
         yield
     finally:

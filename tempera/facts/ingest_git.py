@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tempera.core import gitrepo, paths
+from tempera.core import gitrepo, paths, processes
 from tempera.core.atomic import write_atomic
 from tempera.core.languages import LANGUAGES as SOURCE_LANGUAGES
 from tempera.facts.pycode import ModuleIndex, analyse
@@ -167,19 +167,9 @@ def read_status(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {"state": "idle"}
     status = json.loads(path.read_text())
-    if status.get("state") == "running" and not _alive(int(status.get("pid", 0))):
+    if status.get("state") == "running" and not processes.alive(int(status.get("pid", 0))):
         status.update(state="failed", error="the ingestion process exited before finishing")
     return status
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid > 0
 
 
 def run_with_status(db_path: Path, repo: str, since: str | None) -> IngestReport:

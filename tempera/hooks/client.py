@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tempera.core import paths
+from tempera.core import paths, processes
 from tempera.hooks import wire
 
 SPAWN_GUARD_SECONDS = 15.0  # one start attempt per this long, so a burst of hooks does not fork a herd
@@ -47,13 +47,11 @@ def spawn_daemon(data_dir: Path) -> bool:
         # its stderr goes to the log: a daemon that dies before its logging is set up still says why
         log_fd = os.open(data_dir / paths.DAEMON_LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            subprocess.Popen(
+            processes.start_detached(
                 [sys.executable, "-m", "tempera.daemon", "run"],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log_fd,
-                start_new_session=True,
-                close_fds=True,
                 env=env,
                 cwd=str(data_dir),
             )

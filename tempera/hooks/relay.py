@@ -14,7 +14,10 @@ nothing injected, a line in hooks.log saying why, and a capture spooled. Run dir
 
 import sys
 
-import posix
+if sys.platform == "win32":
+    import nt as _os  # the built-in module `os` wraps there, as posix is here
+else:
+    import posix as _os
 
 TYPE_CHECKING = False  # the checker's view only: importing typing would cost this process what it exists to save
 if TYPE_CHECKING:
@@ -24,7 +27,7 @@ if TYPE_CHECKING or __name__ != "__main__":  # imported (tempera-hook): as part 
 else:
     # run as the hook command: the wire format's one home (hooks/wire.py) loaded by its path; importing it as
     # tempera.hooks.wire would import the package's __init__ files, which this process exists to avoid
-    sys.path.insert(0, __file__.rpartition("/")[0])
+    sys.path.insert(0, __file__[: max(__file__.rfind("/"), __file__.rfind("\\"))])
     try:
         import wire
     finally:
@@ -41,12 +44,20 @@ MAX_STDIN_BYTES = 4 * 1024 * 1024  # inject/payload.py: anything larger is not f
 CONFIG_NAME, HOOK_LOG_NAME = b"config.toml", b"hooks.log"  # core/paths.py
 
 
-def data_dir(env: dict[bytes, bytes]) -> bytes:
-    """As paths.data_dir(): TEMPERA_DATA_DIR (with ~ expanded), else ~/.tempera."""
-    home = env.get(b"HOME", b"")
+def environ() -> "dict[bytes, bytes]":
+    """The environment as bytes, as posix.environ holds it (Windows' is str: encoded here)."""
+    if sys.platform == "win32":
+        return {k.encode("utf-8", "surrogatepass"): v.encode("utf-8", "surrogatepass") for k, v in _os.environ.items()}
+    return _os.environ
+
+
+def data_dir(env: "dict[bytes, bytes]") -> bytes:
+    """As paths.data_dir(): TEMPERA_DATA_DIR (with ~ expanded), else ~/.tempera; the home is Path.home()'s
+    (USERPROFILE on Windows, where Git Bash's HOME is not the Windows one)."""
+    home = env.get(b"USERPROFILE" if sys.platform == "win32" else b"HOME", b"")
     override = env.get(b"TEMPERA_DATA_DIR")
     if override:
-        return home + override[1:] if override[:2] == b"~/" or override == b"~" else override
+        return home + override[1:] if override[:2] in (b"~/", b"~\\") or override == b"~" else override
     return home + b"/.tempera"
 
 
@@ -111,7 +122,8 @@ def cold(event: str, raw: bytes, why: str) -> bytes:
         import site
 
         site.main()
-    root = __file__.rpartition("/tempera/hooks/")[0]  # the package this file belongs to, whatever else is installed
+    # the package this file belongs to, whatever else is installed
+    root = __file__.replace("\\", "/").rpartition("/tempera/hooks/")[0]
     if root and root not in sys.path:
         sys.path.insert(0, root)
     from tempera.hooks.entry import answer_cold
@@ -124,22 +136,22 @@ def log_failure(env: dict[bytes, bytes]) -> None:
     try:
         import traceback
 
-        fd = posix.open(data_dir(env) + b"/" + HOOK_LOG_NAME, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o600)
+        fd = _os.open(data_dir(env) + b"/" + HOOK_LOG_NAME, _os.O_WRONLY | _os.O_APPEND | _os.O_CREAT, 0o600)
         try:
-            posix.write(fd, ("relay failed:\n" + traceback.format_exc()).encode("utf-8", "replace"))
+            _os.write(fd, ("relay failed:\n" + traceback.format_exc()).encode("utf-8", "replace"))
         finally:
-            posix.close(fd)
+            _os.close(fd)
     except BaseException:
         pass
 
 
 def write_all(data: bytes) -> None:
     while data:
-        data = data[posix.write(1, data) :]
+        data = data[_os.write(1, data) :]
 
 
 def main(argv: list[str]) -> None:
-    env = posix.environ
+    env = environ()
     if disabled(env):
         return
     event = argv[1] if len(argv) > 1 else ""
@@ -154,7 +166,7 @@ def run(argv: list[str]) -> None:
     try:
         main(argv)
     except BaseException:  # fail open, always: even SystemExit and KeyboardInterrupt
-        log_failure(posix.environ)
+        log_failure(environ())
     sys.exit(0)
 
 

@@ -42,6 +42,8 @@ def connect(directory: str, wait: float) -> "tuple[_socket.socket, str]":
     and the token its requests carry ('' over the unix socket); OSError when nobody listens."""
     tcp = tcp_endpoint(directory)
     if tcp is None:
+        if not hasattr(_socket, "AF_UNIX"):  # Windows' Python: only a TCP daemon can be listening
+            raise OSError("no daemon.tcp, and no unix sockets here")
         s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         address: "str | tuple[str, int]" = directory + "/" + SOCKET_NAME
     else:

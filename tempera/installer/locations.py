@@ -50,9 +50,11 @@ def find_executable(name: str, bin_dir: Path | None = None, search_path: str | N
     installing), else the first on PATH. `bin_dir` and `search_path` are for tests."""
     # not resolved: a venv's python is a symlink to the base interpreter, whose directory has no scripts of ours
     here = Path(sys.executable).parent if bin_dir is None else bin_dir
-    candidate = here / name
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return candidate.absolute()
+    # Windows: `<name>.exe`, beside a venv's python (Scripts\) or in Scripts\ of a python.org install
+    windows = [here / f"{name}.exe", here / "Scripts" / f"{name}.exe"] if sys.platform == "win32" else []
+    for candidate in (here / name, *windows):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate.absolute()
     found = shutil.which(name, path=search_path)
     if found:
         return Path(found).absolute()

@@ -29,6 +29,18 @@ LOG = "setup.log"
 FAILED = "setup.failed"  # when the last setup failed: retried after RETRY_AFTER_S, not on every hook
 RETRY_AFTER_S = 600
 HOOK_VERBS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
+WINDOWS = sys.platform == "win32"
+# Interpreters to build the venv with when the `python3` that runs this file is too old (macOS's own is 3.9): the
+# newest first, Windows' launcher `py` (it picks the newest installed), then the usual install places on macOS.
+CANDIDATES = (
+    ((["py", "-3"], ["python"]) if WINDOWS else ())
+    + tuple([f"python3.{minor}"] for minor in range(20, MIN_PYTHON[1] - 1, -1))
+    + (
+        ["/opt/homebrew/bin/python3"],
+        ["/usr/local/bin/python3"],
+        ["python3"],
+    )
+)
 PLUGIN_ROOT_ENV = "TEMPERA_PLUGIN_ROOT"  # daemon/server.py: its daemon exits once this root is removed
 SKIPPED_SOURCES = (".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "tests", "evals", "docs")
 
@@ -64,9 +76,59 @@ def log(data: str, message: str) -> None:
         fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message.rstrip()}\n")
 
 
+def try_lock(fd: int) -> bool:
+    """core/processes.py `try_lock`, which this file cannot import: flock, or on Windows one byte far past the end."""
+    if WINDOWS:
+        import msvcrt
+
+        os.lseek(fd, 0x7FFFFFF0, os.SEEK_SET)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
+            return False
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
+def venv_program(venv: str, name: str) -> str:
+    """A program of the venv: bin/<name>, or Scripts\\<name>.exe on Windows."""
+    return os.path.join(venv, "Scripts", name + ".exe") if WINDOWS else os.path.join(venv, "bin", name)
+
+
+def find_python() -> "list[str] | None":
+    """The command of an interpreter new enough for the venv: this one, else the first of CANDIDATES that is."""
+    if sys.version_info >= MIN_PYTHON:
+        return [sys.executable]
+    import subprocess
+
+    check = f"import sys; sys.exit(sys.version_info < {MIN_PYTHON!r})"
+    for command in CANDIDATES:
+        try:
+            if subprocess.run([*command, "-c", check], capture_output=True, timeout=20).returncode == 0:
+                return list(command)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+    return None
+
+
+def run_program(path: str, args: "list[str]", env: "dict[str, str]") -> None:
+    """Become `path` (stdin and stdout are Claude Code's). Windows has no exec that keeps the process: there the
+    program runs as a child with the same standard streams and this process exits with its code."""
+    if not WINDOWS:
+        os.execve(path, [path, *args], env)
+    import subprocess
+
+    sys.exit(subprocess.run([path, *args], env=env).returncode)
+
+
 def setup_due(data: str) -> bool:
     """No setup running now, and none failed in the last RETRY_AFTER_S."""
-    import fcntl
     import time
 
     try:
@@ -79,10 +141,7 @@ def setup_due(data: str) -> bool:
     except OSError:
         return True
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except OSError:
-        return False
+        return try_lock(fd)
     finally:
         os.close(fd)
 
@@ -94,20 +153,21 @@ def start_setup(root: str, data: str) -> None:
     os.makedirs(data, mode=0o700, exist_ok=True)
     if not setup_due(data):
         return
+    # detached as core/processes.py `start_detached` does (a new session; on Windows no console, own group)
+    detach = {"creationflags": 0x00000008 | 0x00000200} if WINDOWS else {"start_new_session": True}
     with open(os.path.join(data, LOG), "ab") as out:
         subprocess.Popen(
             [sys.executable, "-I", "-S", os.path.abspath(__file__), root, data, "setup"],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,
-            start_new_session=True,
             close_fds=True,
+            **detach,
         )
 
 
 def setup(root: str, data: str) -> None:
     """Build a venv for this plugin source, install the package into it, then point `ready` at it."""
-    import fcntl
     import hashlib
     import shutil
     import subprocess
@@ -115,13 +175,18 @@ def setup(root: str, data: str) -> None:
 
     os.makedirs(data, mode=0o700, exist_ok=True)
     lock = os.open(os.path.join(data, LOCK), os.O_RDONLY | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    if not try_lock(lock):
         return  # another setup is running
     source = source_id(root)
     current = read_ready(data)
     if current is not None and current["source"] == source:
+        return
+    base = find_python()
+    if base is None:
+        need = ".".join(map(str, MIN_PYTHON))
+        log(data, f"setup failed: python3 is {sys.version.split()[0]}; Tempera needs {need} or newer and found none")
+        with open(os.path.join(data, FAILED), "w", encoding="utf-8") as fh:
+            fh.write(f"no Python {need}+\n")
         return
     venv = os.path.join(data, "venv-" + hashlib.sha256(source.encode()).hexdigest()[:12])
     staged = os.path.join(data, "source")
@@ -132,8 +197,8 @@ def setup(root: str, data: str) -> None:
         shutil.rmtree(staged, ignore_errors=True)
         # pip builds in its source tree: not in the plugin's
         shutil.copytree(root, staged, ignore=shutil.ignore_patterns(*SKIPPED_SOURCES))
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True, stdin=subprocess.DEVNULL)
-        python = os.path.join(venv, "bin", "python")
+        subprocess.run([*base, "-m", "venv", venv], check=True, stdin=subprocess.DEVNULL)
+        python = venv_program(venv, "python")
         subprocess.run(
             [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{staged}[offline,llm]"],
             check=True,
@@ -156,7 +221,7 @@ def setup(root: str, data: str) -> None:
         "source": source,
         "python": python,
         "relay": os.path.join(hooks_dir, "relay.py"),
-        "mcp": os.path.join(venv, "bin", "tempera-mcp"),
+        "mcp": venv_program(venv, "tempera-mcp"),
     }
     tmp = os.path.join(data, READY + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -183,7 +248,7 @@ def hook(root: str, data: str, verb: str) -> None:
     if ready is None or ready["source"] != source_id(root):
         start_setup(root, data)
     if ready is not None:
-        os.execve(ready["python"], [ready["python"], "-I", "-S", ready["relay"], verb], _env(root))
+        run_program(ready["python"], ["-I", "-S", ready["relay"], verb], _env(root))
 
 
 def mcp(root: str, data: str) -> None:
@@ -196,14 +261,12 @@ def mcp(root: str, data: str) -> None:
             f"session (progress in {os.path.join(data, LOG)})\n"
         )
         sys.exit(1)
-    os.execve(ready["mcp"], [ready["mcp"]], _env(root))
+    run_program(ready["mcp"], [], _env(root))
 
 
 def main(argv: list[str]) -> None:
     root, data, verb = argv[1], argv[2], argv[3]
-    if sys.version_info < MIN_PYTHON:
-        log(data, f"python3 is {sys.version.split()[0]}; Tempera needs {'.'.join(map(str, MIN_PYTHON))} or newer")
-    elif verb == "setup":
+    if verb == "setup":
         setup(root, data)
     elif verb == "mcp":
         mcp(root, data)

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from tempera.core import paths
+from tempera.core import paths, processes
 from tempera.mcp_server import render
 from tempera.mcp_server.project import client_workdir
 from tempera.mcp_server.state import ToolResult, reply, with_facts, with_memory
@@ -127,12 +127,8 @@ def _start_ingestion(db_path: Path, repo: Path, since: str | None) -> int:
     """Run the ingestion in its own process (it outlives this server; progress goes to the status file)."""
     command = [sys.executable, "-m", "tempera.facts.ingest_git", "--db", str(db_path), str(repo)]
     with (db_path.parent / paths.FACTS_INGEST_LOG_NAME).open("ab") as log:
-        process = subprocess.Popen(
-            command + ([f"--since={since}"] if since else []),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
+        process = processes.start_detached(
+            command + ([f"--since={since}"] if since else []), stdin=subprocess.DEVNULL, stdout=log, stderr=log
         )
     return process.pid
 

@@ -4,7 +4,6 @@ file."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 
 from hookrun import HOOK, context_of, run_hook
 
-from tempera.core import paths, spool
+from tempera.core import paths, processes, spool
 from tempera.core.capture_input import CaptureInput
 from tempera.core.memory import Memory
 from tempera.hooks.client import request
@@ -43,7 +42,7 @@ def _hold_the_daemon_lock(data_dir: Path) -> int:
     """A lock held as a live daemon holds it: the daemon a hook starts exits at once, and nobody answers."""
     data_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(data_dir / paths.DAEMON_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert processes.try_lock(fd)
     return fd
 
 

@@ -4,6 +4,7 @@ plugin's data dir (its venv) is removed."""
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tempera.core import processes
 from tempera.daemon import server
 from tests.conftest import REPO
 from tests.support.datadir import daemon_pid, endpoint_file, kill_daemon, wait_for
@@ -40,12 +42,14 @@ def _plugin(tmp_path: Path) -> tuple[Path, Path, Path]:
     return root, data, python
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
+def old_python() -> str:
+    """A Python older than the package needs (as macOS's own python3, 3.9): the launcher must still run under it."""
+    pyenv = Path(sys.base_prefix).parent  # the versions pyenv keeps beside this one
+    found = [p for v in ("3.10", "3.9", "3.8") for p in sorted(glob.glob(f"{pyenv}/{v}.*/bin/python3"))]
+    found += [shutil.which(f"python3.{minor}") for minor in (10, 9, 8)]  # pyenv's shims of them do not run
+    olds = [p for p in found if p]
+    assert olds, "this test needs a Python 3.8-3.10 on the machine (pyenv has them here)"
+    return olds[0]
 
 
 def test_the_launcher_passes_the_plugin_root_under_the_daemons_name() -> None:
@@ -56,11 +60,16 @@ def test_the_launcher_passes_the_plugin_root_under_the_daemons_name() -> None:
     assert launcher.PLUGIN_ROOT_ENV == server.PLUGIN_ROOT_ENV
 
 
-@pytest.mark.parametrize("removed", ["root", "data"])
-def test_the_plugins_daemon_exits_once_the_plugin_is_removed(removed: str, data_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("removed", "launcher_python"), [("root", "this"), ("data", "this"), ("root", "old")])
+def test_the_plugins_daemon_exits_once_the_plugin_is_removed(
+    removed: str, launcher_python: str, data_dir: Path, tmp_path: Path
+) -> None:
+    """`old`: the `python3` on PATH is too old for the package (macOS's is 3.9); the launcher runs under it and
+    hands the hook to the venv's Python all the same."""
     root, data, python = _plugin(tmp_path)
     hook = subprocess.run(
-        [sys.executable, "-I", "-S", str(LAUNCHER), str(root), str(data), "user-prompt-submit"],
+        [sys.executable if launcher_python == "this" else old_python(), "-I", "-S", str(LAUNCHER), str(root)]
+        + [str(data), "user-prompt-submit"],
         input=json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": "hello"}),
         capture_output=True,
         text=True,
@@ -73,7 +82,7 @@ def test_the_plugins_daemon_exits_once_the_plugin_is_removed(removed: str, data_
         wait_for(lambda: endpoint_file(data_dir).exists(), timeout=90)
         assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] == bytes(python)  # the venv's daemon
         shutil.rmtree(root if removed == "root" else data)
-        wait_for(lambda: not _alive(pid), timeout=20)
+        wait_for(lambda: not processes.alive(pid), timeout=20)
     finally:
         kill_daemon(data_dir)
     assert not endpoint_file(data_dir).exists()  # a clean exit: it took its socket (or port file) with it
