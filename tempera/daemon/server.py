@@ -84,6 +84,7 @@ class Daemon:
         self.sock_path = data_dir / paths.SOCKET_NAME
         self.tcp_path = data_dir / paths.TCP_NAME
         self.token = ""  # over TCP, what every request must carry (hooks/wire.py)
+        self.proof = ""  # over TCP, what the daemon answers a request's header with, before its payload comes
         self.endpoint = ""  # how it is reached, as `status` and `tempera doctor` say it
         self.stop = threading.Event()
         self.wake = threading.Event()
@@ -123,9 +124,10 @@ class Daemon:
             srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             srv.bind((wire.LOOPBACK, 0))
             srv.listen(64)
-            self.token = secrets.token_hex(32)
+            self.token, self.proof = secrets.token_hex(32), secrets.token_hex(32)
             port = srv.getsockname()[1]
-            write_atomic(self.tcp_path, f"{port} {self.token}\n".encode("ascii"), 0o600)  # found once it listens
+            endpoint = f"{port} {self.token} {self.proof}\n"
+            write_atomic(self.tcp_path, endpoint.encode("ascii"), 0o600)  # found once it listens
             self.endpoint = f"tcp {wire.LOOPBACK}:{port}"
         else:
             srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -327,6 +329,8 @@ class Daemon:
                     raise ValueError("a request is a JSON object")
                 if self.token and not hmac.compare_digest(str(req.get("token") or ""), self.token):
                     raise PermissionError("refused: the request does not carry this daemon's token")
+                if self.token:
+                    wire.answer_proof(conn, self.proof)
                 if req.get("op") == "hook":  # relay.py: a status line, then the bytes the hook prints
                     size = req.get("size")
                     if not isinstance(size, int) or not 0 <= size <= MAX_PAYLOAD_BYTES:

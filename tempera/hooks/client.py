@@ -20,10 +20,10 @@ def request(data_dir: Path, message: dict[str, Any], *, timeout: float) -> dict[
     """Send one JSON line to the data dir's daemon (with its token over TCP, hooks/wire.py) and read one back; None
     when nobody answers in time."""
     try:
-        s, token = wire.connect(str(data_dir), timeout)
+        s, token, proof = wire.connect(str(data_dir), timeout)
         try:
-            s.sendall(json.dumps({**message, "token": token} if token else message).encode("utf-8") + b"\n")
-            buf = wire.receive(s, wire.MAX_REPLY_BYTES, line=True)
+            header = json.dumps({**message, "token": token} if token else message).encode("utf-8") + b"\n"
+            buf = wire.exchange(s, header, b"", proof, wire.MAX_REPLY_BYTES)
         finally:
             s.close()
         reply = json.loads(buf.decode("utf-8")) if buf.strip() else None

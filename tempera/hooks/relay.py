@@ -101,12 +101,12 @@ def ask_daemon(directory: str, event: str, raw: bytes, wait: float) -> "tuple[by
     """The bytes the hook must print, or None and why the daemon gave none ('' when no daemon listens: the cold
     path starts it)."""
     try:
-        s, token = wire.connect(directory, wait)
+        s, token, proof = wire.connect(directory, wait)
     except OSError:
         return None, ""
     try:
-        s.sendall(wire.hook_request(event, raw if len(raw) <= MAX_STDIN_BYTES else b"", token))
-        reply = wire.receive(s, wire.MAX_REPLY_BYTES)
+        body = raw if len(raw) <= MAX_STDIN_BYTES else b""
+        reply = wire.exchange(s, wire.hook_header(event, len(body), token), body, proof, wire.MAX_REPLY_BYTES)
     except TimeoutError:
         return None, "the daemon did not answer within " + str(wait) + " s"
     except OSError as exc:

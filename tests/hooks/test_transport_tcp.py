@@ -11,6 +11,7 @@ import socket
 import stat
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,10 @@ def tcp_daemon(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     return episode
 
 
-def _raw_hook_call(port: int, request: bytes) -> bytes:
+def _raw_hook_call(port: int, payload: bytes, token: str, proof: str) -> bytes:
     with socket.create_connection((wire.LOOPBACK, port), timeout=30) as s:
-        s.sendall(request)
-        return wire.receive(s, wire.MAX_REPLY_BYTES)
+        header = wire.hook_header("user-prompt-submit", len(payload), token)
+        return wire.exchange(s, header, payload, proof, wire.MAX_REPLY_BYTES)
 
 
 def test_the_hook_reaches_a_tcp_daemon_through_its_owner_only_file(
@@ -50,7 +51,7 @@ def test_the_hook_reaches_a_tcp_daemon_through_its_owner_only_file(
     assert not (data_dir / paths.SOCKET_NAME).exists()
     endpoint = data_dir / paths.TCP_NAME
     assert stat.S_IMODE(endpoint.stat().st_mode) == 0o600 and stat.S_IMODE(data_dir.stat().st_mode) == 0o700
-    port, token = wire.tcp_endpoint(str(data_dir)) or (0, "")
+    port, token, _ = wire.tcp_endpoint(str(data_dir)) or (0, "", "")
     assert port > 0 and len(token) == 64
     payload = {"session_id": "s", "cwd": str(tmp_path), "prompt": PROMPT}
     assert tcp_daemon[:8] in context_of(run_hook("user-prompt-submit", payload))
@@ -65,15 +66,49 @@ def test_the_hook_reaches_a_tcp_daemon_through_its_owner_only_file(
 
 
 def test_a_request_without_the_token_gets_nothing(tcp_daemon: str, data_dir: Path, tmp_path: Path) -> None:
-    port, token = wire.tcp_endpoint(str(data_dir)) or (0, "")
+    port, token, proof = wire.tcp_endpoint(str(data_dir)) or (0, "", "")
     payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": PROMPT}).encode()
     for sent in ("", "0" * 64, token[:-1] + ("0" if token[-1] != "0" else "1")):
-        reply = _raw_hook_call(port, wire.hook_request("user-prompt-submit", payload, sent))
-        out, why = wire.hook_reply(reply)
-        assert out is None and "token" in why and tcp_daemon[:8] not in reply.decode()
+        with pytest.raises(PermissionError, match="token") as refused:
+            _raw_hook_call(port, payload, sent, proof)
+        assert tcp_daemon[:8] not in str(refused.value)
     assert rows(data_dir, "SELECT COUNT(*) FROM injections") == [(0,)]  # nothing answered, nothing logged
-    out, _ = wire.hook_reply(_raw_hook_call(port, wire.hook_request("user-prompt-submit", payload, token)))
+    out, _ = wire.hook_reply(_raw_hook_call(port, payload, token, proof))
     assert out is not None and tcp_daemon[:8] in out.decode()  # the same request with the token is answered
+
+
+def test_a_program_on_a_dead_daemons_port_never_gets_the_prompt(data_dir: Path, tmp_path: Path) -> None:
+    """A daemon killed outright leaves `daemon.tcp` behind; if another program takes that port, the hook's header
+    (with the dead daemon's token) reaches it, but the prompt does not: that program cannot answer with the proof."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    squatter = socket.create_server((wire.LOOPBACK, 0))
+    port = squatter.getsockname()[1]
+    (data_dir / paths.TCP_NAME).write_text(f"{port} {'a' * 64} {'b' * 64}\n")
+    heard: list[bytes] = []
+
+    def listen() -> None:
+        conn, _ = squatter.accept()
+        with conn:
+            conn.settimeout(10)
+            heard.append(conn.recv(65536))
+            conn.sendall(b"c" * 64 + b"\n")  # a guess at the proof
+            try:
+                while chunk := conn.recv(65536):
+                    heard.append(chunk)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=listen)
+    thread.start()
+    secret = "the password is hunter2"
+    payload = {"session_id": "s", "cwd": str(tmp_path), "prompt": secret}
+    env = {"TEMPERA_DAEMON__TRANSPORT": "tcp", "TEMPERA_INJECT__DAEMON_START_SECONDS": "0.1"}
+    r = run_hook("user-prompt-submit", payload, env=env)
+    thread.join(timeout=30)
+    squatter.close()
+    assert r.returncode == 0 and heard and b'"op": "hook"' in heard[0]  # the header reached it ...
+    assert secret.encode() not in b"".join(heard)  # ... the prompt did not
+    assert "not the daemon" in (data_dir / paths.HOOK_LOG_NAME).read_text()
 
 
 def _interpreter_for_anyone() -> str:
@@ -105,10 +140,11 @@ def test_another_user_cannot_reach_the_daemon(monkeypatch: pytest.MonkeyPatch, t
         payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "prompt": PROMPT}).encode()
         probe = (
             "import sys; sys.path.insert(0, sys.argv[1]); import wire\n"
-            "try:\n    s, token = wire.connect(sys.argv[2], 5)\n"
+            "try:\n    s, token, proof = wire.connect(sys.argv[2], 5)\n"
             "except OSError as exc:\n    print('refused', exc); sys.exit()\n"
-            "s.sendall(wire.hook_request('user-prompt-submit', sys.stdin.buffer.read(), token))\n"
-            "print(wire.receive(s, wire.MAX_REPLY_BYTES).decode())"
+            "body = sys.stdin.buffer.read()\n"
+            "header = wire.hook_header('user-prompt-submit', len(body), token)\n"
+            "print(wire.exchange(s, header, body, proof, wire.MAX_REPLY_BYTES).decode())"
         )
         done = subprocess.run(
             [_interpreter_for_anyone(), "-I", "-S", "-c", probe, str(shared), str(data)],
