@@ -174,23 +174,28 @@ def code_hits(db: Database, prompt: str, project_id: str, n: int) -> list[tuple[
     for f in changed:
         weights[f] += 1 / len(changed)
     score: dict[int, float] = defaultdict(float)
-    live = (
-        "JOIN episodes e ON e.id = x.episode_id WHERE e.project_id = ? "
-        "AND e.id NOT IN (SELECT episode_id FROM episode_retirements)"
-    )
-    if weights:
-        for rowid, file in db.query(
-            f"SELECT e.rowid, x.file FROM episode_files x {live} AND x.file IN (SELECT value FROM json_each(?))",
-            (project_id, json.dumps(sorted(weights))),
-        ):
-            score[int(rowid)] += weights[file]
-    if names:
-        for (rowid,) in db.query(
-            f"SELECT e.rowid FROM episode_symbols x {live} AND x.name IN (SELECT value FROM json_each(?))",
-            (project_id, json.dumps(names)),
-        ):
-            score[int(rowid)] += 1.0
+    for rowid, file in _live(db, "episode_files", "file", project_id, sorted(weights)):
+        score[rowid] += weights[file]
+    for rowid, _ in _live(db, "episode_symbols", "name", project_id, names):
+        score[rowid] += 1.0
     return sorted(score.items(), key=lambda kv: (-kv[1], -kv[0]))[:n]
+
+
+def _live(db: Database, table: str, key: str, project_id: str, values: list[str]) -> list[tuple[int, str]]:
+    """(episode rowid, value) of the project's live episodes with a row of `values` in an `episode_table`. Read
+    from the values to the episodes (CROSS JOIN fixes the order): SQLite's own plan walks every episode of the
+    project and costs ~3 ms on a store of 700."""
+    if not values:
+        return []
+    return [
+        (int(rowid), value)
+        for rowid, value in db.query(
+            f"SELECT e.rowid, x.{key} FROM json_each(?) j CROSS JOIN {table} x ON x.{key} = j.value "
+            "CROSS JOIN episodes e ON e.id = x.episode_id WHERE e.project_id = ? "
+            "AND e.id NOT IN (SELECT episode_id FROM episode_retirements)",
+            (json.dumps(values), project_id),
+        )
+    ]
 
 
 # -- schema ----------------------------------------------------------------------------------------------------
