@@ -2,7 +2,7 @@
 on to change better than retrieval without them?
 
     python evals/code_signal.py [--data DIR] [--projects entire-cli,cipher-box] [--weights 0,0.5,1,2,4,8]
-                                [--start 0.3] [--chunk 10] [--json PATH]
+                                [--start 0.3] [--chunk 10] [--every-prompt] [--json PATH]
 
 Per project (its sessions and `sessions.tsv` under `--data`, its repository cloned from the fetched mirror into
 /tmp once), in time order (`first_ts`): the first `--start` share of the sessions is imported (`tempera import
@@ -13,7 +13,8 @@ else the default branch) and the project's symbol index brought up to it (`core/
 files the checkout changed are parsed again). The prompt is ranked through the hook's search
 (`inject/workcontext.py`, hybrid, on the session's branch) once per `hybrid_code_weight` of `--weights`, and by the
 code list alone; the relevant episodes are the earlier ones that changed a file the session changed (real_sessions
-`future_cases`): hit@5 and MRR@10.
+`future_cases`): hit@5 and MRR@10. `--every-prompt` asks each session's later prompts too, with the same relevant
+episodes and checkout (learning_replay.py `later_prompts`): first prompts seldom name code.
 
 The weight is fitted on the first half of the queried sessions of the first project (time split: the best MRR@10,
 the smaller weight on ties) and reported on its second half and on every other project, held out whole, as the
@@ -41,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_facts import timed  # noqa: E402
-from learning_replay import lift_interval  # noqa: E402
+from learning_replay import later_prompts, lift_interval, session_of  # noqa: E402
 from real_sessions import (  # noqa: E402
     LIMIT,
     SHARED,
@@ -120,7 +121,7 @@ def warm(fn: Callable[[], object]) -> float:
     return timed(fn, CALLS)
 
 
-def run_project(name: str, data: Path, weights: list[float], start: float, chunk: int) -> dict[str, Any]:
+def run_project(name: str, data: Path, weights: list[float], start: float, chunk: int, every: bool) -> dict[str, Any]:
     base = data / name
     rows = session_rows(base)
     mapper = PathMap.of_sessions(rows)
@@ -136,7 +137,7 @@ def run_project(name: str, data: Path, weights: list[float], start: float, chunk
             for i in range(cut, len(rows), chunk):
                 batch = rows[i : i + chunk]
                 with Memory() as mem:
-                    cases += ask(mem, box, base, batch, mapper, checkout, repo, weights)
+                    cases += ask(mem, box, base, batch, mapper, checkout, repo, weights, every)
                 import_files(box, [base / "sessions" / f"{r['session_id']}.jsonl" for r in batch])
             with Memory() as mem:
                 eps = list(mem.store.iter_episodes(box.project_id(mem)))
@@ -158,17 +159,18 @@ def ask(
     checkout: Path,
     repo: Path,
     weights: list[float],
+    every: bool,
 ) -> list[dict[str, Any]]:
-    """Each batch session's first prompt ranked at every weight and by the code list alone, with the lookup's cost."""
+    """Each batch session's first prompt (and with `every` its later ones) ranked at every weight and by the code
+    list alone, with the lookup's cost."""
     project_id = box.project_id(mem)
     episodes = list(mem.store.iter_episodes(project_id))
     rowids = dict(mem.db.query("SELECT rowid, id FROM episodes WHERE project_id = ?", (project_id,)))
     base_cfg = mem.config.retrieval
     out = []
-    for case in future_cases(base, batch, episodes, mapper):
-        if not case["relevant"]:
-            continue
-        row = next(r for r in batch if r["session_id"] == case["session_id"])
+    found = [c for c in future_cases(base, batch, episodes, mapper) if c["relevant"]]
+    for case in found + (later_prompts(base, found) if every else []):
+        row = next(r for r in batch if r["session_id"] == session_of(case["session_id"]))
         sha = commit_at(repo, case["branch"], row["first_ts"])
         git(checkout, "checkout", "-q", "--detach", sha)
         symbols.refresh(mem.db, project_id, str(checkout))
@@ -229,11 +231,18 @@ def report(runs: dict[str, dict[str, Any]], weights: list[float]) -> dict[str, A
     arms = [str(w) for w in weights] + ["code alone"]
     first = next(iter(runs))
     cases = runs[first]["cases"]
-    half = len(cases) // 2
-    fit, held = cases[:half], cases[half:]
+    sessions = list(dict.fromkeys(session_of(c["session_id"]) for c in cases))  # in time order
+    fitted = set(sessions[: len(sessions) // 2])
+    fit = [c for c in cases if session_of(c["session_id"]) in fitted]
+    held = [c for c in cases if session_of(c["session_id"]) not in fitted]
     w = best_weight(fit, weights)
     out: dict[str, Any] = {"fitted_on": f"{first} first half ({len(fit)} prompts)", "weight": w}
     out["per_project"] = {name: figures(r["cases"], arms) for name, r in runs.items()}
+    out["fired"] = {  # the prompts whose code list is not empty, and the list's own figures on them
+        name: {"prompts": len(f), "code alone": figures(f, ["code alone"])["code alone"]}
+        for name, r in runs.items()
+        for f in [[c for c in r["cases"] if c["code_list"]]]
+    }
     out["fit_half"] = figures(fit, arms)
     out["held_out"] = {f"{first} second half": lift(held, w)} | {
         name: lift(r["cases"], w) for name, r in runs.items() if name != first
@@ -263,6 +272,11 @@ def print_report(r: dict[str, Any], runs: dict[str, dict[str, Any]]) -> None:
         print(f"{'hybrid_code_weight':<22}{'hit@5':>8}{'MRR@10':>8}")
         for arm, m in r["summary"]["per_project"][name].items():
             print(f"{arm:<22}{m['hit@5']:>8.3f}{m['mrr@10']:>8.3f}")
+        fired = r["summary"]["fired"][name]
+        print(
+            f"the code list is not empty for {fired['prompts']} prompts; on them, alone: hit@5 "
+            f"{fired['code alone']['hit@5']:.3f}, MRR@10 {fired['code alone']['mrr@10']:.3f}"
+        )
     s = r["summary"]
     print(f"\nfitted on {s['fitted_on']}: hybrid_code_weight {s['weight']}")
     for name, lf in s["held_out"].items():
@@ -286,11 +300,12 @@ def main() -> None:
     ap.add_argument("--weights", default="0,0.5,1,2,4,8")
     ap.add_argument("--start", type=float, default=0.3, help="share of the sessions imported before any prompt")
     ap.add_argument("--chunk", type=int, default=10, help="sessions asked, then imported, at a time")
+    ap.add_argument("--every-prompt", action="store_true", help="ask each session's later prompts too")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     weights = sorted({float(w) for w in a.weights.split(",")} | {0.0})
     started = time.perf_counter()
-    runs = {p: run_project(p, a.data, weights, a.start, a.chunk) for p in a.projects.split(",")}
+    runs = {p: run_project(p, a.data, weights, a.start, a.chunk, a.every_prompt) for p in a.projects.split(",")}
     r = {"code": code_state(), "summary": report(runs, weights), "seconds": round(time.perf_counter() - started)}
     print_report(r, runs)
     if a.json:

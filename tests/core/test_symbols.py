@@ -20,6 +20,7 @@ from tempera.core.memory import Memory
 from tempera.core.models import Context, Episode, Intent
 from tempera.core.retrieve import retrieve
 from tempera.transcripts.capture import capture_transcript
+from tempera.transcripts.pipeline import capture_and_learn
 
 SESSION = next((REPO / "tests" / "transcripts" / "data" / "entire-cli").glob("4e836284-*.jsonl"))
 TELEMETRY = "cmd/entire/cli/telemetry/telemetry.go"
@@ -94,6 +95,18 @@ def test_a_captured_edit_records_the_definitions_it_touched(memory: Memory, tmp_
     ]
     rows = memory.db.query("SELECT name, COUNT(*) FROM episode_symbols GROUP BY name ORDER BY name")
     assert rows == [("commandstring", 1), ("testcommandstringreturnsfullcommand", 1), ("trackcommand", 3)]
+
+
+def test_a_capture_in_a_checkout_here_brings_its_index_up_to_date(memory: Memory, tmp_path: Path) -> None:
+    """The session, as if it ran in a checkout on this machine (its paths rewritten to it): the steps after the
+    capture index the checkout, under the project the episodes are stored in."""
+    repo = checkout(tmp_path)
+    transcript = tmp_path / "projects" / "-cli" / SESSION.name
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(SESSION.read_text().replace("/Users/gtrrz-victor/wks/cli", str(repo)))
+    result = capture_and_learn(memory, transcript)
+    project_id = result.added[0].project_id
+    assert symbols.defining_files(memory.db, project_id, ["TrackCommand"]) == {"trackcommand": {TELEMETRY}}
 
 
 def test_a_prompt_naming_a_symbol_ranks_the_episode_that_touched_it_first(memory: Memory, tmp_path: Path) -> None:
