@@ -5,11 +5,15 @@ a file whose language has no grammar is skipped and counted."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import git
 
+from evals import code_structure
 from tempera.facts import FactStore, Keyword
 from tempera.facts.audit import audit
 from tempera.facts.ingest_git import ingest
+from tests.conftest import FIXTURES
 from tests.facts.test_facts_ingest_git import _commit
 
 K = Keyword
@@ -126,7 +130,8 @@ def test_rust_and_java_modules_and_unparsed_languages_counted(store: FactStore, 
         "native/fast.c": "int fast(void) { return 1; }\n",
         "scripts/tool.rb": "def tool; end\n",
     }
-    report = ingest(store, _commit_all(repo, files))
+    _commit(repo, "start", "2024-01-01", files)
+    report = ingest(store, repo.working_tree_dir)
     assert report.unparsed_files == 2  # the C and Ruby files: no grammar, no error
     assert {d for (d,) in store.query(DEPS.format(module=":module/src/lib")).rows} == {
         K(":module/src/store"),
@@ -144,6 +149,23 @@ def test_rust_and_java_modules_and_unparsed_languages_counted(store: FactStore, 
     ]
 
 
-def _commit_all(repo: git.Repo, files: dict[str, str]) -> str:
-    _commit(repo, "start", "2024-01-01", files)
-    return str(repo.working_tree_dir)
+def test_differential_graph_agrees_with_a_direct_count(store: FactStore, tmp_path) -> None:
+    """Real Go and TypeScript files added, edited, moved and deleted over four commits: what the graph holds as
+    valid after the walk is what parsing the last commit's files directly counts (evals/code_structure.py)."""
+    code = FIXTURES / "code"
+    vendored = {"checkpoint/id": "entire-cli/id.go", "strategy": "entire-cli/registry.go", "web": "cipher-box/*.ts*"}
+    start = {f"{to}/{f.name}": f.read_text() for to, origin in vendored.items() for f in code.glob(origin)}
+    main_go = 'package main\n\nimport "example.com/shop/checkpoint/id"\n\nfunc main() { id.Generate() }\n'
+    start |= {"go.mod": GO_MOD, "cmd/main.go": main_go, "web/view.js": (code / "express/view.js").read_text()}
+    id_go, registry = start["checkpoint/id/id.go"], start["strategy/registry.go"]
+    repo = git.Repo.init(tmp_path / "slice")
+    _commit(repo, "start", "2024-01-01", start)
+    without_validate = id_go.replace("func Validate(s string) error {", "func check(s string) error {")
+    _commit(repo, "edit", "2024-02-01", {"checkpoint/id/id.go": without_validate})
+    _commit(repo, "move", "2024-03-01", {"strategy/registry/registry.go": registry}, remove=("strategy/registry.go",))
+    _commit(repo, "drop", "2024-04-01", {}, remove=("web/view.js",))
+    ingest(store, repo.working_tree_dir)
+    graph, direct = code_structure.graph_counts(store), code_structure.direct_counts(Path(repo.working_tree_dir))
+    assert graph == direct
+    assert graph["go"] == {"functions": 14, "calls": 4, "depends-on": 9}  # Validate renamed: its calls gone
+    assert graph["typescript"]["functions"] == 3 and "javascript" not in graph
