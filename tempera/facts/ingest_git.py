@@ -169,6 +169,13 @@ def ingest(
     return IngestReport(root, len(commits), last, time.monotonic() - started, snaps.unparsed)
 
 
+def skipped_text(unparsed_files: int) -> str:
+    """What an ingestion left out, to end its outcome line with ('' when nothing)."""
+    if not unparsed_files:
+        return ""
+    return f"; {unparsed_files} source file version(s) skipped: no grammar for their language"
+
+
 # -- background runs ---------------------------------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ a file whose language has no grammar is skipped and counted."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import git
@@ -15,6 +16,7 @@ from tempera.facts.audit import audit
 from tempera.facts.ingest_git import ingest
 from tests.conftest import FIXTURES
 from tests.facts.test_facts_ingest_git import _commit
+from tests.support.cli import tempera
 
 K = Keyword
 NAMES = "[:find ?n {opts} :where [?f :name ?n] [?f :file ?p] [(= ?p {path})]]"
@@ -169,3 +171,22 @@ def test_differential_graph_agrees_with_a_direct_count(store: FactStore, tmp_pat
     assert graph == direct
     assert graph["go"] == {"functions": 14, "calls": 4, "depends-on": 9}  # Validate renamed: its calls gone
     assert graph["typescript"]["functions"] == 3 and "javascript" not in graph
+
+
+CALLERS = '[:find ?caller {opts} :where [?caller :calls ?f] [?f :name "helper"]]'
+
+
+def test_what_calls_a_go_function_now_and_before_a_date(tmp_path) -> None:
+    """`tempera facts`: the callers of a Go function now, and what they were before a change moved the call."""
+    repo = git.Repo.init(tmp_path / "callers")
+    v1 = "package srv\n\nfunc Run() { helper() }\n\nfunc helper() {}\n"
+    _commit(repo, "start", "2024-01-01", {"go.mod": GO_MOD, "srv/srv.go": v1, "tool.rb": "puts 1\n"})
+    v2 = "package srv\n\nfunc Run() {}\n\nfunc Start() { helper() }\n\nfunc helper() {}\n"
+    _commit(repo, "start calls helper", "2024-02-01", {"srv/srv.go": v2})
+    db = str(tmp_path / "cli.db")
+    out = tempera("facts", "--db", db, "ingest-git", str(repo.working_tree_dir), "--wait").stdout
+    assert "1 source file version(s) skipped: no grammar for their language" in out
+    now = tempera("facts", "--db", db, "query", CALLERS.format(opts=""), "--json").stdout
+    before = tempera("facts", "--db", db, "query", CALLERS.format(opts=':valid-at "2024-01-15"'), "--json").stdout
+    assert json.loads(now)["rows"] == [[":function/srv.Start"]]
+    assert json.loads(before)["rows"] == [[":function/srv.Run"]]
