@@ -18,7 +18,7 @@ import functools
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tempera.core.code import FileCode, parse
@@ -46,13 +46,23 @@ def attr(name: str) -> Keyword:
     return Keyword(f":{name}")
 
 
+PATH, LANGUAGE, DEFINED_IN, DEPENDS_ON = attr("path"), attr("language"), attr("defined-in"), attr("depends-on")
+NAME, FILE, CONTAINS, CALLS = attr("name"), attr("file"), attr("contains"), attr("calls")
+
+
 class Snapshot:
     """One commit's files, read as needed: the lookups that name units and resolve imports."""
 
-    def __init__(self, commit: Any | None, paths: Iterable[str], parsed: ParseCache) -> None:
-        self.commit = commit
-        self.paths = frozenset(paths)
+    def __init__(self, blobs: Mapping[str, Any], parsed: ParseCache) -> None:
+        self.blobs = blobs  # path -> git blob (core/gitrepo.blobs)
+        self.paths = blobs.keys()
         self.parsed = parsed
+        self.units: dict[str, set[Fact]] = {}  # a commit's units serve again when it is the next one's parent
+
+    def unit_facts(self, unit: str) -> set[Fact]:
+        if unit not in self.units:
+            self.units[unit] = unit_facts(self, unit)
+        return self.units[unit]
 
     @functools.cached_property
     def python(self) -> ModuleIndex:
@@ -87,11 +97,10 @@ class Snapshot:
         return out
 
     def source(self, path: str) -> bytes:
-        return bytes((self.commit.tree / path).data_stream.read())
+        return bytes(self.blobs[path].data_stream.read())
 
     def code(self, path: str) -> FileCode | None:
-        blob = self.commit.tree / path
-        return self.parsed.get(blob.hexsha, path, lambda: bytes(blob.data_stream.read()))
+        return self.parsed.get(self.blobs[path].hexsha, path, lambda: self.source(path))
 
 
 class ParseCache:
@@ -129,26 +138,26 @@ def unit_facts(snap: Snapshot, unit: str) -> set[Fact]:
     name = (where or ".") if kind == "go" else module_name(first_path, first.language, snap)
     module = kw("module", name)
     language = LANGUAGES[posixpath.splitext(first_path)[1]]
-    facts: set[Fact] = {(module, attr("path"), where or "."), (module, attr("language"), language)}
+    facts: set[Fact] = {(module, PATH, where or "."), (module, LANGUAGE, language)}
     entities: dict[str, Keyword] = {}
     for path, code in parsed:
-        facts.add((module, attr("defined-in"), kw("file", path)))
-        facts |= {(module, attr("depends-on"), t) for i in code.imports if (t := resolve(snap, path, code, i))}
+        facts.add((module, DEFINED_IN, kw("file", path)))
+        facts |= {(module, DEPENDS_ON, t) for i in code.imports if (t := resolve(snap, path, code, i))}
         for d in code.definitions:
             entities.setdefault(d.qualified, kw(NAMESPACES[d.kind], f"{name}.{d.qualified}"))
             e = entities[d.qualified]
-            facts |= {(e, attr("name"), d.name), (e, attr("file"), path)}
+            facts |= {(e, NAME, d.name), (e, FILE, path)}
     owners = {d.qualified for _, code in parsed for d in code.definitions if d.kind in OWNERS}
     functions = {d.qualified for _, code in parsed for d in code.definitions if d.kind in ("function", "method")}
     for path, code in parsed:
         for d in code.definitions:
             owner = d.qualified.rpartition(".")[0]
-            facts.add((entities[owner] if owner in owners else module, attr("contains"), entities[d.qualified]))
+            facts.add((entities[owner] if owner in owners else module, CONTAINS, entities[d.qualified]))
         for caller, callee in code.calls:
             target = callee_of(caller, callee, functions)
             if target is not None and target != caller:
-                facts.add((entities[caller], attr("calls"), entities[target]))
-    facts.discard((module, attr("depends-on"), module))
+                facts.add((entities[caller], CALLS, entities[target]))
+    facts.discard((module, DEPENDS_ON, module))
     return facts
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from tempera.core import gitrepo, paths
 from tempera.core.atomic import write_atomic
 from tempera.core.languages import LANGUAGES as SOURCE_LANGUAGES
-from tempera.facts.codefacts import Fact, ParseCache, Snapshot, attr, kw, unit_facts, unit_of
+from tempera.facts.codefacts import Fact, ParseCache, Snapshot, attr, kw, unit_of
 from tempera.facts.pycode import analyse
 from tempera.facts.store import FactStore
 from tempera.facts.values import Keyword
@@ -55,7 +55,7 @@ def file_facts(snap: Snapshot, path: str) -> set[Fact]:
     if suffix != ".py":
         return facts
     index = snap.python
-    structure = analyse(gitrepo.file_text(snap.commit, path), path, index)
+    structure = analyse(snap.source(path).decode("utf-8", errors="replace"), path, index)
     if structure is None:
         return facts
     module = kw("module", structure.module)
@@ -81,11 +81,11 @@ class Snapshots:
 
     def of(self, commit: Any | None) -> Snapshot:
         if commit is None:
-            return Snapshot(None, (), self.parsed)
+            return Snapshot({}, self.parsed)
         if commit.hexsha not in self.recent:
             if len(self.recent) >= 2:
                 self.recent.pop(next(iter(self.recent)))
-            self.recent[commit.hexsha] = Snapshot(commit, gitrepo.blob_paths(commit), self.parsed)
+            self.recent[commit.hexsha] = Snapshot(gitrepo.blobs(commit), self.parsed)
         return self.recent[commit.hexsha]
 
 
@@ -123,7 +123,7 @@ def commit_changes(store: FactStore, commit: Any, snaps: Snapshots) -> tuple[set
         if new and change != "D" and _unparsed(after, new):
             snaps.unparsed += 1
     for unit in units:
-        was, now = unit_facts(before, unit), unit_facts(after, unit)
+        was, now = before.unit_facts(unit), after.unit_facts(unit)
         add |= now - was
         close |= was - now
     return add - close, close - add
