@@ -31,12 +31,11 @@ from tempera.core.code.parse import language_of
 from tempera.core.languages import LANGUAGES
 from tempera.core.migrations import connect
 from tempera.facts import FactStore
-from tempera.facts.codefacts import callee_of
+from tempera.facts.codefacts import callee_of, script_import, script_module
 from tempera.facts.ingest_git import ingest
 from tempera.facts.pycode import ModuleIndex, analyse
 
 Counts = dict[str, dict[str, int]]  # language -> {"functions", "calls", "depends-on"} -> count
-SCRIPT_SUFFIXES = (".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 COMPARED = ("go", "typescript", "javascript")  # the languages whose imports _target resolves
 KINDS = ("functions", "calls", "depends-on")
 
@@ -69,35 +68,30 @@ def direct_counts(root: Path) -> Counts:
         language = language_of(path)
         code = parse(path, (root / path).read_bytes()) if _language(path) in COMPARED else None
         if code is not None:
-            key = posixpath.dirname(path) if language == "go" else posixpath.splitext(path)[0].removesuffix(".d")
+            key = f"module/{posixpath.dirname(path) or '.'}" if language == "go" else f"module/{script_module(path)}"
             units[(_language(path), key)].append((path, code))
     out: Counts = defaultdict(lambda: dict.fromkeys(KINDS, 0))
     for (language, key), parsed in units.items():
         functions = {d.qualified for _, c in parsed for d in c.definitions if d.kind in ("function", "method")}
         calls = {(a, callee_of(a, b, functions)) for _, c in parsed for a, b in c.calls}
-        deps = {t for path, c in parsed for i in c.imports if (t := _target(root, gomods, path, i)) != key}
+        deps = {t for path, c in parsed for i in c.imports if (t := _target(gomods, path, i)) != key}
         out[language]["functions"] += len(functions)
         out[language]["calls"] += len({(a, b) for a, b in calls if b is not None and b != a})
         out[language]["depends-on"] += len(deps - {None})
     return out
 
 
-def _target(root: Path, gomods: dict[str, str], path: str, spec: str) -> str | None:
-    """Where an import of a Go or TS/JS file leads: a module key, "package:<name>", or None (no edge)."""
-    if path.endswith(".go"):
-        module = max((m for m in gomods if spec == m or spec.startswith(m + "/")), key=len, default=None)
-        if module is None:
-            return "package:" + spec
-        return os.path.normpath(os.path.join(gomods[module], spec[len(module) + 1 :]))
-    if not spec.startswith("."):
-        alias = spec.startswith(("@/", "~/", "#", "/"))
-        return None if alias else "package:" + "/".join(spec.split("/")[: 2 if spec.startswith("@") else 1])
-    base = os.path.normpath(os.path.join(os.path.dirname(path), spec))
-    stem = os.path.splitext(base)[0] if base.endswith((".js", ".jsx", ".mjs", ".cjs")) else base
-    for candidate in [base] + [c + x for c in (stem, base, base + "/index") for x in SCRIPT_SUFFIXES]:
-        if (root / candidate).is_file() and language_of(candidate) not in (None, "python"):
-            return os.path.splitext(candidate)[0].removesuffix(".d")
-    return None
+def _target(gomods: dict[str, str], path: str, spec: str) -> str | None:
+    """Where an import of a Go or TS/JS file leads: "module/<name>", "package/<name>", or None (no edge). Go's is
+    found here from the go.mod files; TS/JS's is the rule the graph uses (codefacts.script_import), since it reads
+    the import's text alone."""
+    if not path.endswith(".go"):
+        target = script_import(path, spec)
+        return target.name if target is not None else None
+    module = max((m for m in gomods if spec == m or spec.startswith(m + "/")), key=len, default=None)
+    if module is None:
+        return f"package/{spec}"
+    return "module/" + os.path.normpath(os.path.join(gomods[module], spec[len(module) + 1 :]))
 
 
 def checkout(repo: str, rev: str, into: Path) -> Path:

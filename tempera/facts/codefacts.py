@@ -31,7 +31,9 @@ Fact = tuple[Keyword, Keyword, Any]
 UNSAFE = re.compile(r"[^A-Za-z0-9*+!\-_?<>=.$%&/']")
 NAMESPACES = {"function": "function", "method": "function", "class": "class", "interface": "interface", "type": "type"}
 OWNERS = ("class", "interface", "type")
-SCRIPT_SUFFIXES = (".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+SCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+ASSETS = {".css", ".scss", ".sass", ".less", ".json", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico", ".html"}
+ASSETS |= {".md", ".txt", ".wasm", ".woff", ".woff2", ".ttf", ".yaml", ".yml", ".graphql", ".gql", ".vue", ".svelte"}
 JAVA_PACKAGE = re.compile(rb"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
 GO_MODULE = re.compile(r"^\s*module\s+(\S+)", re.MULTILINE)
 RUST_ROOTS = ("lib.rs", "main.rs", "mod.rs")
@@ -86,16 +88,6 @@ class Snapshot:
                     found.append((m.group(1), posixpath.dirname(p)))
         return sorted(found, key=lambda pair: len(pair[0]), reverse=True)
 
-    @functools.cached_property
-    def java_classes(self) -> dict[str, str]:
-        """`a/b/C.java` path suffixes (from the package folder on) -> the file."""
-        out: dict[str, str] = {}
-        for p in sorted((p for p in self.paths if p.endswith(".java")), key=len, reverse=True):
-            parts = p.split("/")
-            for i in range(len(parts)):
-                out["/".join(parts[i:])] = p
-        return out
-
     def source(self, path: str) -> bytes:
         return bytes(self.blobs[path].data_stream.read())
 
@@ -127,6 +119,23 @@ def unit_of(path: str) -> str | None:
     return f"go:{posixpath.dirname(path)}" if language == "go" else f"file:{path}"
 
 
+def context_units(snaps: tuple[Snapshot, Snapshot], path: str) -> set[str]:
+    """Units whose imports resolve differently once `path` appears, goes or changes: every Go package when a
+    go.mod changes, every file of a Rust crate when one of its module files comes or goes."""
+    if posixpath.basename(path) == "go.mod":
+        return {
+            f"go:{d}" for snap in snaps for d, files in snap.by_dir.items() if any(f.endswith(".go") for f in files)
+        }
+    if not path.endswith(".rs"):
+        return set()
+    crate = {_rust_crate_dir(snap, path) for snap in snaps}
+    return {f"file:{p}" for snap in snaps for p in snap.paths if p.endswith(".rs") and _within(p, crate)}
+
+
+def _within(path: str, directories: set[str]) -> bool:
+    return any(not d or path.startswith(d + "/") for d in directories)
+
+
 def unit_facts(snap: Snapshot, unit: str) -> set[Fact]:
     """The structural facts of one unit at one commit (none when it has no parsed file there)."""
     kind, _, where = unit.partition(":")
@@ -142,7 +151,7 @@ def unit_facts(snap: Snapshot, unit: str) -> set[Fact]:
     entities: dict[str, Keyword] = {}
     for path, code in parsed:
         facts.add((module, DEFINED_IN, kw("file", path)))
-        facts |= {(module, DEPENDS_ON, t) for i in code.imports if (t := resolve(snap, path, code, i))}
+        facts |= {(module, DEPENDS_ON, t) for i in code.imports if (t := resolve(snap, path, code, i, name))}
         for d in code.definitions:
             entities.setdefault(d.qualified, kw(NAMESPACES[d.kind], f"{name}.{d.qualified}"))
             e = entities[d.qualified]
@@ -170,24 +179,34 @@ def callee_of(caller: str, callee: str, functions: set[str]) -> str | None:
 
 
 def module_name(path: str, language: str, snap: Snapshot) -> str:
-    """The module a file is (not Go, whose module is its directory): Java's package + class, else the path
-    without its extension."""
+    """The module a file is (not Go, whose module is its directory): Java's package + class, Rust's file, a
+    TS/JS file as its imports name it (script_module)."""
     stem = posixpath.splitext(path)[0]
     if language == "java":
         m = JAVA_PACKAGE.search(snap.source(path))
         return f"{m.group(1).decode()}.{posixpath.basename(stem)}" if m else posixpath.basename(stem)
-    return stem.removesuffix(".d")
+    return stem if language == "rust" else script_module(path)
 
 
-def resolve(snap: Snapshot, path: str, code: FileCode, spec: str) -> Keyword | None:
-    """The :module/ or :package/ an import names, or None when it names nothing the graph should hold."""
+def script_module(path: str) -> str:
+    """A TS/JS module's name: its path without the extension, and a folder's `index` file is the folder."""
+    stem = posixpath.splitext(path)[0].removesuffix(".d")
+    return posixpath.dirname(stem) or stem if posixpath.basename(stem) == "index" else stem
+
+
+def resolve(snap: Snapshot, path: str, code: FileCode, spec: str, module: str) -> Keyword | None:
+    """The :module/ or :package/ an import names, or None when it names nothing the graph should hold.
+
+    Go, TS/JS and Java imports resolve from their text alone (and go.mod), so a file's edges do not depend on which
+    other files exist; Rust's depend on the crate's module files, and its units are read again when those change.
+    """
     if code.language == "go":
         return _resolve_go(snap, spec)
     if code.language == "java":
-        return _resolve_java(snap, spec)
+        return _resolve_java(module, spec)
     if code.language == "rust":
         return _resolve_rust(snap, path, spec)
-    return _resolve_script(snap, path, spec)
+    return script_import(path, spec)
 
 
 def _resolve_go(snap: Snapshot, spec: str) -> Keyword:
@@ -197,31 +216,31 @@ def _resolve_go(snap: Snapshot, spec: str) -> Keyword:
     return kw("package", spec)
 
 
-def _resolve_script(snap: Snapshot, path: str, spec: str) -> Keyword | None:
+def script_import(path: str, spec: str) -> Keyword | None:
+    """A TS/JS import: a relative one is the module at that path (none for a stylesheet, image or JSON file), a
+    bare one the package (`@scope/name` or `name`); a project path alias (`@/x`, `~/x`, `#x`) gives none."""
     if spec.startswith("."):
-        base = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
-        stem = base.rsplit(".", 1)[0] if base.endswith((".js", ".jsx", ".mjs", ".cjs")) else base
-        for candidate in [base] + [f"{s}{x}" for s in (stem, base, f"{base}/index") for x in SCRIPT_SUFFIXES]:
-            if candidate in snap.paths and language_of(candidate) not in (None, "python"):
-                return kw("module", posixpath.splitext(candidate)[0].removesuffix(".d"))
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+        if posixpath.splitext(target)[1].lower() in ASSETS or target.startswith("../"):
+            return None  # not code, or outside the repository
+        named = target if target.endswith(SCRIPT_SUFFIXES) else f"{target}.js"  # `./quota.store` has no extension
+        return kw("module", script_module(named))
+    if spec.startswith(("/", "@/", "~", "#")):
         return None
     parts = spec.split("/")
-    if parts[0] in ("@", "~", "#") or parts[0].startswith("#") or spec.startswith(("/", "@/", "~/")):
-        return None  # a path alias of the project's own bundler config: not an outside package
     return kw("package", "/".join(parts[:2]) if spec.startswith("@") else parts[0])
 
 
-def _resolve_java(snap: Snapshot, spec: str) -> Keyword | None:
+def _resolve_java(module: str, spec: str) -> Keyword | None:
+    """A class of the project (an import under the first two segments of the file's own package: the module of
+    that class), else the outside package; a whole package of the project (`.*`) gives none."""
     parts = spec.split(".")
-    for end in (len(parts), len(parts) - 1):
-        found = snap.java_classes.get("/".join(parts[:end]) + ".java")
-        if found is not None and end > 1:
-            return kw("module", ".".join(parts[:end]))
-    if parts[-1] == "*" and any(k.startswith("/".join(parts[:-1]) + "/") for k in snap.java_classes):
-        return None  # a whole internal package: its classes are not named
-    package = [p for p in parts[:-1] if p != "*"]
-    first_class = next((i for i, p in enumerate(package) if p[:1].isupper()), len(package))
-    return kw("package", ".".join(package[:first_class])) if first_class else None
+    first_class = next((i for i, p in enumerate(parts) if p[:1].isupper()), None)
+    package = [p for p in parts[:first_class] if p != "*"]
+    own = module.split(".")[:-1][:2]
+    if own and package[: len(own)] == own:
+        return kw("module", ".".join(parts[: first_class + 1])) if first_class is not None else None
+    return kw("package", ".".join(package)) if package else None
 
 
 def _resolve_rust(snap: Snapshot, path: str, spec: str) -> Keyword | None:

@@ -27,7 +27,7 @@ from typing import Any
 from tempera.core import gitrepo, paths
 from tempera.core.atomic import write_atomic
 from tempera.core.languages import LANGUAGES as SOURCE_LANGUAGES
-from tempera.facts.codefacts import Fact, ParseCache, Snapshot, attr, kw, unit_of
+from tempera.facts.codefacts import Fact, ParseCache, Snapshot, attr, context_units, kw, unit_of
 from tempera.facts.pycode import analyse
 from tempera.facts.store import FactStore
 from tempera.facts.values import Keyword
@@ -120,6 +120,8 @@ def commit_changes(store: FactStore, commit: Any, snaps: Snapshots) -> tuple[set
             add |= (now - was) | {(kw("file", new), attr("modified-in"), c)}
             close |= was - now
         units |= {u for u in (unit_of(old) if old else None, unit_of(new) if new else None) if u}
+        if change in ("A", "D", "R") or Path(new or "").name == "go.mod":
+            units |= {u for p in {old, new} if p for u in context_units((before, after), p)}
         if new and change != "D" and _unparsed(after, new):
             snaps.unparsed += 1
     for unit in units:

@@ -170,7 +170,7 @@ def test_differential_graph_agrees_with_a_direct_count(store: FactStore, tmp_pat
     graph, direct = code_structure.graph_counts(store), code_structure.direct_counts(Path(repo.working_tree_dir))
     assert graph == direct
     assert graph["go"] == {"functions": 14, "calls": 4, "depends-on": 9}  # Validate renamed: its calls gone
-    assert graph["typescript"]["functions"] == 3 and "javascript" not in graph
+    assert graph["typescript"] == {"functions": 3, "calls": 1, "depends-on": 2} and "javascript" not in graph
 
 
 CALLERS = '[:find ?caller {opts} :where [?caller :calls ?f] [?f :name "helper"]]'
@@ -190,3 +190,16 @@ def test_what_calls_a_go_function_now_and_before_a_date(tmp_path) -> None:
     before = tempera("facts", "--db", db, "query", CALLERS.format(opts=':valid-at "2024-01-15"'), "--json").stdout
     assert json.loads(now)["rows"] == [[":function/srv.Start"]]
     assert json.loads(before)["rows"] == [[":function/srv.Run"]]
+
+
+def test_a_rust_module_file_added_later_resolves_the_unchanged_use(store: FactStore, tmp_path) -> None:
+    """Rust `use` paths resolve against the crate's module files: when src/store.rs appears, src/lib.rs's
+    unchanged `use crate::store::Store` gains its edge from that commit on."""
+    repo = git.Repo.init(tmp_path / "crate")
+    _commit(repo, "start", "2024-01-01", {"src/lib.rs": RUST_LIB})
+    _commit(repo, "add store", "2024-02-01", {"src/store.rs": RUST_STORE})
+    ingest(store, repo.working_tree_dir)
+    query = '[:find ?d :valid-at "{day}" :where [:module/src/lib :depends-on ?d]]'
+    assert store.query(query.format(day="2024-01-15")).rows == [(K(":package/serde"),)]
+    later = {d for (d,) in store.query(query.format(day="2024-02-15")).rows}
+    assert later == {K(":module/src/store"), K(":package/serde")}
