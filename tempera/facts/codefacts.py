@@ -5,11 +5,12 @@ A *unit* is what one module entity stands for, as the language has it: Go's pack
 `package` and its name). Facts are computed per unit, so a change to one file of a Go package is compared with the
 whole package before and after it.
 
-Imports become :depends-on edges to the internal module they resolve to (a directory of the repository named by
-go.mod's module path, a relative TS/JS path, a Rust `crate::`/`self::`/`super::` path, a Java class file), or to
-:package/<name> when they name an outside package; a relative import that resolves to no code file (a stylesheet,
-a JSON file) and a TS path alias gives no edge. Calls are resolved by name inside the unit only: a method of the
-caller's own owner first, then a top-level function; anything else gives no edge (no type inference).
+Imports become :depends-on edges to the internal module they name (a directory of the repository under go.mod's
+module path, a relative TS/JS path, a Rust `crate::`/`self::`/`super::` path to a module file, a Java class under
+the file's own package prefix), or to :package/<name> when they name an outside package; an import of a
+stylesheet, image or JSON file and a TS path alias give no edge. Calls are resolved by name inside the unit only:
+a method of the caller's own owner first, then a top-level function; anything else gives no edge (no type
+inference).
 """
 
 from __future__ import annotations

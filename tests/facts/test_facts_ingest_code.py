@@ -9,8 +9,11 @@ import json
 from pathlib import Path
 
 import git
+from test_facts_turns import FEB_1, capture
+from transcript_writer import SessionWriter  # on the path test_facts_turns adds
 
 from evals import code_structure
+from tempera.core.memory import Memory
 from tempera.facts import FactStore, Keyword
 from tempera.facts.audit import audit
 from tempera.facts.ingest_git import ingest
@@ -203,3 +206,23 @@ def test_a_rust_module_file_added_later_resolves_the_unchanged_use(store: FactSt
     assert store.query(query.format(day="2024-01-15")).rows == [(K(":package/serde"),)]
     later = {d for (d,) in store.query(query.format(day="2024-02-15")).rows}
     assert later == {K(":module/src/store"), K(":package/serde")}
+
+
+def test_decisions_of_sessions_that_changed_go_files_depending_on_a_package(memory: Memory, tmp_path) -> None:
+    """A decision stated in a session that edited a file of a Go package, and that package's import of an outside
+    package from git ingestion: which decisions were made where code depends on it, in one query."""
+    repo = git.Repo.init(tmp_path / "go")
+    srv = 'package srv\n\nimport "crypto/md5"\n\nfunc Hash(b []byte) [16]byte { return md5.Sum(b) }\n'
+    _commit(repo, "start", "2026-01-01", {"go.mod": GO_MOD, "srv/srv.go": srv, "web/page.go": "package web\n"})
+    store = FactStore(memory.db)
+    ingest(store, repo.working_tree_dir)
+    writer = SessionWriter(tmp_path / "s.jsonl")
+    writer.clock = FEB_1
+    writer.prompt("Never use MD5 for password hashes.")
+    writer.tool("Edit", {"file_path": f"{writer.cwd}/srv/srv.go", "old_string": "a", "new_string": "b"}, "ok")
+    writer.say("Noted.")
+    capture(memory, tmp_path / "s.jsonl")
+    rows = store.query("""[:find ?why ?path
+                           :where [?m :depends-on :package/crypto/md5] [?m :defined-in ?f] [?f :path ?path]
+                                  [?said :episode/file-modified ?path] [?d :stated-in ?said] [?d :description ?why]]""")
+    assert rows.rows == [("Never use MD5 for password hashes", "srv/srv.go")]
