@@ -374,14 +374,15 @@ class History:
         return list(self.repo.iter_commits(revisions, first_parent=True, reverse=True))
 
 
+def blobs(commit: git.Commit) -> dict[str, git.Blob]:
+    """Every file in a commit's tree by path (a blob: .hexsha, .data_stream), read in one walk of the tree, since
+    looking each path up again re-reads every tree on its way."""
+    return {str(b.path): b for b in commit.tree.traverse() if b.type == "blob"}  # type: ignore[union-attr,misc]
+
+
 def blob_paths(commit: git.Commit) -> Iterator[str]:
     """The path of every file in a commit's tree."""
-    return (str(b.path) for b in commit.tree.traverse() if b.type == "blob")  # type: ignore[union-attr]
-
-
-def file_text(commit: git.Commit, path: str) -> str:
-    """A file's content at a commit, decoded as UTF-8 (undecodable bytes replaced)."""
-    return (commit.tree / path).data_stream.read().decode("utf-8", errors="replace")
+    return iter(blobs(commit))
 
 
 def changes(parent: git.Commit | None, commit: git.Commit) -> list[tuple[str | None, str | None, str | None]]:

@@ -38,6 +38,12 @@ _SCRIPT_COMMON = """
     (class_declaration name: (_) @name) @def.class
     (method_definition name: (_) @name) @def.method
     (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @def.function
+    (assignment_expression
+        left: (member_expression
+            object: (member_expression object: (identifier) @owner property: (property_identifier) @_prototype)
+            property: (property_identifier) @name)
+        right: [(arrow_function) (function_expression)]
+        (#eq? @_prototype "prototype")) @def.method
     (import_statement source: (string (string_fragment) @import))
     (export_statement source: (string (string_fragment) @import))
     (call_expression function: (identifier) @_require arguments: (arguments . (string (string_fragment) @import))
