@@ -227,15 +227,17 @@ def rules_cmd(ctx: click.Context, add: str | None, drop: str | None, as_json: bo
 def ingest_git_cmd(ctx: click.Context, path: str, since: str | None, wait: bool) -> None:
     """Ingest the code structure of the git repository at PATH from its history.
 
-    Commits, files, Python modules with their imports (:depends-on), functions, classes and calls, each valid
-    from the commit that added it to the commit that removed it. Incremental. Runs in the background unless
-    --wait; follow it with `tempera facts ingest-status`.
+    Commits, files, modules with their imports (:depends-on), functions, methods, classes, interfaces, types and
+    calls of Python, Go, TypeScript, JavaScript, Rust and Java, each valid from the commit that added it to the
+    commit that removed it, so `:valid-at` asks what called a function before a date. Files of other languages
+    are skipped and counted. Incremental. Runs in the background unless --wait; follow it with
+    `tempera facts ingest-status`.
     """
     import subprocess
     import time
 
     from tempera.core import gitrepo
-    from tempera.facts.ingest_git import read_status, run_with_status, status_path, write_status
+    from tempera.facts.ingest_git import read_status, run_with_status, skipped_text, status_path, write_status
 
     db_path: Path = ctx.obj["db"]
     if read_status(status_path(db_path)).get("state") == "running":
@@ -247,7 +249,10 @@ def ingest_git_cmd(ctx: click.Context, path: str, since: str | None, wait: bool)
             report = run_with_status(db_path, path, since)
         except (TemperaError, gitrepo.git_error()) as exc:
             raise click.ClickException(str(exc).strip().splitlines()[0]) from None
-        click.echo(f"ingested {report.commits} commit(s) of {report.repository} in {report.seconds:.1f} s")
+        click.echo(
+            f"ingested {report.commits} commit(s) of {report.repository} in {report.seconds:.1f} s"
+            + skipped_text(report.unparsed_files)
+        )
         return
     db_path.parent.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "tempera.facts.ingest_git", "--db", str(db_path), path]
@@ -273,7 +278,7 @@ def ingest_git_cmd(ctx: click.Context, path: str, since: str | None, wait: bool)
 @click.pass_context
 def ingest_status_cmd(ctx: click.Context, as_json: bool) -> None:
     """Progress of the running git ingestion, or the outcome of the last one (time taken, last commit)."""
-    from tempera.facts.ingest_git import read_status, status_path
+    from tempera.facts.ingest_git import read_status, skipped_text, status_path
 
     status = read_status(status_path(ctx.obj["db"]))
     state = status["state"]
@@ -282,7 +287,7 @@ def ingest_status_cmd(ctx: click.Context, as_json: bool) -> None:
     elif state == "done":
         text = (
             f"done: {status['commits']} commit(s) of {status['repository']} in {status['seconds']:.1f} s, "
-            f"last commit {status.get('last_commit') or '(none new)'}"
+            f"last commit {status.get('last_commit') or '(none new)'}" + skipped_text(status.get("unparsed_files", 0))
         )
     elif state == "failed":
         text = f"failed: {status.get('error')}"

@@ -122,6 +122,14 @@ class RetrievalConfig(_Section):
         description="Weight in hybrid RRF of the list of episodes "
         "that name the files and code identifiers the prompt names (0 = off)",
     )
+    hybrid_code_weight: float = Field(
+        0.0,
+        ge=0,
+        description="Weight in hybrid RRF of the list of episodes that touched the code the prompt names (its "
+        "symbols and the files defining them) or the work tree has changed (core/symbols.py; 0 = off: fitted 4 on "
+        "entire-cli's earlier prompts, its lift on the later ones and on cipher-box is not shown, "
+        "docs/experiments/code-signal.md)",
+    )
     candidates: int = Field(50, ge=5, le=1000, description="Candidates drawn from each index before fusion")
     time_in_questions: bool = Field(
         True,

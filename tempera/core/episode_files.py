@@ -19,11 +19,29 @@ from tempera.core.selfimprove.anchors import anchor_files
 
 def write(conn: Connection, episode_id: str, files: Iterable[str], root: str | None) -> None:
     """Replace the episode's rows with `files` (as stored on the episode) made relative to `root`."""
-    conn.execute("DELETE FROM episode_files WHERE episode_id = ?", (episode_id,))
+    replace_rows(conn, "episode_files", "file", episode_id, anchor_files(files, root))
+
+
+def replace_rows(conn: Connection, table: str, key: str, episode_id: str, values: list[str]) -> None:
+    """Replace the episode's rows of a table made by `episode_table` with `values`."""
+    conn.execute(f"DELETE FROM {table} WHERE episode_id = ?", (episode_id,))
     conn.execute(
-        "INSERT OR IGNORE INTO episode_files(file, episode_id) SELECT value, ? FROM json_each(?)",
-        (episode_id, json.dumps(anchor_files(files, root))),
+        f"INSERT OR IGNORE INTO {table}({key}, episode_id) SELECT value, ? FROM json_each(?)",
+        (episode_id, json.dumps(values)),
     )
+
+
+def episode_table(table: str, key: str) -> str:
+    """The SQL of a table of (`key`, episode) rows, keyed by `key` for the lookup, with an index by episode for the
+    cascade and for rewrites: its rows go with their episode (ON DELETE CASCADE)."""
+    return f"""
+    CREATE TABLE {table} (
+        {key} TEXT NOT NULL,
+        episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        PRIMARY KEY ({key}, episode_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX {table}_episode ON {table}(episode_id);
+    """
 
 
 def changed_before(db: Database, project_id: str, path: str, before: str, session_id: str) -> set[str]:
@@ -43,17 +61,7 @@ def m071_episode_files(conn: Connection) -> None:
     from the episodes already stored. The column is `file`, not `path`: `forget` deletes the files inside the data
     dir that a `path` column of a forgotten row names (the dream cycle's pages), and a project's `config.toml`
     must never name Tempera's own."""
-    run_script(
-        conn,
-        """
-    CREATE TABLE episode_files (
-        file TEXT NOT NULL,
-        episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
-        PRIMARY KEY (file, episode_id)
-    ) WITHOUT ROWID;
-    CREATE INDEX episode_files_episode ON episode_files(episode_id);
-    """,
-    )
+    run_script(conn, episode_table("episode_files", "file"))
     rows = conn.execute(
         "SELECT id, json_extract(data, '$.context.files_modified'), json_extract(data, '$.project_path') FROM episodes"
     ).fetchall()

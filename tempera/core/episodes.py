@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import episode_files, textsearch
+from tempera.core import episode_files, symbols, textsearch
 from tempera.core.db import Database
 from tempera.core.errors import AmbiguousId, InvalidInput, NotFound
 from tempera.core.models import Episode, ValidityScope, iso_utc
@@ -58,6 +58,7 @@ class EpisodeStore:
                 rowid = cur.lastrowid
                 self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(ep)))
                 episode_files.write(self.db.conn, ep.id, ep.context.files_modified, ep.project_path)
+                symbols.write_episode(self.db.conn, ep.id, ep.context.symbols_modified)
                 items.append((rowid, ep))
             if vectors is not None:
                 self.vectors.write(items, vectors)
@@ -80,6 +81,7 @@ class EpisodeStore:
             self.db.execute("DELETE FROM episodes_fts WHERE rowid = ?", (rowid,))
             self.db.execute("INSERT INTO episodes_fts(rowid, body) VALUES (?, ?)", (rowid, self._fts_body(episode)))
             episode_files.write(self.db.conn, episode.id, episode.context.files_modified, episode.project_path)
+            symbols.write_episode(self.db.conn, episode.id, episode.context.symbols_modified)
             if vectors is not None:
                 self.vectors.write([(rowid, episode)], vectors)
         return episode

@@ -4,8 +4,9 @@
   (`core/project.py`) and read the branch (`inject/workcontext.py`) on every prompt, where a git process (or
   GitPython's ~50 ms import) would be paid each turn. They know where a work tree's `.git` is, what a worktree's
   `gitdir:` file and `commondir` say, HEAD and origin/HEAD, and the origin URL in the config.
-- The `git` binary runs for one question, a repository's root commit, with the caller's GIT_* variables scrubbed
-  and a timeout (`root_commit`); `core/project.py` asks it once per repository.
+- The `git` binary runs, with the caller's GIT_* variables scrubbed and a timeout, for a repository's root commit
+  (`root_commit`; `core/project.py` asks it once per repository) and for the work tree's files and which of them
+  changed (`work_tree_files`, for the symbol index the daemon refreshes in the background).
 - GitPython is imported inside the functions that use it: what verification reads of the default branch
   (`RepoView`) and the first-parent history fact ingestion walks (`History`). Their callers read the commits
   (`git.Commit`) these hand out, never open a repository themselves.
@@ -167,16 +168,20 @@ def origin_url(common: str) -> str | None:
 # -- the git binary -----------------------------------------------------------------------------------------------
 
 
+def _git_env() -> dict[str, str]:
+    """The environment git runs in: this process's, less a caller's GIT_DIR, GIT_OBJECT_DIRECTORY ..."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
 def root_commit(common: str) -> tuple[str | None, bool]:
     """The smallest root commit of the main checkout's HEAD, and whether to ask again later when there is none
     (no commits yet, git missing or refusing: yes; a timeout: no, the history is only too long)."""
     import subprocess  # not at the top: only a repository seen for the first time needs it
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # a caller's GIT_DIR, GIT_OBJECT_...
     try:
         done = subprocess.run(
             ["git", "--git-dir", common, "rev-list", "--max-parents=0", "HEAD"],
-            env=env,
+            env=_git_env(),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -188,6 +193,47 @@ def root_commit(common: str) -> tuple[str | None, bool]:
         return None, True
     roots = done.stdout.split() if done.returncode == 0 else []
     return (min(roots) if roots else None), True
+
+
+def _git_lines(root: str, *args: str) -> list[str] | None:
+    """The NUL-separated output of one git command in the work tree `root` (caller's GIT_* variables scrubbed, with
+    the timeout); None when git is missing, refuses or times out."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", root, *args],
+            env=_git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    if done.returncode:
+        return None
+    return [p for p in done.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
+
+
+def work_tree_files(root: str) -> tuple[list[str], list[str]] | None:
+    """The work tree's files (tracked, and untracked ones not ignored) and, of them, those that differ from HEAD
+    (`git status`: modified, added, renamed to, untracked), relative to `root`; None when git cannot tell. For the
+    symbol index (`core/symbols.py`), built in the background: two processes, never on the hook path."""
+    files = _git_lines(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    status = _git_lines(root, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    if files is None or status is None:
+        return None
+    changed, skip = [], False
+    for entry in status:  # "XY path", and after a rename or copy its source path as the next entry
+        if skip:
+            skip = False
+            continue
+        code, path = entry[:2], entry[3:]
+        skip = "R" in code or "C" in code
+        if "D" not in code:
+            changed.append(path)
+    present = [f for f in dict.fromkeys(files) if os.path.isfile(os.path.join(root, f))]
+    return present, changed
 
 
 # -- GitPython: verification ---------------------------------------------------------------------------------------
@@ -328,14 +374,15 @@ class History:
         return list(self.repo.iter_commits(revisions, first_parent=True, reverse=True))
 
 
+def blobs(commit: git.Commit) -> dict[str, git.Blob]:
+    """Every file in a commit's tree by path (a blob: .hexsha, .data_stream), read in one walk of the tree, since
+    looking each path up again re-reads every tree on its way."""
+    return {str(b.path): b for b in commit.tree.traverse() if b.type == "blob"}  # type: ignore[union-attr,misc]
+
+
 def blob_paths(commit: git.Commit) -> Iterator[str]:
     """The path of every file in a commit's tree."""
-    return (str(b.path) for b in commit.tree.traverse() if b.type == "blob")  # type: ignore[union-attr]
-
-
-def file_text(commit: git.Commit, path: str) -> str:
-    """A file's content at a commit, decoded as UTF-8 (undecodable bytes replaced)."""
-    return (commit.tree / path).data_stream.read().decode("utf-8", errors="replace")
+    return iter(blobs(commit))
 
 
 def changes(parent: git.Commit | None, commit: git.Commit) -> list[tuple[str | None, str | None, str | None]]:

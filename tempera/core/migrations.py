@@ -14,6 +14,7 @@ from tempera.core.episode_files import m071_episode_files
 from tempera.core.project_lineage import m073_session_projects
 from tempera.core.learning.schema import m020_learning, m069_evidence_origin, m070_outcome_links
 from tempera.core.selfimprove.schema import m010_selfimprove
+from tempera.core.symbols import m074_code_symbols
 from tempera.core.textsearch import PROJECT_TOKEN, TRANSFERABLE_TOKEN
 
 
@@ -249,6 +250,7 @@ MIGRATIONS: list[Migration] = [
     ("core.071_episode_files", m071_episode_files),
     ("core.072_fact_injections", m072_fact_injections),
     ("core.073_session_projects", m073_session_projects),
+    ("core.074_code_symbols", m074_code_symbols),
 ]
 
 

@@ -128,6 +128,7 @@ class TestRun(BaseModel):
 class Context(BaseModel):
     files_read: list[str] = Field(default_factory=list)
     files_modified: list[str] = Field(default_factory=list)
+    symbols_modified: list[str] = Field(default_factory=list)  # the definitions its edits touched (core/symbols.py)
     tools: list[str] = Field(default_factory=list)
     commands: list[str] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)

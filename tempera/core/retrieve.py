@@ -1,5 +1,6 @@
 """Hybrid retrieval: FTS5 BM25 and sqlite-vec KNN (and, when the prompt names files or code identifiers, the
-episodes naming them), fused by RRF, scaled by salience, diversified by MMR.
+episodes naming them and those that touched that code, core/symbols.py), fused by RRF, scaled by salience,
+diversified by MMR.
 
 score = relevance x salience, a bounded factor of learned utility, verification and freshness (core/ranking.py).
 The utility is the same number feedback, propagation and credit update, so learning reaches the ranking.
@@ -14,7 +15,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from tempera.core import ranking, standing, textsearch, timeq
+from tempera.core import ranking, standing, symbols, textsearch, timeq
 from tempera.core.config import RetrievalConfig
 from tempera.core.episodes import EpisodeStore
 from tempera.core.errors import InvalidInput
@@ -39,6 +40,7 @@ class Hit:
     keyword_rank: int | None = None
     vector_rank: int | None = None
     names_rank: int | None = None  # among the episodes naming the prompt's files and identifiers
+    code_rank: int | None = None  # among the episodes that touched the code the prompt names (core/symbols.py)
     freshness: float = 1.0
     recency: float = 1.0
     matched_terms: int = 0
@@ -237,7 +239,8 @@ def retrieve(
         else []
     )
     named = _keyword(store, names, project_id, cross_project, n) if names else []
-    episodes = store.get_many_by_rowid({r for r, _ in kw} | {r for r, _ in vec} | {r for r, _ in named})
+    code = symbols.code_hits(store.db, query, project_id, n) if mode == "hybrid" and cfg.hybrid_code_weight > 0 else []
+    episodes = store.get_many_by_rowid({r for r, _ in (*kw, *vec, *named, *code)})
     hits: dict[int, Hit] = {}
     for rank, (rowid, s) in enumerate(kw, 1):
         if rowid in episodes:
@@ -250,6 +253,9 @@ def retrieve(
     for rank, (rowid, _) in enumerate(named, 1):
         if rowid in episodes:
             hits.setdefault(rowid, Hit(episodes[rowid])).names_rank = rank
+    for rank, (rowid, _) in enumerate(code, 1):
+        if rowid in episodes:
+            hits.setdefault(rowid, Hit(episodes[rowid])).code_rank = rank
 
     top_bm25 = max((s for _, s in kw), default=1.0) or 1.0
     lists = (
@@ -258,6 +264,7 @@ def retrieve(
             kw,
             vec if use_vec else None,
             named,
+            code,
             _coverage(store, textsearch.query_words(query), kw, project_id, cross_project),
         )
         if mode == "hybrid"
@@ -392,6 +399,7 @@ def _fusion_lists(
     kw: list[tuple[int, float]],
     vec: list[tuple[int, float]] | None,
     named: list[tuple[int, float]],
+    code: list[tuple[int, float]],
     coverage: Mapping[int, float],
 ) -> list[tuple[float, dict[int, float]]]:
     """Hybrid's lists, each (weight, rowid -> its `rank_terms` term):
@@ -400,7 +408,9 @@ def _fusion_lists(
       query's words it holds (`_coverage`). BM25 ranks first a text holding one rare word of a paraphrase
       ("authenticated" of eight), and by rank alone that counts as much as a text holding every word of a question.
     - the vector list (1, when vectors are in use: None when not).
-    - when the prompt names files or identifiers, the episodes naming them (`hybrid_names_weight`)."""
+    - when the prompt names files or identifiers, the episodes naming them (`hybrid_names_weight`).
+    - when it names code the symbol index knows, or the work tree has changed files, the episodes that touched
+      them (`hybrid_code_weight`, `core/symbols.py`)."""
     k = cfg.rrf_k
     bm25 = rank_terms(_tied(kw), k, {r: c**cfg.hybrid_keyword_coverage_power for r, c in coverage.items()})
     out = [(cfg.hybrid_keyword_max_weight, bm25)]
@@ -408,6 +418,8 @@ def _fusion_lists(
         out.append((1.0, rank_terms(_tied(vec), k)))
     if named:
         out.append((cfg.hybrid_names_weight, rank_terms(_tied(named), k)))
+    if code:
+        out.append((cfg.hybrid_code_weight, rank_terms(_tied(code), k)))
     return out
 
 

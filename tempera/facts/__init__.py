@@ -3,8 +3,8 @@
 edn.py reader/printer -> parser.py (AST in query_ast.py) -> normalize.py (or -> union of conjunctions) ->
 compiler.py (conjunction -> SQL) with relations.py (rules -> CTEs, recursion, specialisation) ->
 planner.py (find/aggregates/order) -> store.py (FactStore: writes, queries, rules, history).
-schema.py holds the migrations, entity_types.py and audit.py the entity schema, ingest_git.py and pycode.py
-code structure from git history.
+schema.py holds the migrations, entity_types.py and audit.py the entity schema, ingest_git.py code structure
+from git history (pycode.py for Python, codefacts.py for the languages core/code parses).
 """
 
 from tempera.facts.errors import DatalogError, DatalogSyntaxError

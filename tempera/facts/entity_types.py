@@ -98,6 +98,8 @@ TYPES: dict[str, EntityType] = {
         EntityType("file", {":path": "string"}, {":description": "string", ":language": "string", ":alias": "string"}),
         EntityType("function", {":name": "string"}, _CODE),
         EntityType("class", {":name": "string"}, _CODE),
+        EntityType("interface", {":name": "string"}, _CODE),  # Go, TypeScript and Java interfaces
+        EntityType("type", {":name": "string"}, _CODE),  # structs, enums, traits, type aliases
         EntityType(
             "commit",
             {":hash": "string"},

@@ -2,10 +2,12 @@
 
 Each commit of the first-parent history becomes a :commit/<sha> entity (hash, author, date, subject,
 parents). Each file it adds, modifies, renames or deletes is compared with its version in the parent: the
-structural facts that appear (the file, its Python module, imports as :depends-on, functions and classes,
-:contains, :calls) become valid from the commit's time, and the ones that disappear have their valid time
-closed at it, so `:valid-at` answers "what did the code look like then" and `:as-of` "what had we ingested
-by then". Files also get :introduced-by, :modified-in and :renamed-from edges to commits.
+structural facts that appear (the file, its module, imports as :depends-on, functions, classes and types,
+:contains, :calls: pycode.py for Python, codefacts.py for Go, TypeScript, JavaScript, Rust and Java) become valid
+from the commit's time, and the ones that disappear have their valid time closed at it, so `:valid-at` answers
+"what did the code look like then" and `:as-of` "what had we ingested by then". Files also get :introduced-by,
+:modified-in and :renamed-from edges to commits. A source file whose language has no grammar here is skipped and
+counted (IngestReport.unparsed_files).
 
 Incremental: the last ingested commit is kept as a fact of :ingestion/<repository>, and the next run starts
 after it. Progress of a background run is written to a small JSON status file next to the database.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -26,22 +27,12 @@ from typing import Any
 from tempera.core import gitrepo, paths, processes
 from tempera.core.atomic import write_atomic
 from tempera.core.languages import LANGUAGES as SOURCE_LANGUAGES
-from tempera.facts.pycode import ModuleIndex, analyse
+from tempera.facts.codefacts import Fact, ParseCache, Snapshot, attr, context_units, kw, unit_of
+from tempera.facts.pycode import analyse
 from tempera.facts.store import FactStore
 from tempera.facts.values import Keyword
 
-Fact = tuple[Keyword, Keyword, Any]
 LANGUAGES = {**SOURCE_LANGUAGES, ".md": "markdown"}
-UNSAFE = re.compile(r"[^A-Za-z0-9*+!\-_?<>=.$%&/']")
-
-
-def kw(namespace: str, name: str) -> Keyword:
-    """A keyword such as :module/pkg.mod; characters a keyword cannot hold become '_'."""
-    return Keyword(f":{namespace}/{UNSAFE.sub('_', name).strip('/') or '_'}")
-
-
-def attr(name: str) -> Keyword:
-    return Keyword(f":{name}")
 
 
 @dataclass
@@ -50,10 +41,12 @@ class IngestReport:
     commits: int
     last_commit: str | None
     seconds: float
+    unparsed_files: int = 0  # versions of source files whose language has no grammar here: skipped
 
 
-def file_facts(commit: Any, path: str, index: ModuleIndex) -> set[Fact]:
-    """The structural facts one file at one commit stands for."""
+def file_facts(snap: Snapshot, path: str) -> set[Fact]:
+    """The facts one file at one commit stands for: its own, and a Python module's structure (pycode.py; the
+    other languages' structure is their unit's, codefacts.py)."""
     f = kw("file", path)
     facts: set[Fact] = {(f, attr("path"), path)}
     suffix = Path(path).suffix
@@ -61,7 +54,8 @@ def file_facts(commit: Any, path: str, index: ModuleIndex) -> set[Fact]:
         facts.add((f, attr("language"), LANGUAGES[suffix]))
     if suffix != ".py":
         return facts
-    structure = analyse(gitrepo.file_text(commit, path), path, index)
+    index = snap.python
+    structure = analyse(snap.source(path).decode("utf-8", errors="replace"), path, index)
     if structure is None:
         return facts
     module = kw("module", structure.module)
@@ -77,14 +71,22 @@ def file_facts(commit: Any, path: str, index: ModuleIndex) -> set[Fact]:
     return facts
 
 
-def _index(commit: Any | None, cache: dict[str, ModuleIndex]) -> ModuleIndex:
-    """The Python modules of a commit's tree (cached: each commit is the next one's parent)."""
-    if commit is None:
-        return ModuleIndex([])
-    if commit.hexsha not in cache:
-        cache.clear()
-        cache[commit.hexsha] = ModuleIndex([p for p in gitrepo.blob_paths(commit) if p.endswith(".py")])
-    return cache[commit.hexsha]
+class Snapshots:
+    """The last two commits' snapshots (each commit is the next one's parent) and the files parsed so far."""
+
+    def __init__(self) -> None:
+        self.parsed = ParseCache()
+        self.recent: dict[str, Snapshot] = {}
+        self.unparsed = 0
+
+    def of(self, commit: Any | None) -> Snapshot:
+        if commit is None:
+            return Snapshot({}, self.parsed)
+        if commit.hexsha not in self.recent:
+            if len(self.recent) >= 2:
+                self.recent.pop(next(iter(self.recent)))
+            self.recent[commit.hexsha] = Snapshot(gitrepo.blobs(commit), self.parsed)
+        return self.recent[commit.hexsha]
 
 
 def _entity_now(store: FactStore, entity: Keyword) -> set[Fact]:
@@ -92,7 +94,7 @@ def _entity_now(store: FactStore, entity: Keyword) -> set[Fact]:
     return {(entity, a, v) for a, v in rows}
 
 
-def commit_changes(store: FactStore, commit: Any, cache: dict[str, ModuleIndex]) -> tuple[set[Fact], set[Fact]]:
+def commit_changes(store: FactStore, commit: Any, snaps: Snapshots) -> tuple[set[Fact], set[Fact]]:
     """(facts to add, facts to close) for one commit, compared with its first parent."""
     parent = commit.parents[0] if commit.parents else None
     c = kw("commit", commit.hexsha)
@@ -104,19 +106,37 @@ def commit_changes(store: FactStore, commit: Any, cache: dict[str, ModuleIndex])
     }
     add |= {(c, attr("parent"), kw("commit", p.hexsha)) for p in commit.parents}
     close: set[Fact] = set()
-    before, after = _index(parent, cache), _index(commit, cache)
+    before, after = snaps.of(parent), snaps.of(commit)
+    units: set[str] = set()
     for change, old, new in gitrepo.changes(parent, commit):
         if change in ("D", "R"):
-            close |= file_facts(parent, old, before) | _entity_now(store, kw("file", old))
+            close |= file_facts(before, old) | _entity_now(store, kw("file", old))
         if change in ("A", "R"):
-            add |= file_facts(commit, new, after) | {(kw("file", new), attr("introduced-by"), c)}
+            add |= file_facts(after, new) | {(kw("file", new), attr("introduced-by"), c)}
         if change == "R":
             add.add((kw("file", new), attr("renamed-from"), kw("file", old)))
         if change in ("M", "T"):
-            was, now = file_facts(parent, old, before), file_facts(commit, new, after)
+            was, now = file_facts(before, old), file_facts(after, new)
             add |= (now - was) | {(kw("file", new), attr("modified-in"), c)}
             close |= was - now
+        units |= {u for u in (unit_of(old) if old else None, unit_of(new) if new else None) if u}
+        if change in ("A", "D", "R") or Path(new or "").name == "go.mod":
+            units |= {u for p in {old, new} if p for u in context_units((before, after), p)}
+        if new and change != "D" and _unparsed(after, new):
+            snaps.unparsed += 1
+    for unit in units:
+        was, now = before.unit_facts(unit), after.unit_facts(unit)
+        add |= now - was
+        close |= was - now
     return add - close, close - add
+
+
+def _unparsed(snap: Snapshot, path: str) -> bool:
+    """A source file whose structure is not read: no grammar for its language, or its grammar is not installed."""
+    suffix = Path(path).suffix
+    if suffix not in SOURCE_LANGUAGES or suffix == ".py":
+        return False
+    return unit_of(path) is None or snap.code(path) is None
 
 
 def ingest(
@@ -135,9 +155,9 @@ def ingest(
     previous = _entity_now(store, mark)
     start = since or next((v for _, a, v in previous if a == attr("hash")), None)
     commits = history.first_parent(f"{start}..{rev}" if start else rev)
-    cache: dict[str, ModuleIndex] = {}
+    snaps = Snapshots()
     for done, commit in enumerate(commits, 1):
-        add, close = commit_changes(store, commit, cache)
+        add, close = commit_changes(store, commit, snaps)
         store.change(
             add=add | {(mark, attr("hash"), commit.hexsha)},
             close=close | {f for f in previous if f[1] == attr("hash")},
@@ -147,7 +167,15 @@ def ingest(
         previous = {(mark, attr("hash"), commit.hexsha)}
         if on_commit:
             on_commit(done, len(commits), commit.hexsha)
-    return IngestReport(root, len(commits), commits[-1].hexsha if commits else None, time.monotonic() - started)
+    last = commits[-1].hexsha if commits else None
+    return IngestReport(root, len(commits), last, time.monotonic() - started, snaps.unparsed)
+
+
+def skipped_text(unparsed_files: int) -> str:
+    """What an ingestion left out, to end its outcome line with ('' when nothing)."""
+    if not unparsed_files:
+        return ""
+    return f"; {unparsed_files} source file version(s) skipped: no grammar for their language"
 
 
 # -- background runs ---------------------------------------------------------------------------------------------

@@ -215,9 +215,11 @@ def ingest_status_text(s: dict[str, Any]) -> str:
     if state == "running":
         return f"Running: {s.get('processed', 0)} of {s.get('total') or '?'} commits of {s.get('repository')}."
     if state == "done":
+        from tempera.facts.ingest_git import skipped_text
+
         return (
             f"Done: {s['commits']} commit(s) of {s['repository']} in {s['seconds']:.1f} s; last commit "
-            f"{s.get('last_commit') or '(none new)'}."
+            f"{s.get('last_commit') or '(none new)'}{skipped_text(s.get('unparsed_files', 0))}."
         )
     if state == "failed":
         return f"Failed: {s.get('error')}"

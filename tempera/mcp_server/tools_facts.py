@@ -154,9 +154,10 @@ async def tempera_ingest_git(
     ] = None,
 ) -> ToolResult:
     """Call once per repository (and again after new commits) to load its code structure from git history into
-    the fact graph: commits, files, Python modules and their imports, functions, classes and calls, each valid
-    from the commit that added it to the one that removed it. Runs in the background; follow it with
-    tempera_ingest_status."""
+    the fact graph: commits, files, modules and their imports, functions, methods, classes, interfaces, types and
+    calls of Python, Go, TypeScript, JavaScript, Rust and Java, each valid from the commit that added it to the one
+    that removed it (so :valid-at asks what called a function before a date). Runs in the background; follow it
+    with tempera_ingest_status."""
     from tempera.core.gitrepo import work_tree
     from tempera.facts.ingest_git import read_status, status_path
 

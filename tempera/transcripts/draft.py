@@ -258,6 +258,7 @@ def draft_episode(
         context=Context(
             files_read=read,
             files_modified=modified,
+            symbols_modified=signals.symbols_modified(turn.all_tool_calls, MAX_FILES),
             tools=list(dict.fromkeys(c.name for c in turn.all_tool_calls)),
             commands=[shorten(redact(c), 500) for c in turn.commands[:MAX_COMMANDS]],
             errors=[

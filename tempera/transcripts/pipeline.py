@@ -14,6 +14,7 @@ marked, and the next capture of the transcript (the job's retry) runs the steps 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +120,17 @@ def facts(mem: "Memory", done: AfterCapture) -> None:
     process_capture_facts(mem, done.transcript.session_turns(), done.episodes)
 
 
+def code_symbols(mem: "Memory", done: AfterCapture) -> None:
+    """The project's symbol index brought up to its checkout's work tree (`core/symbols.py`: only the files changed
+    since the last build are parsed), here in the background after a turn changed it, so the prompt path only
+    reads it. A session whose checkout is not on this machine (an import from elsewhere) has none to read."""
+    from tempera.core.symbols import refresh
+
+    root = next((r for r in done.transcript.roots if os.path.isdir(r)), None)
+    if root is not None:
+        refresh(mem.db, done.episodes[0].project_id, root)
+
+
 def ordered(steps: Iterable[Step]) -> tuple[Step, ...]:
     """The steps as given, once each is checked to come after every step it names in `after` (and, when it runs
     without a transcript, to name none that needs one)."""
@@ -142,6 +154,7 @@ STEPS = ordered(
         Step("outcome_links", outcome_links, transcript=True),
         Step("correction_verdicts", correction_verdicts, after=("self_improve", "learn"), transcript=True),
         Step("facts", facts, transcript=True),
+        Step("code_symbols", code_symbols, transcript=True),
     ]
 )
 

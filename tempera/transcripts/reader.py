@@ -58,7 +58,10 @@ MAX_TEXT_CHARS = 64 * 1024  # text kept of one block or tool input (a tool's out
 CLIPPED = "\n[…]\n"
 # the fields of a line that later steps read (queued prompts, queue operations, the structured tool result)
 KEPT_FIELDS = ("attachment", "operation", "content", "toolUseResult")
-KEPT_RESULT_FIELDS = ("answers", "agentId", "task")  # of `toolUseResult`, whose file contents are not needed
+KEPT_RESULT_FIELDS = ("answers", "agentId", "task")  # of `toolUseResult`, whose file contents are mostly not needed
+# ... but for an edit's file as it was before, which says which definitions the edit touched (core/symbols.py):
+# kept whole or not at all, since a clipped file's lines are no longer its lines
+ORIGINAL_FILE = "originalFile"
 # Skip reasons, as the import report shows them.
 BROKEN, TOO_DEEP, TOO_LARGE = "broken line", "too deep", "too large"
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # the only way a surrogate gets into a decoded line
@@ -224,14 +227,18 @@ def parse_block(item: Any) -> Block:
 
 
 def _kept(obj: dict[str, Any]) -> dict[str, Any]:
-    """The `KEPT_FIELDS` of a line, long strings clipped and the tool result cut to `KEPT_RESULT_FIELDS`."""
+    """The `KEPT_FIELDS` of a line, long strings clipped and the tool result cut to `KEPT_RESULT_FIELDS` (and an
+    `ORIGINAL_FILE` of at most `MAX_TEXT_CHARS`)."""
     kept: dict[str, Any] = {}
     for key in KEPT_FIELDS:
         value = obj.get(key)
         if value is None:
             continue
         if key == "toolUseResult" and isinstance(value, dict):
+            original = value.get(ORIGINAL_FILE)
             value = {k: value[k] for k in KEPT_RESULT_FIELDS if k in value}
+            if isinstance(original, str) and len(original) <= MAX_TEXT_CHARS:
+                value[ORIGINAL_FILE] = original
         kept[key] = clip(value) if isinstance(value, str) else value
     return kept
 

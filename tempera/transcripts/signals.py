@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from tempera.core.fingerprint import fingerprint
 from tempera.core.redact import redact
+from tempera.transcripts.reader import ORIGINAL_FILE
 
 if TYPE_CHECKING:
     from tempera.transcripts.turns import ToolCall
@@ -109,6 +110,49 @@ def files_modified(calls: list["ToolCall"]) -> list[str]:
     return _unique(
         [file_path(c) or "" for c in calls if c.name in MODIFY_TOOLS and c.result is not None and not c.is_error]
     )
+
+
+def edits(calls: list["ToolCall"]) -> list[tuple[str, str | None, str]]:
+    """(file, text before, text after) of each successful Write, Edit and MultiEdit: the whole file before and after
+    when Claude Code's result carried the file as it was (`originalFile`, reader.py) and each replaced text is in it,
+    else the replaced and the new texts alone (a Write's before is None when it made the file)."""
+    out = []
+    for c in calls:
+        path = file_path(c)
+        if c.name not in ("Write", "Edit", "MultiEdit") or c.result is None or c.is_error or not path:
+            continue
+        original = c.output.get(ORIGINAL_FILE) if isinstance(c.output, dict) else None
+        before = original if isinstance(original, str) else None
+        if c.name == "Write":
+            content = c.input.get("content")
+            if isinstance(content, str):
+                out.append((path, before, content))
+            continue
+        steps = c.input.get("edits") if c.name == "MultiEdit" else [c.input]
+        pairs = [
+            (e.get("old_string"), e.get("new_string"), e.get("replace_all") is True)
+            for e in (steps if isinstance(steps, list) else [])
+            if isinstance(e, dict)
+        ]
+        pairs = [(old, new, every) for old, new, every in pairs if isinstance(old, str) and isinstance(new, str)]
+        after = before
+        for old, new, every in pairs:
+            after = after.replace(old, new, -1 if every else 1) if after is not None and old in after else None
+        if before is not None and after is not None:
+            out.append((path, before, after))
+        else:
+            out.extend((path, old, new) for old, new, _ in pairs)
+    return out
+
+
+def symbols_modified(calls: list["ToolCall"], limit: int) -> list[str]:
+    """The definitions the turn's edits touched (`core/symbols.py` `touched`), by name, at most `limit`."""
+    from tempera.core.symbols import touched
+
+    found: dict[str, None] = {}
+    for path, before, after in edits(calls):
+        found.update(dict.fromkeys(touched(path, before, after)))
+    return list(found)[:limit]
 
 
 def commands(calls: list["ToolCall"]) -> list[str]:

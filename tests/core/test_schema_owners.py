@@ -33,6 +33,14 @@ ADDED_SINCE = {
         ("index", "session_projects_root"),
         ("index", "session_projects_project"),
     },
+    "core.074_code_symbols": {
+        ("table", "code_files"),
+        ("table", "code_symbols"),
+        ("index", "code_symbols_file"),
+        ("table", "code_changed"),
+        ("table", "episode_symbols"),
+        ("index", "episode_symbols_episode"),
+    },
     "transcripts.001_cursor_since": set(),  # a column: ALTERED_SINCE
 }
 ALTERED_SINCE = {"transcript_cursors": "since TEXT"}  # tables a later migration added a column to, and the column

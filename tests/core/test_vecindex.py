@@ -132,8 +132,9 @@ def test_fts_migration_stems_and_scopes_existing_rows(tmp_path: Path) -> None:
     from tempera.core.migrations import MIGRATIONS
 
     names = [name for name, _ in MIGRATIONS]
-    # the schema before core.066, plus the file index today's store writes with every episode (core.071)
-    old = MIGRATIONS[: names.index("core.066_fts_stemmed_scoped")] + [MIGRATIONS[names.index("core.071_episode_files")]]
+    # the schema before core.066, plus the file and symbol indexes today's store writes with every episode
+    later = [MIGRATIONS[names.index(n)] for n in ("core.071_episode_files", "core.074_code_symbols")]
+    old = MIGRATIONS[: names.index("core.066_fts_stemmed_scoped")] + later
     path = tmp_path / "old.db"
     db = connect(path, migrate=False)
     apply_migrations(db, old)
