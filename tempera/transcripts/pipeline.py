@@ -123,9 +123,13 @@ def facts(mem: "Memory", done: AfterCapture) -> None:
 def code_symbols(mem: "Memory", done: AfterCapture) -> None:
     """The project's symbol index brought up to its checkout's work tree (`core/symbols.py`: only the files changed
     since the last build are parsed), here in the background after a turn changed it, so the prompt path only
-    reads it. A session whose checkout is not on this machine (an import from elsewhere) has none to read."""
+    reads it. A session whose checkout is not on this machine (an import from elsewhere) has none to read. Nothing
+    is built while retrieval does not read it (`retrieval.hybrid_code_weight` 0, the default): the next capture after
+    it is turned on builds it (about a second for a repository of a thousand files)."""
     from tempera.core.symbols import refresh
 
+    if mem.current_config().retrieval.hybrid_code_weight <= 0:
+        return
     root = next((r for r in done.transcript.roots if os.path.isdir(r)), None)
     if root is not None:
         refresh(mem.db, done.episodes[0].project_id, root)

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 from tempera.core import symbols
@@ -97,9 +99,12 @@ def test_a_captured_edit_records_the_definitions_it_touched(memory: Memory, tmp_
     assert rows == [("commandstring", 1), ("testcommandstringreturnsfullcommand", 1), ("trackcommand", 3)]
 
 
-def test_a_capture_in_a_checkout_here_brings_its_index_up_to_date(memory: Memory, tmp_path: Path) -> None:
+def test_a_capture_in_a_checkout_here_brings_its_index_up_to_date(
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The session, as if it ran in a checkout on this machine (its paths rewritten to it): the steps after the
-    capture index the checkout, under the project the episodes are stored in."""
+    capture index the checkout, under the project the episodes are stored in, once retrieval reads the index."""
+    monkeypatch.setenv("TEMPERA_RETRIEVAL__HYBRID_CODE_WEIGHT", "2")
     repo = checkout(tmp_path)
     transcript = tmp_path / "projects" / "-cli" / SESSION.name
     transcript.parent.mkdir(parents=True)
