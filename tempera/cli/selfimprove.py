@@ -301,8 +301,7 @@ def brief_cmd(
     as_json: bool,
 ) -> None:
     """Everything Tempera knows about this change: pending ask-back, template, correction categories for these
-    files, should-have-asked triggers, a calibration warning and the latest earlier work on these files (episodes
-    that changed them or touched their definitions). Reads only; consumes nothing."""
+    files, should-have-asked triggers and a calibration warning. Reads only; consumes nothing."""
     from tempera.core.brief import build_brief
     from tempera.core.selfimprove.anchors import anchor_files
 

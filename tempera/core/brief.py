@@ -1,9 +1,7 @@
 """The brief: one answer joining every self-improvement signal for the files the agent is about to touch.
 
 It holds the pending ask-backs, the matching reasoning template, the top correction categories for these files
-(matched by their full path relative to the project root), should-have-asked triggers, a calibration warning and,
-for a file set, the latest earlier work on those files (the episodes that changed them or touched a distinctive
-definition they hold, `core/symbols.py`).
+(matched by their full path relative to the project root), should-have-asked triggers and a calibration warning.
 With `cross_project`, transferable rows of other projects join in, tagged with their project; project-scoped rows
 never cross. The text form is plain statements of fact (never instructions), each with a stable key so a hook can
 leave out what it already injected in the session.
@@ -27,7 +25,6 @@ from tempera.core.selfimprove.asks import ASKS
 from tempera.core.selfimprove.logs import LogEntry, LogKind, entries_for
 from tempera.core.selfimprove.mistakes import MISTAKES
 from tempera.core.selfimprove.templates import Template, get_template
-from tempera.core.symbols import file_set_episodes
 
 if TYPE_CHECKING:
     from tempera.core.memory import Memory
@@ -74,18 +71,6 @@ class AskLine:
 
 
 @dataclass
-class EarlierWork:
-    episode_id: str
-    date: str
-    summary: str  # quoted as the brief may quote it (`_quoted`)
-    files: list[str]  # the brief's files it changed
-    symbols: list[str]  # the definitions of them it touched
-
-
-EARLIER_WORK = 3  # the latest episodes a file set's brief shows
-
-
-@dataclass
 class Brief:
     project_id: str
     project: str
@@ -98,14 +83,13 @@ class Brief:
     categories: list[CategoryCount] = field(default_factory=list)
     asks: list[AskLine] = field(default_factory=list)
     calibration: calibration.Bucket | None = None
-    earlier: list[EarlierWork] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.ask_backs or self.template or self.categories or self.asks or self.calibration or self.earlier)
+        return not (self.ask_backs or self.template or self.categories or self.asks or self.calibration)
 
     def statements(self) -> list[Statement]:
-        """Most important first: pending questions, template, corrections, asks, calibration, earlier work."""
+        """Most important first: pending questions, template, corrections, asks, calibration."""
         out = [Statement(f"askback:{a.id}", a.statement()) for a in self.ask_backs]
         if self.template:
             t = self.template
@@ -149,9 +133,6 @@ class Brief:
                     f"Calibration: {self.calibration.statement()}",
                 )
             )
-        for w in self.earlier:
-            what = ", ".join([*w.files, *(f"{name}()" for name in w.symbols)][:4])
-            out.append(Statement(f"episode:{w.episode_id}", f'Earlier work on {what}, {w.date}: "{w.summary}"'))
         return out
 
     def select(self, budget_chars: int = 2000, *, exclude: Collection[str] = ()) -> list[Statement]:
@@ -190,7 +171,6 @@ class Brief:
             "correction_categories": [vars(c) for c in self.categories],
             "should_have_asked": [vars(a) for a in self.asks],
             "calibration_warning": self.calibration.as_dict() if self.calibration else None,
-            "earlier_work": [vars(w) for w in self.earlier],
             "statements": [vars(s) for s in self.statements()],
         }
 
@@ -324,22 +304,7 @@ def build_brief(
     if task_type:
         brief.template = get_template(mem.db, project_id, task_type, domain, cross_project=cross_project)
     brief.calibration = calibration.warning(mem.db, mem.config.selfimprove, project_id, task_type)
-    brief.earlier = _earlier_work(mem, project_id, root, brief.files)
     return brief
-
-
-def _earlier_work(mem: "Memory", project_id: str, root: str | None, files: list[str]) -> list[EarlierWork]:
-    """The latest episodes that changed these files or touched a distinctive definition they hold; none for a
-    summary that reads as an order (the brief quotes none)."""
-    links = file_set_episodes(mem.db, project_id, root, files, EARLIER_WORK) if files else []
-    episodes = mem.store.get_many_by_rowid(link.rowid for link in links)
-    out = []
-    for link in links:
-        ep = episodes.get(link.rowid)
-        summary = _quoted(" ".join(ep.summary.split()), 240) if ep else ""  # one line: a summary has several
-        if ep and summary:
-            out.append(EarlierWork(ep.id, ep.created_at.date().isoformat(), summary, link.files, link.symbols))
-    return out
 
 
 def session_brief(mem: "Memory", project_id: str) -> Brief:

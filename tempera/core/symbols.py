@@ -14,8 +14,6 @@ work tree has changed.
   and to the episodes that touched those names; the episodes that changed those files or the files the work tree
   has changed count too. Three indexed reads, no git and no parse: retrieval fuses it as one more list
   (`retrieve._fusion_lists`, `hybrid_code_weight`).
-- For a file set (`file_set_episodes`, the brief's earlier work): the episodes that changed those files or touched
-  a distinctive definition they hold, read from the files themselves, so it needs no index.
 
 Names are kept lowercased: a prompt writes `saveChanges` for `SaveChanges` as often as not."""
 
@@ -27,7 +25,6 @@ import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tempera.core import gitrepo, textsearch
@@ -35,7 +32,7 @@ from tempera.core.db import Connection, Database, run_script
 from tempera.core.episode_files import episode_table, replace_rows
 
 if TYPE_CHECKING:
-    from tempera.core.code import Definition, FileCode
+    from tempera.core.code import Definition
 
 MAX_FILE_BYTES = 1 << 20  # a larger file is generated or data: not parsed
 MAX_DEFINING_FILES = 5  # a name more files define (`New`, `main.go`) picks out no code
@@ -83,9 +80,21 @@ def refresh(db: Database, project_id: str, root: str) -> tuple[int, int] | None:
 
 def _names_in(root: str, rel: str) -> set[str]:
     """The names a file stands for: its name, its stem and (a parsed language) the definitions it holds."""
+    from tempera.core.code import parse
+    from tempera.core.code.parse import language_of
+
     base = posixpath.basename(rel).lower()
     names = {base, posixpath.splitext(base)[0]}
-    code = _code_at(root, rel)
+    if language_of(rel) is None:
+        return names
+    try:
+        if os.path.getsize(os.path.join(root, rel)) > MAX_FILE_BYTES:
+            return names
+        with open(os.path.join(root, rel), "rb") as fh:
+            source = fh.read()
+    except OSError:
+        return names
+    code = parse(rel, source)
     if code is not None:
         names.update(d.name.lower() for d in code.definitions if d.name)
     return names
@@ -135,62 +144,6 @@ def _definition_texts(source: str, definitions: Iterable[Definition]) -> dict[st
 def write_episode(conn: Connection, episode_id: str, names: Iterable[str]) -> None:
     """Replace the episode's touched symbols with `names` (as stored on the episode)."""
     replace_rows(conn, "episode_symbols", "name", episode_id, sorted({n.lower() for n in names if n}))
-
-
-# -- for a file set (the brief) ------------------------------------------------------------------------------------
-_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-
-
-def distinctive(name: str) -> bool:
-    """A name that picks out about one definition in a project: 8 characters or more, of two words or more
-    (CamelCase humps, snake_case parts). `New`, `Run`, `String`, `init` are defined in many files."""
-    return len(name) >= 8 and len(_WORDS.findall(name)) >= 2
-
-
-@dataclass
-class EpisodeLink:
-    """An episode of a file set's brief and what ties it to the files: the ones it changed, the definitions of
-    them it touched."""
-
-    rowid: int
-    files: list[str] = field(default_factory=list)
-    symbols: list[str] = field(default_factory=list)
-
-
-def file_set_episodes(db: Database, project_id: str, root: str | None, files: list[str], n: int) -> list[EpisodeLink]:
-    """The project's live episodes that changed these files (root-relative) or touched a distinctive definition they
-    hold (read from the work tree at `root`), with what links each: most links first, then the newest, at most
-    `n`. An episode that touched `Run` elsewhere is not one that worked on these files."""
-    names: dict[str, str] = {}  # lowercased, as episode_symbols holds them -> as written
-    for rel in files:
-        code = _code_at(root, rel) if root else None
-        for d in code.definitions if code else ():
-            if distinctive(d.name):
-                names.setdefault(d.name.lower(), d.name)
-    links: dict[int, EpisodeLink] = {}
-    for rowid, file in _live(db, "episode_files", "file", project_id, sorted(set(files))):
-        links.setdefault(rowid, EpisodeLink(rowid)).files.append(file)
-    for rowid, name in _live(db, "episode_symbols", "name", project_id, sorted(names)):
-        links.setdefault(rowid, EpisodeLink(rowid)).symbols.append(names[name])
-    ranked = sorted(links.values(), key=lambda link: (-len(link.files) - len(link.symbols), -link.rowid))
-    return ranked[:n]
-
-
-def _code_at(root: str, rel: str) -> FileCode | None:
-    """The parsed structure of a work tree's file; None when it is unreadable, too large or of no parsed language."""
-    from tempera.core.code import parse
-    from tempera.core.code.parse import language_of
-
-    if language_of(rel) is None:
-        return None
-    path = os.path.join(root, rel)
-    try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return None
-        with open(path, "rb") as fh:
-            return parse(rel, fh.read())
-    except OSError:
-        return None
 
 
 # -- at a prompt --------------------------------------------------------------------------------------------------

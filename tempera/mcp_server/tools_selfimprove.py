@@ -51,8 +51,7 @@ async def tempera_brief(
     project: args.Project = None,
 ) -> ToolResult:
     """Call once the set of files to change is known. Joins the pending ask-back, the reasoning template, the top
-    correction categories for these files, should-have-asked triggers, a calibration warning and the latest
-    earlier work on these files (episodes that changed them or touched their definitions) into one answer.
+    correction categories for these files, should-have-asked triggers and a calibration warning into one answer.
     Pass task_type and domain for richer output; cross_project=true adds transferable rows of other projects.
     Reads only: nothing is consumed."""
     from tempera.core.brief import build_brief

@@ -19,9 +19,7 @@ from tests.conftest import REPO
 
 from tempera.core import symbols
 from tempera.core.memory import Memory
-from tempera.core.brief import build_brief
 from tempera.core.models import Context, Episode, Intent
-from tempera.core.project import project_for_path
 from tempera.core.retrieve import retrieve
 from tempera.transcripts.capture import capture_transcript
 from tempera.transcripts.pipeline import capture_and_learn
@@ -143,33 +141,3 @@ def test_a_prompt_naming_a_symbol_ranks_the_episode_that_touched_it_first(memory
 
     assert order(0.0)[0] == other.id  # by words alone, the other one
     assert order(2.0)[0] == touched.id
-
-
-def test_a_file_sets_brief_shows_the_earlier_work_on_its_files_and_their_definitions(
-    memory: Memory, tmp_path: Path
-) -> None:
-    """The brief for telemetry.go: the episode that changed it, and the one that touched its TrackCommand from a
-    file since moved; not the one that touched a `Close` elsewhere (every package has one)."""
-    repo = checkout(tmp_path)
-    ref = memory.store.projects.ensure(project_for_path(str(repo)))
-
-    def episode(summary: str, files: list[str], symbols: list[str]) -> Episode:
-        context = Context(files_modified=files, symbols_modified=symbols)
-        return Episode(
-            project_id=ref.id, project_name="cli", summary=summary, intent=Intent(raw_prompt=summary), context=context
-        )
-
-    changed = episode("Tracking sends the flags of the command to posthog", [TELEMETRY], ["TrackCommand"])
-    moved = episode("TrackCommand skips hidden commands", ["cmd/entire/cli/old_telemetry.go"], ["TrackCommand"])
-    elsewhere = episode("The log writer closes its file on exit", ["cmd/entire/cli/logging/logger.go"], ["Close"])
-    memory.store.add_many([changed, moved, elsewhere])
-
-    brief = build_brief(memory, ref.id, [TELEMETRY])
-
-    shown = {w.episode_id: w for w in brief.earlier}
-    assert set(shown) == {changed.id, moved.id}
-    assert shown[changed.id].files == [TELEMETRY] and shown[moved.id].symbols == ["TrackCommand"]
-    text = brief.render(2000)
-    assert "Earlier work on cmd/entire/cli/old_telemetry.go" not in text  # it names what ties it to these files
-    assert f'Earlier work on TrackCommand(), {moved.created_at.date()}: "TrackCommand skips hidden commands"' in text
-    assert "closes its file" not in text
