@@ -1,7 +1,9 @@
 """Running real hook subprocesses fed what Claude Code sends, and managing the daemon in tests.
 
 `HOOK` is the command `tempera install` writes (relay.py, isolated and without site); `ENTRY` is the
-`tempera-hook` console entry (the plugin form, and the relay's fallback)."""
+`tempera-hook` console entry (the plugin form, and the relay's fallback). In the run with the Windows transport
+forced (.ci/run's second pass, `TEMPERA_DAEMON__TRANSPORT=tcp`), `HOOK` runs the relay as Windows' Python would: with
+no unix sockets (`without_unix_sockets`)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,21 @@ from typing import Any
 
 import tempera.hooks
 
-HOOK = [sys.executable, "-I", "-S", str(Path(tempera.hooks.__file__).with_name("relay.py"))]
+RELAY = str(Path(tempera.hooks.__file__).with_name("relay.py"))
+
+
+def without_unix_sockets(relay: str = RELAY) -> list[str]:
+    """The relay's command on a Python without AF_UNIX (as on Windows): the module attribute removed, then the file
+    run as the hook command runs it."""
+    code = (
+        "import _socket, runpy, sys; del _socket.AF_UNIX; "
+        f"sys.argv = [{relay!r}, *sys.argv[1:]]; runpy.run_path({relay!r}, run_name='__main__')"
+    )
+    return [sys.executable, "-I", "-S", "-c", code]
+
+
+WINDOWS_PASS = os.environ.get("TEMPERA_DAEMON__TRANSPORT") == "tcp"
+HOOK = without_unix_sockets() if WINDOWS_PASS else [sys.executable, "-I", "-S", RELAY]
 ENTRY = [sys.executable, "-m", "tempera.hooks.entry"]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hookrun import HOOK, context_of, run_hook
+from hookrun import context_of, run_hook, without_unix_sockets
 
 from tempera.core import paths
 from tempera.core.capture_input import CaptureInput
@@ -172,12 +172,7 @@ def test_a_python_without_unix_sockets_reaches_the_daemon_it_starts(
     with Memory(use_model=False) as mem:
         summary = "Phoenix server failed to start until mix deps.get was run"
         episode = mem.capture(CaptureInput(summary=summary, project=str(tmp_path))).id
-    relay = HOOK[-1]
-    as_on_windows = (
-        "import _socket, runpy, sys; del _socket.AF_UNIX; "
-        f"sys.argv = [{relay!r}, *sys.argv[1:]]; runpy.run_path({relay!r}, run_name='__main__')"
-    )
     payload = {"session_id": "s", "cwd": str(tmp_path), "prompt": PROMPT}
-    r = run_hook("user-prompt-submit", payload, command=[*HOOK[:-1], "-c", as_on_windows])
+    r = run_hook("user-prompt-submit", payload, command=without_unix_sockets())
     assert episode[:8] in context_of(r)
     assert wire.tcp_endpoint(str(data_dir)) is not None and not (data_dir / paths.SOCKET_NAME).exists()
