@@ -94,7 +94,7 @@ def check_writable(path: Path) -> None:
         return
     except OSError as exc:
         raise TemperaError(f"cannot read {path}: {exc.strerror}; nothing was changed") from exc
-    if st.st_uid != os.geteuid():
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():  # Windows has no uids (st_uid is 0): its ACLs decide
         raise TemperaError(
             f"{path} is owned by uid {st.st_uid}, not by you (uid {os.geteuid()}); run the command "
             "as its owner; nothing was changed"

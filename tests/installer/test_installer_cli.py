@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from installer_support import CLAUDE_JSON, SETTINGS, foreign_commands, run_cli
 
+from tempera.core.errors import TemperaError
+
 
 def write(path: Path, text: str, mode: int = 0o600) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -319,3 +321,17 @@ def test_install_is_all_or_nothing(home: Path, existing: bool) -> None:
     else:
         assert list(settings.parent.iterdir()) == []
     assert not (home / ".claude.json").exists()
+
+
+def test_without_uids_as_on_windows_a_writable_file_is_not_refused(
+    settings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows' Python has no os.geteuid (files report uid 0 and ACLs decide): the ownership check must not crash
+    there, and the mode check still holds."""
+    from tempera.installer.changes import check_writable
+
+    monkeypatch.delattr(os, "geteuid")
+    check_writable(settings)  # no AttributeError
+    settings.chmod(0o444)
+    with pytest.raises(TemperaError, match="read-only"):
+        check_writable(settings)
