@@ -11,8 +11,10 @@ true only while the context holds what was shown:
 - `compact`: the compaction took everything injected earlier out of the context. What was shown before it is
   eligible again (`injectlog.context_emptied`), and the answer is a prompt's, through the same relevance gate,
   with the work in progress as the prompt (`transcripts/inprogress.py`: the summary is not yet in the transcript
-  when the hook runs). Nothing relevant, nothing injected. Without the daemon, nothing is answered: the log is
-  emptied and the next prompt may show again what the compaction took out. PostCompact, which carries
+  when the hook runs). Nothing relevant, nothing injected. A hook that finds no daemon starts one and asks it
+  (`hooks/entry.py` `answer_cold`); if none answers within `inject.daemon_start_seconds`, nothing is answered and the
+  log is not emptied either, so what the compaction took out is not shown again in that session (a loss of repeats,
+  never a wrong line). PostCompact, which carries
   `compact_summary`, cannot add context (an observer with no decision control), so it is not a hook of ours.
 - `clear`: `/clear` empties the context and leaves no summary: what was shown is gone, and the answer is the
   startup one (Claude Code gives the cleared session a new id, which starts an empty log anyway).
