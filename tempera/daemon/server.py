@@ -92,7 +92,6 @@ class Daemon:
         self.started_version = installed_version()
         self.install = install_paths(data_dir)
         self.restart = False
-        self.warmed = threading.Event()  # the model and the reference vectors are loaded: answers may embed
         self.warm_ended = threading.Event()  # warming is over, the model loaded or not
         self.begin = threading.Event()  # a request was answered: the background may start (_start_background)
         self.workers: list[threading.Thread] = []
@@ -149,7 +148,7 @@ class Daemon:
             return 0
         # bound before the memory is opened: the relay that started this daemon connects at once and its request
         # waits in the backlog for the memory (a database open), never for the model: answers are keyword-only until
-        # the model is warm (`warmed`, set by the warm thread)
+        # the warm thread hands the model to the answering memories (`Answerers.give_model`)
         srv = self._bind()
         self.mem = Memory(use_model=False)  # its config follows config.toml per hook call; the model comes warm
         released = jobs.release_leases(self.mem.db.conn)  # we hold the lock: whoever leased them is dead
@@ -223,14 +222,13 @@ class Daemon:
             embedder = get_embedder(self.answerers.config)
             if embedder is not None:
                 embedder.warm()
-                self.answerers.give_model(embedder)
                 with self.answerers.lend() as mem:
                     if mem.store.vectors.status().state == "ok":
                         standing.reference_vectors(mem.db, embedder)
+                self.answerers.give_model(embedder)  # last: an answering memory with a model is a warm one
         except Exception:
             log.exception("warming the model failed: hook calls are answered keyword-only")
         else:
-            self.warmed.set()
             log.info("model %s warm", embedder.spec.name if embedder is not None else "none (keyword-only)")
         finally:
             self.warm_ended.set()
@@ -327,9 +325,9 @@ class Daemon:
                 req = json.loads(head.decode("utf-8"))
                 if not isinstance(req, dict):
                     raise ValueError("a request is a JSON object")
-                if self.token and not hmac.compare_digest(str(req.get("token") or ""), self.token):
-                    raise PermissionError("refused: the request does not carry this daemon's token")
-                if self.token:
+                if self.token:  # TCP: the token checked, then the daemon's proof before the payload comes
+                    if not hmac.compare_digest(str(req.get("token") or ""), self.token):
+                        raise PermissionError("refused: the request does not carry this daemon's token")
                     wire.answer_proof(conn, self.proof)
                 if req.get("op") == "hook":  # relay.py: a status line, then the bytes the hook prints
                     size = req.get("size")
@@ -381,7 +379,8 @@ class Daemon:
         self.last_activity = time.monotonic()
         assert self.answerers is not None
         with self.answerers.lend(counted=True) as mem:
-            return hook_reply(mem, event, raw, wake=self.wake.set, keyword_only=not self.warmed.is_set())
+            # keyword-only until the warm thread gave the answering memories the model
+            return hook_reply(mem, event, raw, wake=self.wake.set, keyword_only=mem.embedder is None)
 
     # -- jobs -----------------------------------------------------------------------------------
     def _work_loop(self, work_one: Callable[[Memory], bool]) -> None:

@@ -59,9 +59,11 @@ def _start_and_ask(event_arg: str, raw: bytes, wait: float) -> tuple[bytes | Non
     while True:
         left = deadline - time.monotonic()
         out, why = ask_daemon(directory, event_arg, raw, max(left, 0.05))
-        if out is not None or (why and time.monotonic() < deadline):  # a daemon's error, not our patience's end
+        if out is not None:
             return out, why
-        if left <= 0 or why:
+        if why and time.monotonic() < deadline:  # the daemon's own error, not the end of our patience
+            return None, why
+        if why or left <= 0:
             return None, f"the daemon it started did not answer within {wait} s"
         time.sleep(0.02)
 

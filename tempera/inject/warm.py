@@ -88,8 +88,8 @@ def candidates(
     if cfg.max_episodes == 0 or not textsearch.content_terms(longprompt.search_text(prompt)):
         return [], False
     embedded = longprompt.vector_text(prompt)  # a long prompt's title (inject/longprompt.py)
-    with_model = mem.embedder is not None and not keyword_only and mem.store.vectors.status().state == "ok"
-    qvec = mem.embedder.embed_query(embedded) if with_model and mem.embedder is not None else None
+    embedder = None if keyword_only else mem.embedder
+    qvec = embedder.embed_query(embedded) if embedder and mem.store.vectors.status().state == "ok" else None
     hits = workcontext.related(
         mem.store,
         prompt,
