@@ -168,8 +168,20 @@ class VectorIndex:
 
     def delete(self, rowid: int) -> None:
         """Drop an episode's vector, where a vector table exists (the episode's delete logs the change)."""
-        if self.db.meta_get("embedding_model") is not None and self.db.has_vec:
+        if self._has_table():
             self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
+
+    def blobs(self, rowids: Sequence[int]) -> dict[int, bytes]:
+        """The stored vectors (float32 bytes) of these episodes by rowid; none where no vector table exists."""
+        if not rowids or not self._has_table():
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = self.db.query(f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({marks})", list(rowids))
+        return {r[0]: r[1] for r in rows}
+
+    def _has_table(self) -> bool:
+        """Whether a vector table exists to read or change (one is made with the first vector written)."""
+        return self.db.meta_get("embedding_model") is not None and self.db.has_vec
 
     def rebuilt(self) -> None:
         """Tell in-memory copies of the vectors (`VectorCache`) to reload them all."""
