@@ -187,11 +187,8 @@ class VectorIndex:
         """Tell in-memory copies of the vectors (`VectorCache`) to reload them all."""
         self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (NULL)")
 
-    def writable(self) -> bool:
-        return self._writable_embedder() is not None
-
-    def _writable_embedder(self) -> "Embedder | None":
-        """The embedder when new vectors can be written (see `writable`), else None."""
+    def writable_embedder(self) -> "Embedder | None":
+        """The embedder when new vectors can be written (a model, and no other model's vectors stored), else None."""
         if self.embedder is not None and self.status().state in ("ok", "empty"):
             return self.embedder
         return None
@@ -199,7 +196,7 @@ class VectorIndex:
     def to_write(self, episodes: Sequence[Episode], given: "np.ndarray | None") -> "np.ndarray | None":
         """The episodes' vectors when they can be written: the ones given (made by the current model) or made now;
         None when they cannot (no model, another model's vectors stored)."""
-        embedder = self._writable_embedder()
+        embedder = self.writable_embedder()
         if embedder is None:
             return None
         return given if given is not None else embedder.embed([e.embed_text() for e in episodes])

@@ -212,18 +212,18 @@ def _episodes_sent(ts: Session, ref: ProjectRef, rows: list[Row], events: list[R
 
 def _episodes_prepare(ts: Session, ref: ProjectRef, rows: list[Row]) -> Any:
     """Teammates' episodes and their vectors, embedding outside the write transaction."""
-    store = ts.mem.store
     episodes = []
     for eid, author, data, _model, _vec in rows:
         ep = _placed(Episode.model_validate(data).redacted(), ref)
         ep.source.author = author
         episodes.append(ep)
     vectors = None
-    if store.vectors.writable():
-        model = store.vectors.embedder.spec.name  # type: ignore[union-attr]
+    embedder = ts.mem.store.vectors.writable_embedder()
+    if embedder is not None:
+        model = embedder.spec.name
         missing = [i for i, r in enumerate(rows) if r[3] != model or r[4] is None]
-        made = store.vectors.embedder.embed([episodes[i].embed_text() for i in missing]) if missing else []  # type: ignore[union-attr]
-        vectors = np.zeros((len(rows), store.vectors.embedder.spec.dim), dtype=np.float32)  # type: ignore[union-attr]
+        made = embedder.embed([episodes[i].embed_text() for i in missing]) if missing else []
+        vectors = np.zeros((len(rows), embedder.spec.dim), dtype=np.float32)
         for i, r in enumerate(rows):
             if r[4] is not None and r[3] == model:
                 vectors[i] = r[4].to_numpy()
