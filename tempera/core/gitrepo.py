@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # not imported at run time: the hook path loads this module and needs none of them
-    from collections.abc import Iterator
     from datetime import datetime
 
     import git
@@ -380,14 +379,9 @@ def blobs(commit: git.Commit) -> dict[str, git.Blob]:
     return {str(b.path): b for b in commit.tree.traverse() if b.type == "blob"}  # type: ignore[union-attr,misc]
 
 
-def blob_paths(commit: git.Commit) -> Iterator[str]:
-    """The path of every file in a commit's tree."""
-    return iter(blobs(commit))
-
-
 def changes(parent: git.Commit | None, commit: git.Commit) -> list[tuple[str | None, str | None, str | None]]:
     """(change type A/D/M/R/T..., old path, new path) of each file that differs from parent to commit; every file
     is added ("A") in a commit without a parent."""
     if parent is None:
-        return [("A", None, p) for p in blob_paths(commit)]
+        return [("A", None, p) for p in blobs(commit)]
     return [(d.change_type, d.a_path, d.b_path) for d in parent.diff(commit)]
