@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # not imported at run time: the hook path loads this module and needs none of them
-    from collections.abc import Iterator
+    import subprocess
     from datetime import datetime
 
     import git
@@ -173,41 +173,38 @@ def _git_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 
+def _run_git(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """One git command, with the caller's GIT_* variables scrubbed, no stdin and the timeout; raises
+    subprocess.TimeoutExpired, or OSError when git is missing."""
+    import subprocess  # not at the top: only a repository seen for the first time, or the daemon, runs git
+
+    return subprocess.run(
+        ["git", *args], env=_git_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=GIT_TIMEOUT
+    )
+
+
 def root_commit(common: str) -> tuple[str | None, bool]:
     """The smallest root commit of the main checkout's HEAD, and whether to ask again later when there is none
     (no commits yet, git missing or refusing: yes; a timeout: no, the history is only too long)."""
-    import subprocess  # not at the top: only a repository seen for the first time needs it
+    import subprocess
 
     try:
-        done = subprocess.run(
-            ["git", "--git-dir", common, "rev-list", "--max-parents=0", "HEAD"],
-            env=_git_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT,
-        )
+        done = _run_git("--git-dir", common, "rev-list", "--max-parents=0", "HEAD")
     except subprocess.TimeoutExpired:
         return None, False
     except OSError:
         return None, True
-    roots = done.stdout.split() if done.returncode == 0 else []
+    roots = done.stdout.decode("ascii", errors="replace").split() if done.returncode == 0 else []
     return (min(roots) if roots else None), True
 
 
 def _git_lines(root: str, *args: str) -> list[str] | None:
-    """The NUL-separated output of one git command in the work tree `root` (caller's GIT_* variables scrubbed, with
-    the timeout); None when git is missing, refuses or times out."""
+    """The NUL-separated output of one git command in the work tree `root` (`_run_git`); None when git is
+    missing, refuses or times out."""
     import subprocess
 
     try:
-        done = subprocess.run(
-            ["git", "-C", root, *args],
-            env=_git_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-        )
+        done = _run_git("-C", root, *args)
     except (subprocess.TimeoutExpired, OSError):
         return None
     if done.returncode:
@@ -380,14 +377,9 @@ def blobs(commit: git.Commit) -> dict[str, git.Blob]:
     return {str(b.path): b for b in commit.tree.traverse() if b.type == "blob"}  # type: ignore[union-attr,misc]
 
 
-def blob_paths(commit: git.Commit) -> Iterator[str]:
-    """The path of every file in a commit's tree."""
-    return iter(blobs(commit))
-
-
 def changes(parent: git.Commit | None, commit: git.Commit) -> list[tuple[str | None, str | None, str | None]]:
     """(change type A/D/M/R/T..., old path, new path) of each file that differs from parent to commit; every file
     is added ("A") in a commit without a parent."""
     if parent is None:
-        return [("A", None, p) for p in blob_paths(commit)]
+        return [("A", None, p) for p in blobs(commit)]
     return [(d.change_type, d.a_path, d.b_path) for d in parent.diff(commit)]

@@ -168,18 +168,27 @@ class VectorIndex:
 
     def delete(self, rowid: int) -> None:
         """Drop an episode's vector, where a vector table exists (the episode's delete logs the change)."""
-        if self.db.meta_get("embedding_model") is not None and self.db.has_vec:
+        if self._has_table():
             self.db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
+
+    def blobs(self, rowids: Sequence[int]) -> dict[int, bytes]:
+        """The stored vectors (float32 bytes) of these episodes by rowid; none where no vector table exists."""
+        if not rowids or not self._has_table():
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = self.db.query(f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({marks})", list(rowids))
+        return {r[0]: r[1] for r in rows}
+
+    def _has_table(self) -> bool:
+        """Whether a vector table exists to read or change (one is made with the first vector written)."""
+        return self.db.meta_get("embedding_model") is not None and self.db.has_vec
 
     def rebuilt(self) -> None:
         """Tell in-memory copies of the vectors (`VectorCache`) to reload them all."""
         self.db.execute("INSERT INTO vector_changes(episode_rowid) VALUES (NULL)")
 
-    def writable(self) -> bool:
-        return self._writable_embedder() is not None
-
-    def _writable_embedder(self) -> "Embedder | None":
-        """The embedder when new vectors can be written (see `writable`), else None."""
+    def writable_embedder(self) -> "Embedder | None":
+        """The embedder when new vectors can be written (a model, and no other model's vectors stored), else None."""
         if self.embedder is not None and self.status().state in ("ok", "empty"):
             return self.embedder
         return None
@@ -187,7 +196,7 @@ class VectorIndex:
     def to_write(self, episodes: Sequence[Episode], given: "np.ndarray | None") -> "np.ndarray | None":
         """The episodes' vectors when they can be written: the ones given (made by the current model) or made now;
         None when they cannot (no model, another model's vectors stored)."""
-        embedder = self._writable_embedder()
+        embedder = self.writable_embedder()
         if embedder is None:
             return None
         return given if given is not None else embedder.embed([e.embed_text() for e in episodes])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -161,16 +161,6 @@ def _placed(ep: Episode, ref: ProjectRef) -> Episode:
     return ep
 
 
-def _vector_blobs(ts: Session, rowids: Sequence[int]) -> dict[int, bytes]:
-    if not rowids or ts.db.meta_get("embedding_model") is None or not ts.db.has_vec:
-        return {}
-    marks = ",".join("?" * len(rowids))
-    return {
-        r[0]: r[1]
-        for r in ts.db.query(f"SELECT rowid, embedding FROM episode_vec WHERE rowid IN ({marks})", list(rowids))
-    }
-
-
 def _episodes_pending(ts: Session, ref: ProjectRef) -> list[Row]:
     """What was never pushed, or changed (or moved to this project) since (`team_pushed`)."""
     return ts.db.query(
@@ -187,7 +177,7 @@ def _episodes_events(ts: Session, ref: ProjectRef, rows: list[Row]) -> list[Row]
     """Redacted and portable, with the stored vector when it is the team's size."""
     model = ts.db.meta_get("embedding_model")
     dim = int(ts.db.meta_get("embedding_dim") or 0)
-    blobs = _vector_blobs(ts, [r[0] for r in rows]) if dim == EMBED_DIM else {}
+    blobs = ts.mem.store.vectors.blobs([r[0] for r in rows]) if dim == EMBED_DIM else {}
     events = []
     for rowid_, _updated, data in rows:
         ep = _portable(Episode.model_validate_json(data).redacted())
@@ -222,18 +212,18 @@ def _episodes_sent(ts: Session, ref: ProjectRef, rows: list[Row], events: list[R
 
 def _episodes_prepare(ts: Session, ref: ProjectRef, rows: list[Row]) -> Any:
     """Teammates' episodes and their vectors, embedding outside the write transaction."""
-    store = ts.mem.store
     episodes = []
     for eid, author, data, _model, _vec in rows:
         ep = _placed(Episode.model_validate(data).redacted(), ref)
         ep.source.author = author
         episodes.append(ep)
     vectors = None
-    if store.vectors.writable():
-        model = store.vectors.embedder.spec.name  # type: ignore[union-attr]
+    embedder = ts.mem.store.vectors.writable_embedder()
+    if embedder is not None:
+        model = embedder.spec.name
         missing = [i for i, r in enumerate(rows) if r[3] != model or r[4] is None]
-        made = store.vectors.embedder.embed([episodes[i].embed_text() for i in missing]) if missing else []  # type: ignore[union-attr]
-        vectors = np.zeros((len(rows), store.vectors.embedder.spec.dim), dtype=np.float32)  # type: ignore[union-attr]
+        made = embedder.embed([episodes[i].embed_text() for i in missing]) if missing else []
+        vectors = np.zeros((len(rows), embedder.spec.dim), dtype=np.float32)
         for i, r in enumerate(rows):
             if r[4] is not None and r[3] == model:
                 vectors[i] = r[4].to_numpy()

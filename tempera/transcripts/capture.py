@@ -297,8 +297,7 @@ def _prepare(
     prepared.new = list(zip(plan.new, drafts))
     prepared.grown = (grown, regrown) if grown and regrown else None
     prepared.since = _since_after(transcript, turns, units)
-    embedder = mem.store.vectors.embedder
-    if drafts and embedder is not None and mem.store.vectors.writable():
+    if drafts and (embedder := mem.store.vectors.writable_embedder()) is not None:
         prepared.vectors = embedder.submit([ep.embed_text() for ep in drafts])
 
 

@@ -23,10 +23,10 @@ class CaptureLearning:
     implicit: list[ImplicitResult] = field(default_factory=list)
 
 
-def learn_from_capture(mem: "Memory", episode: Episode, *, corrected: bool = False) -> CaptureLearning:
+def learn_from_capture(mem: "Memory", episode: Episode) -> CaptureLearning:
     """Link the new episode into its session, hand temporal credit back if it succeeded, and judge what was
-    injected into its session before it. `corrected`: the user corrected the agent in this turn."""
+    injected into its session before it (a correction turns those verdicts later: `correction_verdicts`)."""
     out = CaptureLearning(links=link_episode(mem, episode), temporal=credit_success(mem, episode))
     if episode.session_id:
-        out.implicit = apply_implicit_feedback(mem, episode.session_id, episode, corrected)
+        out.implicit = apply_implicit_feedback(mem, episode.session_id, episode)
     return out

@@ -10,7 +10,6 @@ from typing import Any
 from tempera.core.db import Database
 from tempera.core.episodes import EpisodeStore
 from tempera.core.errors import InvalidInput, NotFound
-from tempera.core.vecindex import VEC_TABLE
 
 RETIRED_SQL = "SELECT episode_id FROM episode_retirements"
 
@@ -46,8 +45,7 @@ def retire(
         if row is None:
             raise NotFound(f"no episode {episode_id}")
         db.execute("DELETE FROM episodes_fts WHERE rowid = ?", (row[0],))
-        if db.has_vec and db.meta_get("embedding_model") is not None:
-            db.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (row[0],))
+        store.vectors.delete(row[0])
         db.execute(
             "INSERT OR REPLACE INTO episode_retirements(episode_id, reason, into_id, detail, retired_at) "
             "VALUES (?, ?, ?, ?, ?)",
