@@ -147,7 +147,7 @@ def unit_facts(snap: Snapshot, unit: str) -> set[Fact]:
     first_path, first = parsed[0]
     name = (where or ".") if kind == "go" else module_name(first_path, first.language, snap)
     module = kw("module", name)
-    language = LANGUAGES[posixpath.splitext(first_path)[1]]
+    language = LANGUAGES.get(posixpath.splitext(first_path)[1].lower(), first.language)  # `.mts` is in one table only
     facts: set[Fact] = {(module, PATH, where or "."), (module, LANGUAGE, language)}
     entities: dict[str, Keyword] = {}
     for path, code in parsed:
