@@ -29,7 +29,6 @@ medians over the prompts and their ratio.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 import subprocess
@@ -52,6 +51,7 @@ from real_sessions import (  # noqa: E402
     first_rank,
     future_cases,
     import_files,
+    load_sessions,
     log,
     rank_metrics,
     sandbox,
@@ -69,9 +69,7 @@ CALLS = 5  # warm calls timed per prompt
 def session_rows(base: Path) -> list[dict[str, str]]:
     """sessions.tsv rows, earliest first, with `files_modified` and `cwds` as real_sessions.py reads them ('|'
     between items; cipher-box's file writes ',' and records no cwds: its transcripts' are read)."""
-    csv.field_size_limit(1 << 30)
-    with (base / "sessions.tsv").open(newline="") as fh:
-        rows = sorted(csv.DictReader(fh, delimiter="\t"), key=lambda r: r["first_ts"])
+    rows = load_sessions(base / "sessions.tsv")
     for r in rows:
         if "|" not in r["files_modified"] and "," in r["files_modified"]:
             r["files_modified"] = r["files_modified"].replace(",", "|")

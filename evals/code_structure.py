@@ -31,7 +31,7 @@ from tempera.core.code.parse import language_of
 from tempera.core.languages import LANGUAGES
 from tempera.core.migrations import connect
 from tempera.facts import FactStore
-from tempera.facts.codefacts import callee_of, script_import, script_module
+from tempera.facts.codefacts import callee_of, functions_of, script_import, script_module
 from tempera.facts.ingest_git import ingest
 from tempera.facts.pycode import ModuleIndex, analyse
 
@@ -72,7 +72,7 @@ def direct_counts(root: Path) -> Counts:
             units[(_language(path), key)].append((path, code))
     out: Counts = defaultdict(lambda: dict.fromkeys(KINDS, 0))
     for (language, key), parsed in units.items():
-        functions = {d.qualified for _, c in parsed for d in c.definitions if d.kind in ("function", "method")}
+        functions = functions_of(c for _, c in parsed)
         calls = {(a, callee_of(a, b, functions)) for _, c in parsed for a, b in c.calls}
         deps = {t for path, c in parsed for i in c.imports if (t := _target(gomods, path, i)) != key}
         out[language]["functions"] += len(functions)
@@ -123,7 +123,7 @@ def python_comparison(root: Path) -> None:
     found = [c for c in codes if c is not None]
     same_file = 0
     for c in found:
-        functions = {d.qualified for d in c.definitions if d.kind in ("function", "method")}
+        functions = functions_of([c])
         same_file += len({(a, t) for a, b in c.calls if (t := callee_of(a, b, functions)) and t != a})
     print(
         f"tree-sitter: {sum(len(c.definitions) for c in found)} definitions, {sum(len(c.imports) for c in found)} "

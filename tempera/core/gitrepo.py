@@ -213,7 +213,8 @@ def _git_lines(root: str, *args: str) -> list[str] | None:
 
 
 def work_tree_files(root: str) -> tuple[list[str], list[str]] | None:
-    """The work tree's files (tracked, and untracked ones not ignored) and, of them, those that differ from HEAD
+    """The work tree's files as git lists them (tracked, and untracked ones not ignored; a tracked file deleted from
+    the tree is still listed, the caller's stat of each drops it) and, of them, those that differ from HEAD
     (`git status`: modified, added, renamed to, untracked), relative to `root`; None when git cannot tell. For the
     symbol index (`core/symbols.py`), built in the background: two processes, never on the hook path."""
     files = _git_lines(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
@@ -229,8 +230,7 @@ def work_tree_files(root: str) -> tuple[list[str], list[str]] | None:
         skip = "R" in code or "C" in code
         if "D" not in code:
             changed.append(path)
-    present = [f for f in dict.fromkeys(files) if os.path.isfile(os.path.join(root, f))]
-    return present, changed
+    return list(dict.fromkeys(files)), changed
 
 
 # -- GitPython: verification ---------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import json
 import os
 import posixpath
 import re
+import stat
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -49,16 +50,16 @@ def refresh(db: Database, project_id: str, root: str) -> tuple[int, int] | None:
         return None
     files, changed = listed
     known = dict(db.query("SELECT file, stamp FROM code_files WHERE project_id = ?", (project_id,)))
-    fresh: dict[str, str] = {}
+    present: dict[str, str] = {}  # file -> its stamp
     for rel in files:
         try:
             st = os.stat(os.path.join(root, rel))
-        except OSError:
+        except OSError:  # listed by git, gone from the work tree
             continue
-        stamp = f"{st.st_mtime_ns}:{st.st_size}"
-        if known.get(rel) != stamp:
-            fresh[rel] = stamp
-    gone = set(known) - set(files)
+        if stat.S_ISREG(st.st_mode):
+            present[rel] = f"{st.st_mtime_ns}:{st.st_size}"
+    fresh = {rel: stamp for rel, stamp in present.items() if known.get(rel) != stamp}
+    gone = set(known) - set(present)
     parsed = {rel: _names_in(root, rel) for rel in fresh}
     with db.transaction():
         for rel in gone | set(fresh):

@@ -19,11 +19,11 @@ import functools
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tempera.core.code import FileCode, parse
-from tempera.core.code.parse import language_of
+from tempera.core.code.parse import FUNCTIONS, language_of
 from tempera.core.languages import LANGUAGES
 from tempera.facts.pycode import ModuleIndex
 from tempera.facts.values import Keyword
@@ -147,7 +147,7 @@ def unit_facts(snap: Snapshot, unit: str) -> set[Fact]:
     first_path, first = parsed[0]
     name = (where or ".") if kind == "go" else module_name(first_path, first.language, snap)
     module = kw("module", name)
-    language = LANGUAGES[posixpath.splitext(first_path)[1]]
+    language = LANGUAGES.get(posixpath.splitext(first_path)[1].lower(), first.language)  # `.mts` is in one table only
     facts: set[Fact] = {(module, PATH, where or "."), (module, LANGUAGE, language)}
     entities: dict[str, Keyword] = {}
     for path, code in parsed:
@@ -158,7 +158,7 @@ def unit_facts(snap: Snapshot, unit: str) -> set[Fact]:
             e = entities[d.qualified]
             facts |= {(e, NAME, d.name), (e, FILE, path)}
     owners = {d.qualified for _, code in parsed for d in code.definitions if d.kind in OWNERS}
-    functions = {d.qualified for _, code in parsed for d in code.definitions if d.kind in ("function", "method")}
+    functions = functions_of(code for _, code in parsed)
     for path, code in parsed:
         for d in code.definitions:
             owner = d.qualified.rpartition(".")[0]
@@ -169,6 +169,11 @@ def unit_facts(snap: Snapshot, unit: str) -> set[Fact]:
                 facts.add((entities[caller], CALLS, entities[target]))
     facts.discard((module, DEPENDS_ON, module))
     return facts
+
+
+def functions_of(codes: Iterable[FileCode]) -> set[str]:
+    """The qualified names of the functions and methods some files define: what `callee_of` resolves calls to."""
+    return {d.qualified for code in codes for d in code.definitions if d.kind in FUNCTIONS}
 
 
 def callee_of(caller: str, callee: str, functions: set[str]) -> str | None:

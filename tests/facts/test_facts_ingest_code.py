@@ -119,6 +119,17 @@ def test_typescript_rename_and_module_dependencies(store: FactStore, tmp_path) -
     assert store.query("[:find ?l :where [:module/src/view :language ?l]]").rows == [("typescript",)]
 
 
+def test_a_module_whose_extension_the_language_table_lacks_is_ingested(store: FactStore, tmp_path) -> None:
+    """`.mts` (and an upper-case `.TS`) are parsed as TypeScript but not in core/languages' table, which named the
+    module's :language and raised KeyError, failing the whole ingestion."""
+    repo = git.Repo.init(tmp_path / "mts")
+    _commit(repo, "start", "2024-01-01", {"vite.config.mts": TS_UTIL_V1, "src/Legacy.TS": TS_UTIL_V2})
+    assert ingest(store, repo.working_tree_dir).commits == 1
+    assert _names(store, "vite.config.mts", "2024-01-15") == {"formatPrice"}
+    for module in (":module/vite.config", ":module/src/Legacy"):
+        assert store.query(f"[:find ?l :where [{module} :language ?l]]").rows == [("typescript",)]
+
+
 RUST_LIB = "mod store;\npub use crate::store::Store;\nuse serde::Serialize;\n"
 RUST_STORE = "use super::Serialize;\npub struct Store;\nimpl Store {\n    pub fn new() -> Self { Store::build() }\n    fn build() -> Self { Store }\n}\n"  # noqa: E501
 JAVA = "package com.shop;\n\nimport java.util.List;\nimport com.shop.model.Item;\n\npublic class Cart {\n  int size(List<Item> xs) { return count(xs); }\n  int count(List<Item> xs) { return xs.size(); }\n}\n"  # noqa: E501
