@@ -1,7 +1,8 @@
 """Learning replay (issue #16): does implicit feedback from real sessions make later retrieval better?
 
     python evals/learning_replay.py [--data DIR] [--json PATH] [--limit N] [--arms off,on] [--split PAST:END]
-        [--explain] [--explain-mode MODE] [--keep DIR] [--every-prompt] [--oracle] [--set SECTION.KEY=VALUE]
+        [--explain] [--explain-mode MODE] [--keep DIR] [--every-prompt] [--oracle] [--as-votes]
+        [--set SECTION.KEY=VALUE]
 
 The shared entire-cli sessions (see real_sessions.py, whose functions this reuses) are replayed in time order
 (`first_ts`) through the real paths, once per arm, each in a fresh sandbox:
@@ -144,6 +145,18 @@ def without_links(mem: Memory) -> Iterator[None]:
         mem.config = saved
 
 
+@contextmanager
+def as_explicit(mem: Memory) -> Iterator[None]:
+    """The replay's verdicts relabelled as explicit votes while the block runs, as if a person had voted exactly
+    so on what was injected: explicit votes reach further in ranking (`retrieve._coverage_by_votes`), and this
+    measures that reach with votes as right (oracle) or as wrong (the use detector's) as the replay's."""
+    mem.db.execute("UPDATE feedback_events SET source = 'explicit' WHERE source = 'implicit'")
+    try:
+        yield
+    finally:
+        mem.db.execute("UPDATE feedback_events SET source = 'implicit' WHERE source = 'explicit'")
+
+
 def oracle_verdicts(mem: Memory, session_files: dict[str, set[str]], files_of: dict[str, set[str]]) -> dict[str, int]:
     """Swap the replay's implicit verdicts for perfect ones, on exactly the (session, episode) pairs it injected, in
     the order they were injected: used (helpful) when the episode changed a file the session changed, the eval's own
@@ -270,10 +283,12 @@ def replay(
     every_prompt: bool = False,
     oracle: bool = False,
     explain_mode: str = "hybrid",
+    as_votes: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """One arm's replay and its figures; with `oracle` (on arm only), also the oracle arm's, measured on the same
     store once `oracle_verdicts` has rewritten its verdicts (so both arms made the very same injections). The off
-    arm always brings the none arm too: its own store measured `without_links`, one more retrieval pass."""
+    arm always brings the none arm too: its own store measured `without_links`, one more retrieval pass. With
+    `as_votes`, the on (and oracle) store is measured again `as_explicit`."""
     base = data / "entire-cli"
     rows = load_sessions(base / "sessions.tsv")
     cut = round(len(rows) * split[0])
@@ -323,11 +338,17 @@ def replay(
         if arm == "off":
             with without_links(mem):
                 out["none"] = measure("none")
+        if as_votes and arm == "on":
+            with as_explicit(mem):
+                out["on-votes"] = measure("on-votes")
         if oracle and arm == "on":
             files_of = {e.id: {mapper(f) for f in e.context.files_modified} for e in episodes}
             session_files = {r["session_id"]: set(split_list(r["files_modified"])) for r in past}
             verdicts = oracle_verdicts(mem, session_files, files_of)
             out["oracle"] = measure("oracle") | {"oracle_verdicts": verdicts}
+            if as_votes:
+                with as_explicit(mem):
+                    out["oracle-votes"] = measure("oracle-votes")
     return out
 
 
@@ -450,6 +471,12 @@ def main() -> None:
         action="store_true",
         help="also the oracle arm: the on arm's injections with perfect verdicts (the use detector's ceiling)",
     )
+    ap.add_argument(
+        "--as-votes",
+        action="store_true",
+        help="also measure the on (and oracle) store with its verdicts relabelled as explicit votes (on-votes, "
+        "oracle-votes): what explicit votes' reach does with votes that right or that wrong",
+    )
     a = ap.parse_args()
     use_settings(a.set)
     arms = [x.strip() for x in a.arms.split(",") if x.strip()]
@@ -461,7 +488,7 @@ def main() -> None:
             name: figures
             for arm in arms
             for name, figures in replay(
-                a.data, arm, a.limit, a.keep, a.split, a.every_prompt, a.oracle, a.explain_mode
+                a.data, arm, a.limit, a.keep, a.split, a.every_prompt, a.oracle, a.explain_mode, a.as_votes
             ).items()
         },
     }

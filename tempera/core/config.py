@@ -110,6 +110,14 @@ class RetrievalConfig(_Section):
         "hybrid_keyword_max_weight x c^this (0 = every hit the full weight; evals/fit_fusion.py, "
         "tempera learn refit-fusion)",
     )
+    hybrid_vote_margin: float = Field(
+        0.75,
+        ge=0,
+        description="In hybrid, an episode with explicit votes counts as holding as many of the query's words as the "
+        "best-covered hit whose standing is above its own by at most this (helpful votes), or as few as the "
+        "least-covered one below it by at most this (unhelpful): so near (0.75: 0.05 of MiniLM's cosine) a missing "
+        "word is wording, and the votes decide (0 = off)",
+    )
     hybrid_vector_window: float = Field(
         1.5,
         ge=0,

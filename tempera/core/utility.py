@@ -79,3 +79,18 @@ def feedback_history(db: Database, episode_id: str) -> list[dict[str, Any]]:
         {"signal": r[0], "weight": r[1], "source": r[2], "evidence": json.loads(r[3] or "{}"), "created_at": r[4]}
         for r in rows
     ]
+
+
+def explicit_leaning(db: Database, episode_ids: list[str]) -> dict[str, int]:
+    """episode id -> +1 or -1: which way its explicit votes (`tempera feedback`, the MCP tool) lean, for the episodes
+    of `episode_ids` that have any and do not cancel out. Ranking lets a person's vote decide between texts a few
+    hundredths of cosine apart (`retrieve._coverage_by_votes`); implicit verdicts, a third of whose moves were wrong
+    in the learning replay, do not get that reach."""
+    if not episode_ids:
+        return {}
+    rows = db.query(
+        "SELECT episode_id, SUM(CASE WHEN signal = 'helpful' THEN weight ELSE -weight END) FROM feedback_events "
+        f"WHERE source = 'explicit' AND episode_id IN ({','.join('?' * len(episode_ids))}) GROUP BY episode_id",
+        episode_ids,
+    )
+    return {r[0]: 1 if r[1] > 0 else -1 for r in rows if r[1]}

@@ -162,3 +162,70 @@ def test_votes_never_lift_an_irrelevant_episode_over_a_relevant_one(book: Book) 
     found = [h.episode.id for h in book.memory.retrieve(QUERY, project=str(book.root), limit=10)]
     assert other.id in found
     assert found.index(other.id) > max(found.index(i) for i in ids)
+
+
+CHECKOUT, UPLOAD = WORDED[0], WORDED[3]
+
+
+def implicit_vote(book: Book, signal: str, ep_id: str, times: int) -> None:
+    """What the capture's use detector records (source `implicit`), as many times as four votes."""
+    from tempera.core.utility import record_feedback
+
+    for _ in range(times):
+        record_feedback(book.memory.db, ep_id, signal, source="implicit")
+
+
+@pytest.fixture
+def worded(book: Book) -> dict[str, str]:
+    """summary -> id; the upload episode (no "fix") is a few hundredths of cosine below the checkout one."""
+    ids = {summary: book.add(summary, at=-i).id for i, summary in enumerate(WORDED)}
+    hits = book.memory.retrieve(QUERY, project=str(book.root), limit=10, mode="vector")
+    sim = {h.episode.summary: h.similarity or 0.0 for h in hits}
+    assert 0 < sim[CHECKOUT] - sim[UPLOAD] <= 0.05, sim
+    return ids
+
+
+def test_four_helpful_votes_lift_an_episode_over_one_a_few_hundredths_of_cosine_closer(
+    book: Book, worded: dict[str, str]
+) -> None:
+    """Before the votes hybrid puts the upload episode below the checkout one: it lacks "fix", and the BM25 list's
+    coverage weight made that a relevance gap of 0.45 against 0.99, which four votes (x1.33) could not cross."""
+    before = ranking(book)
+    assert before.index(worded[UPLOAD]) > before.index(worded[CHECKOUT])
+    vote("helpful", worded[UPLOAD], 4)
+    after = ranking(book)
+    assert after.index(worded[UPLOAD]) < after.index(worded[CHECKOUT])
+
+
+def test_four_unhelpful_votes_demote_an_episode_below_one_a_few_hundredths_of_cosine_further(
+    book: Book, worded: dict[str, str]
+) -> None:
+    vote("unhelpful", worded[CHECKOUT], 4)
+    after = ranking(book)
+    assert after.index(worded[CHECKOUT]) > after.index(worded[UPLOAD])
+
+
+def test_the_hook_injects_first_the_episode_votes_lifted(book: Book, worded: dict[str, str]) -> None:
+    """What the agent sees: the UserPromptSubmit hook's episodes (`warm.relevant_hits`), in hybrid's order."""
+    from tempera.inject.warm import relevant_hits
+
+    def injected() -> list[str]:
+        return [h.id for h in relevant_hits(book.memory, QUERY, book.project, set())]
+
+    assert worded[UPLOAD] not in injected()[:1]
+    vote("helpful", worded[UPLOAD], 4)
+    assert injected()[0] == worded[UPLOAD]
+
+
+def test_implicit_verdicts_do_not_get_the_votes_reach(book: Book, worded: dict[str, str]) -> None:
+    """The use detector's verdicts still move salience, but not across the coverage gap: over the learning replay a
+    third of their moves across such gaps were wrong, and learning must never hurt."""
+    implicit_vote(book, "helpful", worded[UPLOAD], 4)
+    after = ranking(book)
+    assert after.index(worded[UPLOAD]) > after.index(worded[CHECKOUT])
+
+
+def test_votes_on_one_episode_leave_the_order_of_the_others(book: Book, worded: dict[str, str]) -> None:
+    before = [i for i in ranking(book) if i != worded[UPLOAD]]
+    vote("helpful", worded[UPLOAD], 4)
+    assert [i for i in ranking(book) if i != worded[UPLOAD]] == before
