@@ -1,5 +1,5 @@
 """File extension -> language, one table for transcripts (domain tags), self-improvement (language-scoped
-transfer) and git ingestion (a file's :language)."""
+transfer), git ingestion (a file's :language) and code parsing (core/code/grammars.py)."""
 
 LANGUAGES: dict[str, str] = {
     ".c": "c",
@@ -39,6 +39,8 @@ LANGUAGES: dict[str, str] = {
     ".svelte": "svelte",
     ".swift": "swift",
     ".tf": "terraform",
+    ".cts": "typescript",
+    ".mts": "typescript",
     ".ts": "typescript",
     ".tsx": "typescript",
     ".vue": "vue",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tempera.core.languages import LANGUAGES
+
 
 @dataclass(frozen=True)
 class Grammar:
@@ -152,18 +154,8 @@ GRAMMARS: dict[str, Grammar] = {
     "java": JAVA,
 }
 
+# A file's grammar is its language's (core/languages.py, the one extension table), except TSX (TypeScript with
+# JSX has a grammar of its own) and notebooks (JSON around the code: not parsed).
 EXTENSIONS: dict[str, str] = {
-    ".py": "python",
-    ".pyi": "python",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
+    ext: "tsx" if ext == ".tsx" else lang for ext, lang in LANGUAGES.items() if lang in GRAMMARS and ext != ".ipynb"
 }
