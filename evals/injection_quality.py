@@ -249,7 +249,8 @@ def project_run(data: Path, name: str, later: int, limit: int | None) -> dict[st
             project_id = box.project_id(mem)
             for c in cases:
                 top = case_search(mem, project_id, c, box.repo, TOP, "hybrid")
-                c["top3_relevant"] = any(files_of[e] & set(c["files_modified"]) for e in top)
+                c["top3_relevant_ids"] = [e for e in top if files_of[e] & set(c["files_modified"])]
+                c["top3_relevant"] = bool(c["top3_relevant_ids"])
 
         def marked(its: list[dict[str, Any]], c: dict[str, Any]) -> list[dict[str, Any]]:
             """The items, each episode marked relevant when it changed a file the session changed."""
@@ -296,6 +297,23 @@ def mean(xs: list[float]) -> float:
     return round(statistics.fmean(xs), 2) if xs else 0.0
 
 
+def unshown_relevant(case: dict[str, Any], cases: list[dict[str, Any]]) -> bool:
+    """Whether retrieval's top 3 for this prompt held a relevant episode its session had not been shown by an
+    earlier prompt: the hook never shows an item twice in a session (the agent's context still holds it), so only
+    those are the injection's to recall. Cases written before the ids were kept count as they did."""
+    ids = case.get("top3_relevant_ids")
+    if ids is None:
+        return True
+    shown = {
+        i
+        for c in cases
+        if c["session_id"] == case["session_id"] and c["prompt_no"] < case["prompt_no"]
+        for it in c["items"]
+        for i in EPISODE_ID.findall(it["text"])
+    }
+    return any(e[:8] not in shown for e in ids)
+
+
 def channel_figures(cases: list[dict[str, Any]]) -> dict[str, Any]:
     """Per channel: items and characters per prompt, and the channel's own checks."""
     out: dict[str, Any] = {"prompts": len(cases), "silent": share([not c["context"] for c in cases])}
@@ -317,6 +335,11 @@ def channel_figures(cases: list[dict[str, Any]]) -> dict[str, Any]:
             fig["injection_recall"] = share(
                 [any(it["relevant"] for it in c["items"] if it["channel"] == ch) for c in held]
             )
+            unseen = [c for c in held if unshown_relevant(c, cases)]
+            fig["injection_recall_unshown"] = share(
+                [any(it["relevant"] for it in c["items"] if it["channel"] == ch) for c in unseen]
+            )
+            fig["held_unshown"] = len(unseen)
             fig["first_prompts_with_relevant"] = share([any(it["relevant"] for it in p) for p in firsts])
             fig["outcome_contradictions"] = sum(contradicts(it["text"]) for it in lines)
             fig["lines_with_empty_quote"] = share(
@@ -433,7 +456,9 @@ def print_channels(f: dict[str, Any]) -> None:
     e, fa = f["episodes"], f["facts"]
     print(
         f"episodes: precision {e['precision']:.3f}; retrieval hit@3 {e['retrieval_hit@3']:.3f}, injection recall "
-        f"{e['injection_recall']:.3f} of those; first prompts with a relevant one "
+        f"{e['injection_recall']:.3f} of those ({e.get('injection_recall_unshown', 0):.3f} of the "
+        f"{e.get('held_unshown', 0)} whose top 3 held one the session had not been shown); "
+        "first prompts with a relevant one "
         f"{e['first_prompts_with_relevant']:.3f}; outcome contradictions {e['outcome_contradictions']}; "
         f"lines with an empty quote {e['lines_with_empty_quote']:.3f}; outcomes {e['outcomes']}"
     )
