@@ -85,7 +85,14 @@ class RetrievalConfig(_Section):
         0.7,
         ge=0,
         lt=1,
-        description="MMR counts only similarity above this as redundancy (near-duplicates), not mere shared topic",
+        description="MMR counts only term overlap (Jaccard, for hits without vectors) above this as redundancy "
+        "(near-duplicates), not mere shared topic",
+    )
+    mmr_redundancy_standing: float = Field(
+        10.5,
+        ge=0,
+        description="MMR counts only a cosine whose standing (core/standing.py) is above this as redundancy: 10.5 is "
+        "MiniLM's 0.7 on the real stores' backgrounds, and the same line on any other model",
     )
     min_standing: float = Field(
         4.4,

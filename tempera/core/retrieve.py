@@ -151,13 +151,16 @@ def _vector_matches(
     return [(r, s) for r, s in found if background.standing(s) >= floor]
 
 
-def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
-    """Greedy MMR over the blended score. Redundancy counts only the part of the similarity (embeddings, else
-    term overlap) above `floor`: texts on one topic score ~0.5 in MiniLM space without repeating each other, and
-    penalising that pushes relevant hits down; near-duplicates are what MMR is for."""
+MAX_COSINE_FLOOR = 0.99  # a wide background's standing line may lie past 1: only identical texts repeat then
+
+
+def _mmr(hits: list[Hit], lam: float, limit: int, floor: float, cosine_floor: float) -> list[Hit]:
+    """Greedy MMR over the blended score. Redundancy counts only the part of the similarity (embeddings above
+    `cosine_floor`, else term overlap above `floor`): texts on one topic score ~0.5 in MiniLM space without repeating
+    each other, and penalising that pushes relevant hits down; near-duplicates are what MMR is for."""
     if lam >= 1.0 or len(hits) <= 1:
         return hits[:limit]
-    redundancy = _redundancy(hits, floor)
+    redundancy = _redundancy(hits, floor, cosine_floor)
     scores = [lam * h.score for h in hits]
     penalty = [0.0] * len(hits)
     chosen: list[int] = []
@@ -170,9 +173,9 @@ def _mmr(hits: list[Hit], lam: float, limit: int, floor: float) -> list[Hit]:
     return [hits[i] for i in chosen]
 
 
-def _redundancy(hits: list[Hit], floor: float) -> list[list[float]]:
-    """Pairwise similarity above the floor, rescaled to [0, 1]: cosine where both hits have vectors (one matrix
-    product), else the Jaccard overlap of their summaries' terms."""
+def _redundancy(hits: list[Hit], floor: float, cosine_floor: float) -> list[list[float]]:
+    """Pairwise similarity above its floor, rescaled to [0, 1]: cosine above `cosine_floor` where both hits have
+    vectors (one matrix product), else the Jaccard overlap of their summaries' terms above `floor`."""
     import numpy as np
 
     n = len(hits)
@@ -188,7 +191,9 @@ def _redundancy(hits: list[Hit], floor: float) -> list[list[float]]:
             for j in range(n):
                 if not (has[i] and has[j]) and terms[i] and terms[j]:
                     sims[i, j] = len(terms[i] & terms[j]) / len(terms[i] | terms[j])
-    return (np.maximum(0.0, sims - floor) / (1.0 - floor)).tolist()
+    both = np.outer(has, has)
+    lines = np.where(both, cosine_floor, floor)
+    return (np.maximum(0.0, sims - lines) / (1.0 - lines)).tolist()
 
 
 def retrieve(
@@ -292,7 +297,12 @@ def retrieve(
                 h.similarity = near[rowid] if rowid in near else None if h.vector is None else float(h.vector @ qvec)
             if h.similarity is not None:
                 h.standing = background.standing(h.similarity)
-    chosen = _mmr(ranked, cfg.mmr_lambda, limit, cfg.mmr_redundancy_floor)
+    # a cosine counts as repeating another above the same standing on every model (bge-small's unrelated pairs
+    # score ~0.5, where MiniLM's near-duplicates start at 0.7)
+    cosine_floor = (
+        min(MAX_COSINE_FLOOR, background.cosine(cfg.mmr_redundancy_standing)) if use_vec else MAX_COSINE_FLOOR
+    )
+    chosen = _mmr(ranked, cfg.mmr_lambda, limit, cfg.mmr_redundancy_floor, cosine_floor)
     for h in chosen:
         h.matched_terms = _matched(h.episode, terms)
     return chosen

@@ -70,6 +70,10 @@ class Background:
     def standing(self, cosine: float) -> float:
         return (cosine - self.centre) / self.spread
 
+    def cosine(self, standing: float) -> float:
+        """The cosine at this standing: a line drawn in standings, on this store's scale."""
+        return self.centre + standing * self.spread
+
 
 def of(sims: "np.ndarray") -> Background:
     """The centre and spread of these cosines."""

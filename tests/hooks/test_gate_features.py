@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 from shop import EPISODES, shop_repo
 
-from tempera.core.capture_input import CaptureInput
-from tempera.core.embed import Embedder, ModelSpec
-from tempera.core.episodes import EpisodeStore
 from tempera.core.memory import Memory
 from tempera.core.project import project_for_path
 from tempera.core.retrieve import Hit
 from tempera.inject.warm import GATE_FEATURES, gate_features, relevant_hits
+from tests.support.shifted import shifted_memory
 
 PROMPTS = [
     "the checkout test in src/cart/checkout.py is flaky again, fix it",
@@ -30,48 +27,16 @@ PROMPTS = [
 ]
 
 
-class Shifted(Embedder):
-    """Another model: `inner`'s vectors with a constant dimension appended, so every cosine is 0.5 + 0.5 x inner's."""
-
-    def __init__(self, inner: Embedder) -> None:
-        super().__init__(ModelSpec(inner.spec.name + "+shifted", inner.spec.dim + 1, "model_path", None), inner._config)
-        self.inner = inner
-
-    @staticmethod
-    def _shift(vectors: np.ndarray) -> np.ndarray:
-        v = np.atleast_2d(vectors)
-        return (np.hstack([v, np.ones((len(v), 1), dtype=np.float32)]) / np.sqrt(2)).astype(np.float32)
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return self._shift(self.inner.embed(texts))
-
-    def embed_one(self, text: str) -> np.ndarray:
-        return self._shift(self.inner.embed_one(text))[0]
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._shift(self.inner.embed_query(text))[0]
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return shop_repo(tmp_path)
-
-
-def shifted_memory(tmp_path: Path, inner: Embedder, root: Path) -> Memory:
-    """A second database of the same episodes, embedded by the shifted model."""
-    mem = Memory(db_path=tmp_path / "shifted.db", use_model=False)
-    mem.embedder = Shifted(inner)
-    mem.store = EpisodeStore(mem.db, mem.embedder)
-    for summary, files in EPISODES:
-        mem.capture(CaptureInput(summary=summary, files_modified=files, project=str(root)))
-    return mem
 
 
 def test_the_gate_decides_the_same_when_every_cosine_goes_through_a_monotone_map(repo: Path, tmp_path: Path) -> None:
     project = project_for_path(str(repo))
     with Memory() as mem:
         assert mem.embedder is not None
-        shifted = shifted_memory(tmp_path, mem.embedder, repo)
+        shifted = shifted_memory(tmp_path, mem.embedder, repo, EPISODES)
         try:
             decided = []
             for prompt in PROMPTS:
