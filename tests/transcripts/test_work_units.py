@@ -258,3 +258,44 @@ def test_a_growing_transcript_ends_with_the_episodes_of_one_whole_capture(tmp_pa
         capture_transcript(other, whole)
         once = sorted((e.source.record_uuids[0], e.summary) for e in other.store.iter_episodes())
     assert incremental == once and len(once) == len(units_of("8b418ea5"))
+
+
+YES = "1ebc3078-8d12-45fe-9810-62432f202dc2"  # the user's "yes" in 38917d7d-lines-37-70
+
+
+def test_a_bare_reply_continues_the_request_it_answers(kw_memory: Memory, tmp_path: Path) -> None:
+    """ "yes" to the agent's proposal asks nothing of its own: the work it approved is the request's."""
+    [unit] = units_of("38917d7d-lines-37-70")
+    assert unit.prompt == "where else is settings.Telemetry used ?" and YES in unit.record_uuids
+    assert [c.name for c in unit.tool_calls][-3:] == ["Read", "Edit", "ExitPlanMode"]  # the approved work
+    [ep] = capture_transcript(kw_memory, copy("38917d7d-lines-37-70", tmp_path)).added
+    assert ep.summary.startswith("where else is settings.Telemetry used ?\nHere's where settings.Telemetry is used")
+    assert YES in ep.source.record_uuids and "stale comment in main.go:27" in ep.summary  # the answer it approved
+    assert {"Edit", "ExitPlanMode"} <= set(ep.context.tools) and ep.outcome.status == "partial"
+
+
+def test_a_reply_after_a_capture_updates_the_episode_of_its_request(kw_memory: Memory, tmp_path: Path) -> None:
+    """A Stop before the "yes" stored the request; Stops after it update that episode, never add a "yes" one."""
+    lines = (ENTIRE / "38917d7d-lines-37-70.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    live = tmp_path / "projects" / "-Users-dev-cli" / "38917d7d.jsonl"
+    live.parent.mkdir(parents=True)
+    live.write_text("".join(lines[:18]), encoding="utf-8")  # the Stop after the agent's proposal
+    [first] = capture_transcript(kw_memory, live).added
+    for end in (19, len(lines)):  # the reply written, then the work it approved
+        live.write_text("".join(lines[:end]), encoding="utf-8")
+        result = capture_transcript(kw_memory, live)
+        assert result.added == [] and [e.id for e in result.updated] == [first.id]
+    [stored] = kw_memory.store.iter_episodes()
+    assert stored.id == first.id and YES in stored.source.record_uuids and "ExitPlanMode" in stored.context.tools
+    assert stored.summary.startswith("where else is settings.Telemetry used ?")
+
+
+def test_a_prompt_sent_again_after_a_hook_stopped_it_is_one_request() -> None:
+    turns = segment_turns(read_transcript(next(ENTIRE.glob("1ecba475*.jsonl"))))
+    assert [t.prompt for t in turns] == ["fix tests", "fix the test, the code is right"]
+
+
+def test_a_prompt_sent_early_then_whole_is_one_request_named_by_its_whole_text() -> None:
+    [turn] = segment_turns(read_transcript(next(ENTIRE.glob("60b38d1e-lines-159-166.jsonl"))))
+    assert turn.prompt.startswith('instead of "Another sessions..."') and turn.prompt.endswith("<claude or gemini>")
+    assert not turn.interrupted and turn.records[-1].type == "assistant"
