@@ -111,12 +111,13 @@ def name_terms(text: str, limit: int = 20, *, max_chars: int = NAME_CHARS) -> li
 
 
 # Words that acknowledge or steer a conversation without naming anything to look up ("continue", "sounds good",
-# "go ahead", "thanks"): a prompt made only of these and stopwords has no content to retrieve for.
+# "go ahead", "thanks", "let's implement this", "sorry, resume"): a prompt made only of these and stopwords has no
+# content to retrieve for, and capture folds it into the request it answers (`transcripts/turns.py` `continued`).
 ACKNOWLEDGEMENTS = frozenset(
     """
 ok okay kk yes yeah yep yup yea sure fine good great cool nice perfect awesome excellent right correct agreed
 alright lgtm thanks thank thx ty cheers continue proceed go ahead carry keep going next sounds looks seems
-exactly indeed absolutely definitely hmm hm um uh ah oh wow hi hello hey
+exactly indeed absolutely definitely hmm hm um uh ah oh wow hi hello hey sorry resume implement try works
 """.split()
 )
 

@@ -23,7 +23,7 @@ from tempera.core.project import ProjectRef, in_project_terms, is_absolute, rela
 from tempera.core.redact import redact
 from tempera.transcripts import classify, signals
 from tempera.transcripts.outcome import distinct_errors, judge_outcome, open_errors, reported_success
-from tempera.transcripts.turns import Turn
+from tempera.transcripts.turns import AssistantMessage, Turn
 
 INTENT_CHARS = 300
 SUMMARY_INTENT_CHARS = 160
@@ -133,33 +133,48 @@ def reply_text(final_text: str, root: str | None = None, *, agentic: bool = Fals
 
 def conclusion(turn: Turn, root: str | None) -> tuple[str, str]:
     """The message that concludes the unit (redacted) and the words to quote from it: the "current work" of a
-    compaction that closed it (the fullest account the transcript holds); else, in agentic work (tool calls), the
-    latest message that calls no tool and says more than an interim remark, else the last such one with any
-    words left; in a plain conversation, the last reply. A message whose text introduces tool calls ("Now I have
-    all the information needed.", "Now add X after Y:") concludes nothing: a unit without a closing message has
-    only the success it reported on the way, or no conclusion ("", "")."""
+    compaction that closed it (the fullest account the transcript holds); else the latest message that says more
+    than an interim remark, else the last such one with any words left: in a plain conversation among all its
+    messages (the last reply, unless a reply folded in, "Thanks!", got only "Happy to help."); in agentic work (tool
+    calls) among those that call no tool, else the success reported on the way, looked for first since the reply
+    the unit's work went on after (`Turn.closing_messages`), then in the whole unit. A message whose text introduces
+    tool calls ("Now I have all the information needed.", "Now add X after Y:") concludes nothing: a unit without a
+    closing message or a reported success has no conclusion ("", "")."""
     if turn.unit is not None and turn.unit.compact_summary:
         text = redact(turn.unit.compact_summary)
         return text, reply_text(text, root, agentic=True)
     if not turn.all_tool_calls:
+        found = _closing_words(turn.messages, root, agentic=False)
         text = redact(turn.final_text)
-        return text, reply_text(text, root)
+        return found if found[1] else (text, reply_text(text, root))
+    closing = turn.closing_messages
+    for messages in [closing] if len(closing) == len(turn.messages) else [closing, turn.messages]:
+        found = _closing_words(messages, root, agentic=True)
+        found = found if found[1] else _success_said(messages, root)
+        if found[1]:
+            return found
+    return "", ""
+
+
+def _closing_words(messages: list[AssistantMessage], root: str | None, *, agentic: bool) -> tuple[str, str]:
+    """The latest of `messages` (in agentic work, of those that call no tool) that says more than an interim remark,
+    else the last with any words left, as (the message, its words); ("", "") for none."""
     found = ("", "")
-    for message in reversed(turn.messages):
-        if not message.text or message.calls_tools:
+    for message in reversed(messages):
+        if not message.text or (agentic and message.calls_tools):
             continue
         text = redact(message.text)
-        words = reply_text(text, root, agentic=True)
+        words = reply_text(text, root, agentic=agentic)
         if len(words) >= SUBSTANTIVE_CHARS:
             return text, words
         found = found if found[1] or not words else (text, words)
-    return found if found[1] else _success_said(turn, root)
+    return found
 
 
-def _success_said(turn: Turn, root: str | None) -> tuple[str, str]:
-    """A unit with no closing message: the latest report that the checks pass ("All 478 API tests pass."), said
-    on the way to the next tool call, as (its message, that sentence)."""
-    for message in reversed(turn.messages):
+def _success_said(messages: list[AssistantMessage], root: str | None) -> tuple[str, str]:
+    """No closing message: the latest report that the checks pass ("All 478 API tests pass."), said on the way to
+    the next tool call, as (its message, that sentence)."""
+    for message in reversed(messages):
         text = redact(message.text)
         said = reported_success(text)
         if said:

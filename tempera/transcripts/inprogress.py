@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tempera.core.clipping import squeezed
+from tempera.core.textsearch import content_terms
 from tempera.transcripts.compaction import MAX_CHARS, continuation_intent, current_work
 from tempera.transcripts.reader import Record, read_tail
 from tempera.transcripts.turns import clean_text, user_role
@@ -24,12 +25,15 @@ BACK_BYTES = 16 * 1024 * 1024  # how far back the request is looked for: a 4 MB 
 
 
 def _said(r: Record) -> bool:
-    """A prompt, a compaction summary or the agent's words: what a summary of the work is made from."""
+    """A prompt that asks something, a compaction summary or the agent's words: what a summary of the work is made
+    from. A bare reply ("yes", "go ahead": no `content_terms`) names no request; the one it answers goes on
+    (capture folds it the same way, `turns.continued`)."""
     if r.is_sidechain:
         return False
     if r.type == "assistant":
         return bool(r.text.strip())
-    return r.type == "user" and user_role(r) in ("prompt", "compact_summary")
+    role = r.type == "user" and user_role(r)
+    return role == "compact_summary" or role == "prompt" and bool(content_terms(clean_text(r.text)))
 
 
 def _summary(r: Record) -> bool:

@@ -12,6 +12,11 @@ that opens with a compaction summary (one continued from another) starts a `cont
 lost. A slash command answered locally (`/model`, `/compact`) is not a request: it yields no turn. Subagent work
 (inline sidechains or subagent files) is folded into the turn whose Agent/Task call started it. Text Tempera
 injected is stripped from prompts. `record_counts` tells, by reason, which records were not prompts.
+A prompt that asks nothing new continues the turn before it instead of starting one (`continued`): a bare reply to
+the agent ("yes", "go ahead", "1", "sounds good") or the same request sent again (after an interruption, or when a
+hook stopped it; or sent whole after a part of it went early, which the agent had not answered). The work it sets
+off is stored under the request it answers, and since it only appends records to that turn, a capture that stored
+the turn before the reply came updates its episode (capture.py's grown turn).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from tempera.core.marker import strip_injected
+from tempera.core.textsearch import content_terms
 from tempera.transcripts import signals
 from tempera.transcripts.compaction import continuation_intent
 from tempera.transcripts.reader import Block, Record, Subagent, Transcript
@@ -46,6 +52,7 @@ INTERRUPT_PREFIX = "[Request interrupted by user"
 NOTIFICATION_PREFIX = "<task-notification>"
 HOOK_STOP_PREFIX = "Operation stopped by hook"
 CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
+_REQUESTS = ("prompt", "command")  # the user roles that open a turn (or continue one, `continued`)
 _IDE_NOTICE = re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics)>.*?(?:</\1>|\Z)", re.S)
 
 
@@ -152,6 +159,18 @@ class Turn:
     @property
     def has_agent_work(self) -> bool:
         return bool(self.messages)
+
+    @property
+    def closing_messages(self) -> list[AssistantMessage]:
+        """The messages that may conclude the turn: those after the last prompt folded into it (`continued`) when
+        the agent worked on after it, else all. What it said before such a reply led up to the question the reply
+        answered ("Reply with a number"); a reply that set off no work ("Thanks!") concludes nothing."""
+        folded = [i for i, r in enumerate(self.records) if i and r.type == "user" and user_role(r) in _REQUESTS]
+        if not folded:
+            return self.messages
+        after = {r.uuid for r in self.records[folded[-1] :] if r.uuid}
+        later = [m for m in self.messages if not after.isdisjoint(m.uuids)]
+        return later if any(m.calls_tools for m in later) else self.messages
 
     @property
     def final_text(self) -> str:
@@ -338,6 +357,17 @@ def _new_turn(record: Record, role: str, index: int) -> Turn:
     )
 
 
+def continued(turn: Turn, current: Turn) -> str | None:
+    """The prompt `current` (the turn before) goes on with when `turn`, just opened, asks nothing new of its own,
+    else None: a reply that names nothing (`content_terms`: "yes", "ok go ahead", "1", "sounds good") leaves it
+    as it was; the same prompt sent again, or completed before the agent answered it (sent early, interrupted, sent
+    whole), carries on as sent last."""
+    if turn.kind == current.kind and turn.prompt.startswith(current.prompt):
+        if turn.prompt == current.prompt or not any(r.type == "assistant" for r in current.records):
+            return turn.prompt
+    return current.prompt if turn.kind == "prompt" and not content_terms(turn.prompt) else None
+
+
 def _split(records: list[Record], queued: list[str]) -> list[tuple[Turn, bool]]:
     """Turns in order, each with a flag: True when it was a locally answered command (not a request). `queued`:
     the prompts waiting in the queue when the records begin."""
@@ -348,8 +378,15 @@ def _split(records: list[Record], queued: list[str]) -> list[tuple[Turn, bool]]:
     queue.pending = list(queued)
     for r in records:
         role = user_role(r) if r.type == "user" else None
-        if role in ("prompt", "command") or (role == "compact_summary" and current is None):
-            current, local = _new_turn(r, role, len(out)), False
+        if role in _REQUESTS or (role == "compact_summary" and current is None):
+            turn = _new_turn(r, role, len(out))
+            prompt = continued(turn, current) if current is not None and not local else None
+            if current is not None and prompt is not None:
+                current.prompt = prompt
+                current.records.append(r)
+                current.interrupted = False  # the work went on: only an interruption after this prompt counts
+                continue
+            current, local = turn, False
             current.queued_before = list(queue.pending)
             out.append((current, local))
             continue

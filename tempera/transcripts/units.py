@@ -15,8 +15,11 @@ in this one), else the compaction summary's "current work" of the turn, else the
 Every rule looks only at what came before, so a unit's first record never moves when the transcript grows and the
 capture cursor works unit by unit as it did turn by turn (a unit's first record stands for the turn's prompt).
 Except at a compaction, a cut needs the unit so far to hold MIN_CALLS tool calls, so a short turn stays one
-episode. A cut lands at the next assistant message that calls a tool: the agent's closing words after a commit
-stay with the work they close. Task items and their subjects are followed across the session's turns.
+episode, and the two units to be told apart by what the transcript says of them (`_told_apart`: the intents known
+at the cut, or the commits and task items the closing unit finished): else both would be stored as the turn's prompt
+alone, twice, and the work goes on in one unit. A cut lands at the next assistant message that calls a tool: the
+agent's closing words after a commit stay with the work they close. Task items and their subjects are followed
+across the session's turns.
 """
 
 from __future__ import annotations
@@ -150,15 +153,15 @@ def _cuts(turn: Turn, tasks: _Tasks) -> list[_Cut]:
     work = ""  # "current work" of the turn's latest compaction
     for i, r in enumerate(records):
         if i in starts and i > 0:
-            if pending is not None:
-                pending.at = i
-                cuts.append(pending)
-                unit, pending = _Unit(), None
-            elif _files_shift(r, unit, calls):
-                cuts.append(_Cut(i, "files"))
-                unit = _Unit()
-            if cuts[-1].at == i:
-                cuts[-1].carried = (tasks.current if tasks.touched else None) or work
+            opening = pending if pending is not None else _Cut(i, "files") if _files_shift(r, unit, calls) else None
+            if opening is not None:
+                opening.at, opening.carried = i, (tasks.current if tasks.touched else None) or work
+                if _told_apart(cuts[-1], opening, turn.prompt, len(cuts) == 1):
+                    cuts.append(opening)
+                    unit = _Unit()
+                else:
+                    unit.failing = False  # the red-green cycle is over: only a new failure may close the unit
+                pending = None
         if r.type == "assistant":
             for block in r.tool_uses:
                 unit.calls += 1
@@ -176,6 +179,22 @@ def _cuts(turn: Turn, tasks: _Tasks) -> list[_Cut]:
             if call is not None:
                 pending = _after_call(call, tasks, unit, cuts[-1], pending)
     return cuts
+
+
+def _intent(cut: _Cut, prompt: str, first: bool) -> str:
+    """What the unit starting at `cut` set out to do (see the module's docstring); the turn's first unit, its prompt."""
+    return prompt if first else (cut.intent or cut.first_item or cut.carried or prompt)
+
+
+def _told_apart(closing: _Cut, opening: _Cut, prompt: str, first: bool) -> bool:
+    """Whether the unit `opening` starts can be told from the one it closes (`first`: the turn's first) by what the
+    transcript says of them: its intent as known now, else the commits and items the closing unit finished. A
+    compaction always closes a unit. Else the two would be one request's episodes the agent cannot tell apart (the
+    prompt for both, one with a file): the work goes on in the closing unit. Decided from records before the cut
+    alone, so a unit's first record never moves when the transcript grows."""
+    if opening.reason == "compaction" or closing.commits or closing.done:
+        return True
+    return _intent(closing, prompt, first) != _intent(opening, prompt, False)
 
 
 def _files_shift(record: Record, unit: _Unit, calls: dict[str, ToolCall]) -> bool:
@@ -255,7 +274,7 @@ def split_turn(turn: Turn, tasks: _Tasks | None = None) -> list[Turn]:
         found = owner(run, units)
         (found or units[-1]).subagents.append(run)
     for n, (unit, cut) in enumerate(zip(units, cuts)):
-        intent = turn.prompt if n == 0 else (cut.intent or cut.first_item or cut.carried or turn.prompt)
+        intent = _intent(cut, turn.prompt, n == 0)
         unit.prompt = intent
         unit.unit = UnitInfo(n, cut.reason, intent, turn.prompt, cut.done, cut.commits, cut.compact_summary)
         derive(unit)

@@ -61,7 +61,7 @@ def test_new_transcripts_and_an_idle_period_start_the_cycle(daemon: Path, data_d
         shutil.copy(SELFIMPROVE / f"{name}.jsonl", daemon / "-home-dev-webshop" / f"{name}.jsonl")
     done = wait_for(lambda: rows(data_dir, "SELECT id, trigger, llm FROM dream_cycles WHERE status = 'done'"), 60)
     assert done[0][1:] == ("idle", "llm.enabled is false")
-    assert rows(data_dir, "SELECT COUNT(*) FROM episodes") == [(14,)]  # every turn was captured before it ran
+    assert rows(data_dir, "SELECT COUNT(*) FROM episodes") == [(13,)]  # every turn was captured before it ran
     reflected = {r[0] for r in rows(data_dir, "SELECT day FROM reflections")}
     assert {"2026-03-01", "2026-03-02"} <= reflected
     assert all(Path(p).is_file() for (p,) in rows(data_dir, "SELECT path FROM reflections"))

@@ -67,15 +67,16 @@ def test_verify_advance_and_decay_retire_an_expired_workaround_once(seeded: Memo
 def test_reflect_fallback_writes_extractive_reflections_of_the_days_with_signal(seeded: Memory) -> None:
     report = run_cycle(seeded, phases=["reflect"], now=NOW)
     found = reflections(seeded)
-    # webshop 03-04 and ledger 03-03 have one episode each; the shared transcripts are older than the lookback
-    assert set(found) == {
-        ("webshop", "2026-03-02"),
-        ("webshop", "2026-03-03"),
-        ("ledger", "2026-03-01"),
-        ("ledger", "2026-03-02"),
-    }
+    # webshop 03-04 and ledger 03-03 have one episode each; webshop 03-03 (clarify.jsonl: three requests that went
+    # well, its "yes please" part of the third) has too little signal; the shared transcripts are older than the
+    # lookback
+    assert set(found) == {("webshop", "2026-03-02"), ("ledger", "2026-03-01"), ("ledger", "2026-03-02")}
     assert {r["by"] for r in found.values()} == {"extractive"}
-    assert phase(report, "reflect").counts == {"days triaged by signal": 4, "reflections written (extractive)": 4}
+    assert phase(report, "reflect").counts == {
+        "days triaged by signal": 4,
+        "days below the triage threshold": 1,
+        "reflections written (extractive)": 3,
+    }
     ledger = found[("ledger", "2026-03-01")]["path"].read_text(encoding="utf-8")
     assert "### Errors resolved" in ledger and "AssertionError: totals 10.01 != 10.0" in ledger
     assert "src/ledger/totals.py (1)" in ledger and "[success] Fix the rounding of totals" in ledger
@@ -84,7 +85,7 @@ def test_reflect_fallback_writes_extractive_reflections_of_the_days_with_signal(
     failed_day = found[("ledger", "2026-03-02")]["body"]
     assert "1 failure" in failed_day and "Files most touched" in failed_day
     verdicts = seeded.db.query("SELECT judged_by, score >= 0.5 FROM dream_verdicts")
-    assert verdicts and all(v == ("heuristic", 1) for v in verdicts)
+    assert sorted(verdicts) == [("heuristic", 0)] + [("heuristic", 1)] * 3  # the day below the threshold: 0
     before = pages(seeded.db.path.parent / paths.REFLECTIONS_DIR)
     again = run_cycle(seeded, phases=["reflect"], now=NOW)
     assert not phase(again, "reflect").counts and pages(seeded.db.path.parent / paths.REFLECTIONS_DIR) == before

@@ -45,10 +45,10 @@ def test_hook_traffic_stops_the_cycle_between_items_and_the_next_one_resumes(see
     status = {p.phase: p.status for p in report.phases}
     assert status["reflect"] == "interrupted"
     assert [status[p] for p in ("patterns", "contradict", "templates")] == ["skipped"] * 3
-    assert seeded.db.one("SELECT COUNT(*) FROM reflections")[0] == 2
+    assert seeded.db.one("SELECT COUNT(*) FROM reflections")[0] == 1
     row = last_cycle(seeded.db)
     assert row is not None and (row["status"], row["id"]) == ("interrupted", report.id)
     assert seeded.db.one("SELECT signature FROM dream_cycles WHERE id = ?", (report.id,)) == (None,)
     resumed = run_cycle(seeded, now=NOW)
     assert resumed.status == "done" and resumed.phases[2].counts["reflections written (extractive)"] == 2
-    assert seeded.db.one("SELECT COUNT(*) FROM reflections")[0] == 4
+    assert seeded.db.one("SELECT COUNT(*) FROM reflections")[0] == 3

@@ -122,6 +122,25 @@ def test_a_prompt_a_long_turn_ago_is_still_the_work_in_progress(repo: Path, tmp_
     assert line_of(FLAKY) in start(repo, "s7", "compact", path)
 
 
+def test_a_bare_reply_after_the_request_leaves_the_request_the_work_in_progress(repo: Path, tmp_path: Path) -> None:
+    """The agent asked, the user said "yes, go ahead" and the work went on: the request is what is being worked on,
+    not the reply (which names nothing, and would bring back nothing)."""
+    path = transcript(tmp_path, last_prompt=FLAKY_PROMPT)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    prompt = max(i for i, r in enumerate(records) if r["type"] == "user")
+    asked = {
+        "type": "assistant",
+        "uuid": "a-ask",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Shall I make each checkout test build its own basket?"}],
+        },
+    }
+    reply = {**records[prompt], "uuid": "u-yes", "message": {"role": "user", "content": "yes, go ahead"}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*records[: prompt + 1], asked, reply]))
+    assert line_of(FLAKY) in start(repo, "s11", "compact", path)
+
+
 def test_a_summary_that_names_earlier_work_brings_its_episode_back_and_nothing_else(repo: Path, tmp_path: Path) -> None:
     text = start(repo, "s2", "compact", transcript(tmp_path, summary=FLAKY_SUMMARY))
     assert line_of(FLAKY) in text

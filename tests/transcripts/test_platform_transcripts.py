@@ -126,6 +126,8 @@ def test_a_windows_session_is_cut_where_its_original_is_when_the_edits_change_fo
             path = f"/Users/dev/cli/{folder}/f{i}.go"
             s.tool("Read", {"file_path": path}, "package x")
             s.tool("Edit", {"file_path": path, "old_string": "a", "new_string": "b"}, "The file has been updated.")
+        item = f"Tidy the {folder} package"  # a unit is cut only where the work before it can be told apart
+        s.tool("TodoWrite", {"todos": [{"content": item, "status": "completed", "activeForm": item}]}, "Updated")
         s.say(f"The {folder} package is tidy.")
     moved = rewrite(s.path, tmp_path / "projects", "/Users/dev/cli", r"C:\Users\dev\cli", windows=True)
     units = [work_units(segment_turns(read_transcript(path))) for path in (s.path, moved)]

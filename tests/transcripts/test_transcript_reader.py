@@ -76,11 +76,11 @@ HAND_COUNTED = {
         "files_modified": 1,
         "errors": 3,
     },
-    # Rewind drops "First attempt"; compaction keeps the chain; no tools.
+    # Rewind drops "First attempt"; compaction keeps the chain; "Keep going" asks nothing new (folded); no tools.
     "claude-code-log/dag_compact_after_rewind.jsonl": {
-        "turns": 4,
-        "tool_calls": [0, 0, 0, 0],
-        "subagent_calls": [[], [], [], []],
+        "turns": 3,
+        "tool_calls": [0, 0, 0],
+        "subagent_calls": [[], [], []],
         "files_read": 0,
         "files_modified": 0,
         "errors": 0,
@@ -130,9 +130,9 @@ def test_real_2_1_session_turns() -> None:
 def test_rewind_follows_the_branch_of_the_last_record() -> None:
     t = read_transcript(TRANSCRIPTS / "claude-code-log/dag_compact_after_rewind.jsonl")
     turns = segment_turns(t)
-    assert [x.prompt for x in turns] == ["Start", "Second attempt", "Keep going", "After compaction"]
+    assert [x.prompt for x in turns] == ["Start", "Second attempt", "After compaction"]  # "Keep going": folded
     assert t.abandoned == 2
-    assert turns[2].compacted and turns[3].final_text == "Final answer"
+    assert turns[1].compacted and turns[2].final_text == "Final answer"
 
 
 def test_compact_summary_is_not_a_prompt() -> None:

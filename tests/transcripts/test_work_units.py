@@ -57,13 +57,16 @@ def test_a_test_run_turning_green_cuts_after_the_task_items() -> None:
     assert units[3].unit.intent == units[3].prompt == "Run tests to verify fixes"
 
 
-def _todo(s: SessionWriter, item: str) -> None:
-    s.tool("TodoWrite", {"todos": [{"content": item, "status": "in_progress", "activeForm": item}]}, "Todos updated")
+def _todo(s: SessionWriter, item: str, status: str = "in_progress") -> None:
+    s.tool("TodoWrite", {"todos": [{"content": item, "status": status, "activeForm": item}]}, "Todos updated")
 
 
-@pytest.mark.parametrize(("todo_now", "intent"), [(False, "fix the lint errors"), (True, "Fix lint in logger.go")])
+@pytest.mark.parametrize(
+    ("todo_now", "reasons", "intent"),
+    [(False, ["prompt"], "fix the lint errors"), (True, ["prompt", "tests"], "Fix lint in logger.go")],
+)
 def test_a_task_item_an_earlier_turn_left_in_progress_does_not_name_new_work(
-    tmp_path: Path, todo_now: bool, intent: str
+    tmp_path: Path, todo_now: bool, reasons: list[str], intent: str
 ) -> None:
     s = SessionWriter(tmp_path / "s.jsonl", cwd="/Users/dev/cli")
     s.prompt("rename the checkpoint helper")
@@ -79,8 +82,10 @@ def test_a_task_item_an_earlier_turn_left_in_progress_does_not_name_new_work(
     s.tool("Bash", {"command": "go vet ./..."}, "", text="All tests pass. Let me run vet too:")
     s.say("Lint is clean.")
     units = [u for u in work_units(segment_turns(read_transcript(s.path))) if u.index == 1]
-    assert [u.unit.reason for u in units] == ["prompt", "tests"]
-    assert units[1].unit.intent == intent  # not "Rename the checkpoint helper", nor the agent's "All tests pass."
+    # the green tests cut the turn only when what follows has an intent of its own (else both units would be
+    # "fix the lint errors"); never the stale item "Rename the checkpoint helper", nor the agent's "All tests pass."
+    assert [u.unit.reason for u in units] == reasons
+    assert units[-1].unit.intent == intent
 
 
 def test_a_commit_closes_a_unit_and_is_named_in_its_summary(kw_memory: Memory, tmp_path: Path) -> None:
@@ -207,16 +212,25 @@ def _edits(s: SessionWriter, folder: str, n: int) -> None:
         )
 
 
-def test_a_change_of_the_files_worked_on_cuts_a_unit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("item_done", [True, False])
+def test_a_change_of_the_files_worked_on_cuts_a_unit_it_tells_apart(tmp_path: Path, item_done: bool) -> None:
+    """The new folder's edits are a unit of their own when the work before them can be told from them (here a
+    task item finished); else both would be stored as "clean up ..." alone, and the work stays one unit."""
     s = SessionWriter(tmp_path / "s.jsonl", cwd="/Users/dev/cli")
     s.prompt("clean up the checkpoint package, then the strategy package")
     _edits(s, "checkpoint", 4)
+    if item_done:
+        _todo(s, "Tidy the checkpoint package", "completed")
     s.say("The checkpoint package is tidy.")
     _edits(s, "strategy", 2)
     s.say("Both packages are cleaned up: checkpoint and strategy no longer duplicate the tree walk.")
     units = work_units(segment_turns(read_transcript(s.path)))
-    assert [u.unit.reason for u in units] == ["prompt", "files"]
-    assert {f.split("/")[-2] for f in units[1].files_modified} == {"strategy"}
+    folders = [{f.split("/")[-2] for f in u.files_modified} for u in units]
+    if item_done:
+        assert [u.unit.reason for u in units] == ["prompt", "files"]
+        assert folders == [{"checkpoint"}, {"strategy"}] and units[0].unit.done == ["Tidy the checkpoint package"]
+    else:
+        assert [u.unit.reason for u in units] == ["prompt"] and folders == [{"checkpoint", "strategy"}]
 
 
 def test_summaries_are_short_plain_and_relative(kw_memory: Memory, tmp_path: Path) -> None:
@@ -258,3 +272,54 @@ def test_a_growing_transcript_ends_with_the_episodes_of_one_whole_capture(tmp_pa
         capture_transcript(other, whole)
         once = sorted((e.source.record_uuids[0], e.summary) for e in other.store.iter_episodes())
     assert incremental == once and len(once) == len(units_of("8b418ea5"))
+
+
+YES = "1ebc3078-8d12-45fe-9810-62432f202dc2"  # the user's "yes" in 38917d7d-lines-37-70
+
+
+def test_a_bare_reply_continues_the_request_it_answers(kw_memory: Memory, tmp_path: Path) -> None:
+    """ "yes" to the agent's proposal asks nothing of its own: the work it approved is the request's."""
+    [unit] = units_of("38917d7d-lines-37-70")
+    assert unit.prompt == "where else is settings.Telemetry used ?" and YES in unit.record_uuids
+    assert [c.name for c in unit.tool_calls][-3:] == ["Read", "Edit", "ExitPlanMode"]  # the approved work
+    [ep] = capture_transcript(kw_memory, copy("38917d7d-lines-37-70", tmp_path)).added
+    assert ep.summary.startswith("where else is settings.Telemetry used ?\nHere's where settings.Telemetry is used")
+    assert YES in ep.source.record_uuids and "stale comment in main.go:27" in ep.summary  # the answer it approved
+    assert {"Edit", "ExitPlanMode"} <= set(ep.context.tools) and ep.outcome.status == "partial"
+
+
+def test_a_reply_after_a_capture_updates_the_episode_of_its_request(kw_memory: Memory, tmp_path: Path) -> None:
+    """A Stop before the "yes" stored the request; Stops after it update that episode, never add a "yes" one."""
+    lines = (ENTIRE / "38917d7d-lines-37-70.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    live = tmp_path / "projects" / "-Users-dev-cli" / "38917d7d.jsonl"
+    live.parent.mkdir(parents=True)
+    live.write_text("".join(lines[:18]), encoding="utf-8")  # the Stop after the agent's proposal
+    [first] = capture_transcript(kw_memory, live).added
+    for end in (19, len(lines)):  # the reply written, then the work it approved
+        live.write_text("".join(lines[:end]), encoding="utf-8")
+        result = capture_transcript(kw_memory, live)
+        assert result.added == [] and [e.id for e in result.updated] == [first.id]
+    [stored] = kw_memory.store.iter_episodes()
+    assert stored.id == first.id and YES in stored.source.record_uuids and "ExitPlanMode" in stored.context.tools
+    assert stored.summary.startswith("where else is settings.Telemetry used ?")
+
+
+def test_a_prompt_sent_again_after_a_hook_stopped_it_is_one_request() -> None:
+    turns = segment_turns(read_transcript(next(ENTIRE.glob("1ecba475*.jsonl"))))
+    assert [t.prompt for t in turns] == ["fix tests", "fix the test, the code is right"]
+
+
+def test_a_prompt_sent_early_then_whole_is_one_request_named_by_its_whole_text() -> None:
+    [turn] = segment_turns(read_transcript(next(ENTIRE.glob("60b38d1e-lines-159-166.jsonl"))))
+    assert turn.prompt.startswith('instead of "Another sessions..."') and turn.prompt.endswith("<claude or gemini>")
+    assert not turn.interrupted and turn.records[-1].type == "assistant"
+
+
+def test_units_of_one_request_that_nothing_tells_apart_stay_one(kw_memory: Memory, tmp_path: Path) -> None:
+    """Tests fail, are fixed and pass, then pass again in the full suite, no closing words: cut at the green tests,
+    both units would read "fix mise test" (one with the file, one without)."""
+    [unit] = units_of("3de3ff10")
+    assert [r.passed for r in unit.test_runs] == [False, True, True]
+    [ep] = capture_transcript(kw_memory, copy("3de3ff10", tmp_path)).added
+    assert ep.summary == "fix mise test" and ep.context.files_modified == ["cmd/entire/cli/reset_test.go"]
+    assert ep.outcome.status == "success"
