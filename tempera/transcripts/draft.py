@@ -145,10 +145,12 @@ def conclusion(turn: Turn, root: str | None) -> tuple[str, str]:
         return text, reply_text(text, root, agentic=True)
     if not turn.all_tool_calls:
         found = _closing_words(turn.messages, root, agentic=False)
+        if found[1]:
+            return found
         text = redact(turn.final_text)
-        return found if found[1] else (text, reply_text(text, root))
+        return text, reply_text(text, root)
     closing = turn.closing_messages
-    for messages in [closing] if len(closing) == len(turn.messages) else [closing, turn.messages]:
+    for messages in [closing] if closing is turn.messages else [closing, turn.messages]:
         found = _closing_words(messages, root, agentic=True)
         found = found if found[1] else _success_said(messages, root)
         if found[1]:
